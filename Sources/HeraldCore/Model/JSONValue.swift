@@ -1,0 +1,93 @@
+import Foundation
+
+/// A JSON value of any shape, used where Herald keeps free-form JSON (installation attributes,
+/// payload data) and where request bodies are checked field by field before they are decoded.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// A short name of the value's type, used in error messages.
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// The object's members, or nil when the value is not an object.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+
+    /// Parses JSON text.
+    /// - Throws: `HeraldError.invalidJSON` when the bytes are not one JSON value.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(HeraldError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw .invalidJSON(Self.describe(error))
+        } catch {
+            throw .invalidJSON("unreadable body")
+        }
+    }
+
+    /// Serializes the value as compact JSON with sorted keys (stable bytes for storage and size checks).
+    public func serialized() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a JSONValue cannot fail: every case maps to a JSON primitive.
+        return (try? Array(encoder.encode(self))) ?? Array("null".utf8)
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .dataCorrupted(let context): context.debugDescription
+        default: "unexpected structure"
+        }
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value):
+            if value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 {
+                try container.encode(Int64(value))
+            } else {
+                try container.encode(value)
+            }
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// The kind of device an installation runs on.
+public enum Platform: String, Sendable, CaseIterable, Codable {
+    case ios, ipados, watchos, tvos, macos, android, web
+
+    /// Whether the platform is one of Apple's.
+    public var isApple: Bool {
+        switch self {
+        case .ios, .ipados, .watchos, .tvos, .macos: true
+        case .android, .web: false
+        }
+    }
+}
+
+/// The push service that delivers to an installation.
+public enum PushService: String, Sendable, CaseIterable, Codable {
+    case apns, fcm, webpush, sns
+
+    /// The platforms this service can deliver to.
+    public var platforms: Set<Platform> {
+        switch self {
+        case .apns: [.ios, .ipados, .watchos, .tvos, .macos]
+        // FCM delivers to Android natively, to Apple devices through APNs, and to browsers.
+        case .fcm: [.android, .ios, .ipados, .macos, .web]
+        case .webpush: [.web]
+        // SNS platform applications exist for APNs and FCM (GCM) endpoints.
+        case .sns: [.ios, .ipados, .macos, .android]
+        }
+    }
+}
+
+/// The provider environment an installation's token belongs to (APNs sandbox or production).
+public enum PushEnvironment: String, Sendable, CaseIterable, Codable {
+    case sandbox, production
+}

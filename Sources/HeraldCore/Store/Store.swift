@@ -1,0 +1,117 @@
+import Foundation
+
+/// Herald's persistence: one protocol, implemented by the embedded SQLite store and (later) by
+/// PostgreSQL, with the same meaning in both. Implementations encrypt tokens at rest with the
+/// ``TokenCipher`` they are given.
+public protocol Store: Sendable {
+    /// Applies every pending migration.
+    func migrate() async throws
+
+    /// Answers when the database is reachable.
+    func ping() async throws
+
+    /// The stored keys of an app whose keys Herald generated, if any.
+    func appKeys(appID: String) async throws -> AppKeys?
+
+    /// Stores generated keys for an app unless it has some already.
+    /// - Returns: The keys now stored (the existing ones when another node won the race).
+    func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys
+
+    /// Creates or updates an installation by its identity: `(app, device_id, service)` when the
+    /// registration has a device id, else `(app, service, token)`. A token held by another
+    /// installation moves to this one (one token belongs to one installation). Updating
+    /// re-validates an invalidated installation and resets its failure count.
+    func register(
+        _ registration: InstallationRegistration, appID: String, now: Date
+    ) async throws
+        -> RegistrationResult
+
+    /// One installation of an app.
+    func installation(appID: String, id: String) async throws -> Installation?
+
+    /// Replaces an installation's writable fields; a changed token moves as in ``register(_:appID:now:)``.
+    /// - Returns: The stored installation, or nil when it no longer exists.
+    func update(_ installation: Installation, now: Date) async throws -> Installation?
+
+    /// Deletes an installation; false when there was none.
+    func deleteInstallation(appID: String, id: String) async throws -> Bool
+
+    /// A page of an app's installations in id order, starting after `cursor.after`.
+    func installations(
+        appID: String, filter: InstallationFilter, page: PageRequest
+    ) async throws
+        -> [Installation]
+}
+
+/// The outcome of a registration.
+public struct RegistrationResult: Sendable, Equatable {
+    /// The stored installation.
+    public var installation: Installation
+    /// Whether a new installation was created (false: an existing one was updated).
+    public var created: Bool
+
+    /// Creates a result.
+    public init(installation: Installation, created: Bool) {
+        self.installation = installation
+        self.created = created
+    }
+}
+
+/// The server and client keys of an app.
+public struct AppKeys: Sendable, Equatable {
+    public var appID: String
+    /// Full access to the app.
+    public var serverKey: String
+    /// Registration only: create, update and delete installations.
+    public var clientKey: String
+
+    /// Creates a key pair record.
+    public init(appID: String, serverKey: String, clientKey: String) {
+        self.appID = appID
+        self.serverKey = serverKey
+        self.clientKey = clientKey
+    }
+
+    /// Generates a fresh pair: `hsk_` / `hck_` followed by 32 random bytes, base64url.
+    public static func generate(appID: String) -> AppKeys {
+        AppKeys(
+            appID: appID,
+            serverKey: "hsk_" + Base64URL.encode(TokenCipher.generateMasterKey()),
+            clientKey: "hck_" + Base64URL.encode(TokenCipher.generateMasterKey()))
+    }
+}
+
+/// Filters for listing installations; nil means any.
+public struct InstallationFilter: Sendable, Equatable {
+    public var userID: String?
+    public var channel: String?
+    public var platform: Platform?
+    public var service: PushService?
+    public var valid: Bool?
+
+    /// Creates a filter.
+    public init(
+        userID: String? = nil, channel: String? = nil, platform: Platform? = nil, service: PushService? = nil,
+        valid: Bool? = nil
+    ) {
+        self.userID = userID
+        self.channel = channel
+        self.platform = platform
+        self.service = service
+        self.valid = valid
+    }
+}
+
+/// Keyset pagination: at most `limit` records whose id sorts after `after`.
+public struct PageRequest: Sendable, Equatable {
+    /// The largest page size any list accepts.
+    public static let maxLimit = 1000
+    public var after: String?
+    public var limit: Int
+
+    /// Creates a page request.
+    public init(after: String? = nil, limit: Int = 100) {
+        self.after = after
+        self.limit = limit
+    }
+}

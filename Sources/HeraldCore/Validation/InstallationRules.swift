@@ -1,0 +1,178 @@
+import Crypto
+import Foundation
+
+/// The validation rules for installation fields, shared by every API surface that registers devices.
+public enum InstallationRules {
+    /// At most this many channels per installation.
+    public static let maxChannels = 100
+    /// The serialized `attributes` object may be at most this many bytes.
+    public static let maxAttributesBytes = 8 * 1024
+    /// Free-text fields (versions, model, bundle id, user and device ids) are at most this long.
+    public static let maxShortText = 256
+
+    /// Checks that a token is well formed for the service (and, for SNS, the platform behind it).
+    /// - Throws: `HeraldError` with code `invalid_token`, naming `field`.
+    public static func validateDeviceToken(
+        _ token: String, service: PushService, platform: Platform, field: String = "token"
+    ) throws(HeraldError) {
+        switch service {
+        case .apns: try validateAPNsToken(token, field: field)
+        case .fcm: try validateFCMToken(token, field: field)
+        case .sns: try platform.isApple ? validateAPNsToken(token, field: field) : validateFCMToken(token, field: field)
+        case .webpush:
+            throw .invalidValue(field, code: "invalid_token", "Web Push installations take a 'subscription' object.")
+        }
+    }
+
+    /// APNs device tokens are hex, of even length, 64 to 200 characters.
+    public static func validateAPNsToken(_ token: String, field: String = "token") throws(HeraldError) {
+        let utf8 = token.utf8
+        guard utf8.count >= 64, utf8.count <= 200, utf8.count.isMultiple(of: 2),
+            utf8.allSatisfy({ $0.isHexDigit })
+        else {
+            throw .invalidValue(
+                field, code: "invalid_token", "An APNs token must be 64 to 200 hex characters, of even length.")
+        }
+    }
+
+    /// FCM registration tokens are 1 to 4096 printable ASCII characters without spaces.
+    public static func validateFCMToken(_ token: String, field: String = "token") throws(HeraldError) {
+        let utf8 = token.utf8
+        guard !utf8.isEmpty, utf8.count <= 4096, utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .invalidValue(
+                field, code: "invalid_token", "An FCM token must be 1 to 4096 printable ASCII characters, no spaces.")
+        }
+    }
+
+    /// Checks a Web Push subscription: an `https` endpoint, a `p256dh` that is an uncompressed P-256
+    /// point on the curve (RFC 8291 §3.1), and a 16-byte `auth` secret (RFC 8291 §3.2).
+    /// - Throws: `HeraldError` naming the part at fault under `field`.
+    public static func validateWebPush(
+        _ subscription: WebPushSubscription, field: String = "subscription"
+    )
+        throws(HeraldError)
+    {
+        guard let url = URL(string: subscription.endpoint), url.scheme?.lowercased() == "https",
+            let host = url.host, !host.isEmpty, subscription.endpoint.utf8.count <= 2048
+        else {
+            throw .invalidValue(
+                "\(field).endpoint", code: "invalid_endpoint",
+                "The endpoint must be an https URL of at most 2048 bytes.")
+        }
+        guard let key = Base64URL.decode(subscription.p256dh), key.count == 65, key.first == 0x04,
+            (try? P256.KeyAgreement.PublicKey(x963Representation: key)) != nil
+        else {
+            throw .invalidValue(
+                "\(field).keys.p256dh", code: "invalid_key",
+                "p256dh must be a base64url uncompressed P-256 public key (65 bytes) on the curve.")
+        }
+        guard let auth = Base64URL.decode(subscription.auth), auth.count == 16 else {
+            throw .invalidValue(
+                "\(field).keys.auth", code: "invalid_key", "auth must be a base64url 16-byte secret.")
+        }
+    }
+
+    /// Checks that the service can deliver to the platform.
+    public static func validate(platform: Platform, service: PushService) throws(HeraldError) {
+        guard service.platforms.contains(platform) else {
+            throw .invalidValue(
+                "platform", code: "platform_service_mismatch",
+                "Service '\(service.rawValue)' cannot deliver to platform '\(platform.rawValue)'.")
+        }
+    }
+
+    /// The service a platform uses when the request does not name one.
+    public static func defaultService(for platform: Platform) -> PushService {
+        switch platform {
+        case .android: .fcm
+        case .web: .webpush
+        case .ios, .ipados, .watchos, .tvos, .macos: .apns
+        }
+    }
+
+    /// Checks an IANA time zone name.
+    public static func validateTimeZone(_ name: String, field: String = "timezone") throws(HeraldError) {
+        guard knownTimeZones.contains(name) else {
+            throw .invalidValue(
+                field, code: "invalid_timezone", "'\(name)' is not an IANA time zone name (like Europe/Paris).")
+        }
+    }
+
+    private static let knownTimeZones: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC", "GMT"])
+
+    /// Checks a BCP 47 style locale (`en`, `pt-BR`, `zh-Hans-CN`); an underscore separator is accepted
+    /// and normalized to a hyphen.
+    /// - Returns: The normalized locale.
+    public static func normalizeLocale(_ locale: String, field: String = "locale") throws(HeraldError) -> String {
+        let normalized = locale.replacingOccurrences(of: "_", with: "-")
+        let parts = normalized.split(separator: "-", omittingEmptySubsequences: false)
+        func letters(_ part: Substring, _ counts: ClosedRange<Int>) -> Bool {
+            counts.contains(part.count) && part.allSatisfy { $0.isASCII && $0.isLetter }
+        }
+        var valid = parts.count >= 1 && parts.count <= 3 && letters(parts[0], 2...3)
+        var index = 1
+        if valid, index < parts.count, letters(parts[index], 4...4) { index += 1 }  // script
+        if valid, index < parts.count {
+            let region = parts[index]
+            valid = letters(region, 2...2) || (region.count == 3 && region.allSatisfy { $0.isASCII && $0.isNumber })
+            index += 1
+        }
+        guard valid, index == parts.count else {
+            throw .invalidValue(field, code: "invalid_locale", "'\(locale)' is not a locale like en or zh-Hans-CN.")
+        }
+        return normalized
+    }
+
+    /// Checks a channel list: at most 100 names of `[A-Za-z0-9_-]{1,128}`; duplicates are dropped.
+    /// - Returns: The channels in first-seen order, without duplicates.
+    public static func normalizeChannels(
+        _ channels: [String], field: String = "channels"
+    ) throws(HeraldError)
+        -> [String]
+    {
+        var seen = Set<String>()
+        var result: [String] = []
+        for (index, channel) in channels.enumerated() {
+            guard isValidChannel(channel) else {
+                throw .invalidValue(
+                    "\(field)[\(index)]", code: "invalid_channel",
+                    "Channel names are 1 to 128 characters of A-Z, a-z, 0-9, '_' and '-'.")
+            }
+            if seen.insert(channel).inserted { result.append(channel) }
+        }
+        guard result.count <= maxChannels else {
+            throw .invalidValue(field, code: "too_many_channels", "At most \(maxChannels) channels are allowed.")
+        }
+        return result
+    }
+
+    /// Whether a channel name is `[A-Za-z0-9_-]{1,128}`.
+    public static func isValidChannel(_ channel: String) -> Bool {
+        let utf8 = channel.utf8
+        return !utf8.isEmpty && utf8.count <= 128
+            && utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// Checks the attributes object's serialized size.
+    public static func validateAttributes(
+        _ attributes: [String: JSONValue], field: String = "attributes"
+    )
+        throws(HeraldError)
+    {
+        guard JSONValue.object(attributes).serialized().count <= maxAttributesBytes else {
+            throw .invalidValue(
+                field, code: "attributes_too_large", "attributes must serialize to at most \(maxAttributesBytes) bytes."
+            )
+        }
+    }
+}
+
+extension UInt8 {
+    var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+
+    var isASCIIAlphanumeric: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+import GRDB
+import HeraldCore
+
+/// The embedded store: one SQLite database in WAL mode through a GRDB `DatabasePool` (one writer,
+/// concurrent readers). Tokens and generated app keys are sealed with the ``TokenCipher``.
+public final class SQLiteStore: Store {
+    let database: DatabasePool
+    let cipher: TokenCipher
+
+    /// Opens (creating if needed) the database at `path`. Call ``migrate()`` before use.
+    /// - Throws: GRDB's `DatabaseError` when the file cannot be opened.
+    public init(path: String, cipher: TokenCipher) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        self.database = try DatabasePool(path: path, configuration: configuration)
+        self.cipher = cipher
+    }
+
+    public func migrate() async throws {
+        try Self.migrator.migrate(database)
+    }
+
+    public func ping() async throws {
+        _ = try await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
+    /// Applies migrations up to and including `target` only (to test upgrades from older versions).
+    public func migrate(upTo target: String) throws {
+        try Self.migrator.migrate(database, upTo: target)
+    }
+
+    /// The identifiers of the migrations applied to the database, in order.
+    public func appliedMigrations() async throws -> [String] {
+        try await database.read { db in try Self.migrator.appliedMigrations(db) }
+    }
+
+    // MARK: App keys
+
+    public func appKeys(appID: String) async throws -> AppKeys? {
+        let sealed = try await database.read { db in
+            try Data.fetchOne(db, sql: "SELECT keys_sealed FROM app_keys WHERE app_id = ?", arguments: [appID])
+        }
+        return try sealed.map { try decodeKeys(appID: appID, sealed: $0) }
+    }
+
+    public func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys {
+        let plaintext = JSONValue.object([
+            "server_key": .string(keys.serverKey), "client_key": .string(keys.clientKey),
+        ]).serialized()
+        let sealed = Data(try cipher.seal(plaintext))
+        let stored = try await database.write { db in
+            try db.execute(
+                sql: "INSERT INTO app_keys (app_id, keys_sealed, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [keys.appID, sealed, Date().timeIntervalSince1970])
+            return try Data.fetchOne(
+                db, sql: "SELECT keys_sealed FROM app_keys WHERE app_id = ?", arguments: [keys.appID])
+        }
+        guard let stored else { throw HeraldError.internal("App keys were not stored.") }
+        return try decodeKeys(appID: keys.appID, sealed: stored)
+    }
+
+    private func decodeKeys(appID: String, sealed: Data) throws -> AppKeys {
+        let object = try JSONObjectReader(JSONValue.parse(try cipher.open(Array(sealed))))
+        return AppKeys(
+            appID: appID, serverKey: try object.requiredString("server_key"),
+            clientKey: try object.requiredString("client_key"))
+    }
+
+    // MARK: Installations
+
+    public func register(
+        _ registration: InstallationRegistration, appID: String, now: Date
+    ) async throws
+        -> RegistrationResult
+    {
+        let index = cipher.index(registration.token.identity, service: registration.service)
+        let sealed = try cipher.seal(registration.token.storageBytes)
+        return try await database.write { db in
+            let byToken = try self.fetchOne(
+                db, where: "app_id = ? AND service = ? AND token_index = ?",
+                [appID, registration.service.rawValue, Data(index)])
+            let byDevice = try registration.deviceID.flatMap { deviceID in
+                try self.fetchOne(
+                    db, where: "app_id = ? AND device_id = ? AND service = ?",
+                    [appID, deviceID, registration.service.rawValue])
+            }
+            var existing: Installation?
+            switch (byDevice, byToken) {
+            case (let device?, let token?) where device.id != token.id:
+                // The token moves to the device that presents it now.
+                try self.delete(db, id: token.id)
+                existing = device
+            case (let device?, _):
+                existing = device
+            case (nil, let token?):
+                if let held = token.deviceID, let presented = registration.deviceID, held != presented {
+                    try self.delete(db, id: token.id)
+                } else {
+                    existing = token
+                }
+            case (nil, nil):
+                existing = nil
+            }
+            if var installation = existing {
+                installation.merge(registration, now: now)
+                try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: false)
+                return RegistrationResult(installation: installation, created: false)
+            }
+            let installation = Installation(registration, id: Identifier.make(now: now), appID: appID, now: now)
+            try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: true)
+            return RegistrationResult(installation: installation, created: true)
+        }
+    }
+
+    public func installation(appID: String, id: String) async throws -> Installation? {
+        try await database.read { db in try self.fetchOne(db, where: "app_id = ? AND id = ?", [appID, id]) }
+    }
+
+    public func update(_ installation: Installation, now: Date) async throws -> Installation? {
+        let index = cipher.index(installation.token.identity, service: installation.service)
+        let sealed = try cipher.seal(installation.token.storageBytes)
+        let updated = {
+            var copy = installation
+            copy.updatedAt = now
+            return copy
+        }()
+        return try await database.write { db in
+            guard try self.fetchOne(db, where: "app_id = ? AND id = ?", [installation.appID, installation.id]) != nil
+            else { return nil }
+            if let holder = try self.fetchOne(
+                db, where: "app_id = ? AND service = ? AND token_index = ? AND id <> ?",
+                [installation.appID, installation.service.rawValue, Data(index), installation.id])
+            {
+                try self.delete(db, id: holder.id)
+            }
+            if let deviceID = installation.deviceID,
+                try self.fetchOne(
+                    db, where: "app_id = ? AND device_id = ? AND service = ? AND id <> ?",
+                    [installation.appID, deviceID, installation.service.rawValue, installation.id]) != nil
+            {
+                throw HeraldError(
+                    kind: .conflict, code: "device_id_in_use",
+                    message: "Another installation of this service already has this device_id.", field: "device_id")
+            }
+            try self.write(db, updated, tokenIndex: index, sealedToken: sealed, insert: false)
+            return updated
+        }
+    }
+
+    public func deleteInstallation(appID: String, id: String) async throws -> Bool {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM installations WHERE app_id = ? AND id = ?", arguments: [appID, id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func installations(
+        appID: String, filter: InstallationFilter, page: PageRequest
+    ) async throws
+        -> [Installation]
+    {
+        var conditions = ["app_id = ?"]
+        var arguments: [any DatabaseValueConvertible] = [appID]
+        if let userID = filter.userID {
+            conditions.append("user_id = ?")
+            arguments.append(userID)
+        }
+        if let platform = filter.platform {
+            conditions.append("platform = ?")
+            arguments.append(platform.rawValue)
+        }
+        if let service = filter.service {
+            conditions.append("service = ?")
+            arguments.append(service.rawValue)
+        }
+        if let valid = filter.valid {
+            conditions.append("valid = ?")
+            arguments.append(valid)
+        }
+        if let channel = filter.channel {
+            conditions.append(
+                "id IN (SELECT installation_id FROM installation_channels WHERE app_id = ? AND channel = ?)")
+            arguments.append(contentsOf: [appID, channel])
+        }
+        if let after = page.after {
+            conditions.append("id > ?")
+            arguments.append(after)
+        }
+        let sql = "SELECT * FROM installations WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?"
+        arguments.append(page.limit)
+        let rows = try await database.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+        }
+        return try rows.map(decode)
+    }
+
+    // MARK: Rows
+
+    private func fetchOne(
+        _ db: Database, where condition: String, _ arguments: StatementArguments
+    ) throws
+        -> Installation?
+    {
+        try Row.fetchOne(db, sql: "SELECT * FROM installations WHERE \(condition)", arguments: arguments)
+            .map(decode)
+    }
+
+    private func delete(_ db: Database, id: String) throws {
+        try db.execute(sql: "DELETE FROM installations WHERE id = ?", arguments: [id])
+    }
+
+    private func write(
+        _ db: Database, _ installation: Installation, tokenIndex: [UInt8], sealedToken: [UInt8], insert: Bool
+    ) throws {
+        let columns: [(String, (any DatabaseValueConvertible)?)] = [
+            ("app_id", installation.appID),
+            ("user_id", installation.userID),
+            ("device_id", installation.deviceID),
+            ("platform", installation.platform.rawValue),
+            ("service", installation.service.rawValue),
+            ("environment", installation.environment.rawValue),
+            ("token_index", Data(tokenIndex)),
+            ("token_sealed", Data(sealedToken)),
+            (
+                "channels",
+                String(
+                    decoding: JSONValue.array(installation.channels.map(JSONValue.string)).serialized(), as: UTF8.self)
+            ),
+            ("locale", installation.locale),
+            ("timezone", installation.timezone),
+            ("badge", installation.badge),
+            ("app_version", installation.appVersion),
+            ("os_version", installation.osVersion),
+            ("device_model", installation.deviceModel),
+            ("bundle_id", installation.bundleID),
+            ("attributes", String(decoding: JSONValue.object(installation.attributes).serialized(), as: UTF8.self)),
+            ("sns_endpoint_arn", installation.snsEndpointARN),
+            ("valid", installation.valid),
+            ("failure_count", installation.failureCount),
+            ("last_failure_at", installation.lastFailureAt?.timeIntervalSince1970),
+            ("last_failure_reason", installation.lastFailureReason),
+            ("last_delivered_at", installation.lastDeliveredAt?.timeIntervalSince1970),
+            ("last_seen_at", installation.lastSeenAt?.timeIntervalSince1970),
+            ("created_at", installation.createdAt.timeIntervalSince1970),
+            ("updated_at", installation.updatedAt.timeIntervalSince1970),
+            ("invalidated_at", installation.invalidatedAt?.timeIntervalSince1970),
+        ]
+        let values = StatementArguments(columns.map(\.1) + [installation.id])
+        if insert {
+            let names = columns.map(\.0).joined(separator: ", ")
+            let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+            try db.execute(sql: "INSERT INTO installations (\(names), id) VALUES (\(marks))", arguments: values)
+        } else {
+            let assignments = columns.map { "\($0.0) = ?" }.joined(separator: ", ")
+            try db.execute(sql: "UPDATE installations SET \(assignments) WHERE id = ?", arguments: values)
+            try db.execute(
+                sql: "DELETE FROM installation_channels WHERE installation_id = ?", arguments: [installation.id])
+        }
+        for channel in installation.channels {
+            try db.execute(
+                sql: "INSERT INTO installation_channels (app_id, channel, installation_id) VALUES (?, ?, ?)",
+                arguments: [installation.appID, channel, installation.id])
+        }
+    }
+
+    private func decode(_ row: Row) throws -> Installation {
+        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
+        func enumeration<Value: RawRepresentable>(_ column: String) throws -> Value where Value.RawValue == String {
+            guard let value = Value(rawValue: row[column]) else {
+                throw HeraldError.internal("Stored installation has an unknown \(column).")
+            }
+            return value
+        }
+        let service: PushService = try enumeration("service")
+        let token = try PushToken(storageBytes: try cipher.open(Array(row["token_sealed"] as Data)), service: service)
+        let channels = try JSONValue.parse(Array((row["channels"] as String).utf8))
+        let attributes = try JSONValue.parse(Array((row["attributes"] as String).utf8))
+        guard case .array(let channelValues) = channels, case .object(let attributeMembers) = attributes else {
+            throw HeraldError.internal("Stored installation has unreadable channels or attributes.")
+        }
+        return Installation(
+            id: row["id"], appID: row["app_id"], userID: row["user_id"], deviceID: row["device_id"],
+            platform: try enumeration("platform"), service: service, environment: try enumeration("environment"),
+            token: token,
+            channels: channelValues.compactMap { if case .string(let name) = $0 { name } else { nil } },
+            locale: row["locale"], timezone: row["timezone"], badge: row["badge"], appVersion: row["app_version"],
+            osVersion: row["os_version"], deviceModel: row["device_model"], bundleID: row["bundle_id"],
+            attributes: attributeMembers, snsEndpointARN: row["sns_endpoint_arn"], valid: row["valid"],
+            failureCount: row["failure_count"], lastFailureAt: date("last_failure_at"),
+            lastFailureReason: row["last_failure_reason"], lastDeliveredAt: date("last_delivered_at"),
+            lastSeenAt: date("last_seen_at"), createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0),
+            updatedAt: date("updated_at") ?? Date(timeIntervalSince1970: 0), invalidatedAt: date("invalidated_at"))
+    }
+}

@@ -1,0 +1,98 @@
+import Configuration
+import HeraldCore
+
+/// One app served by Herald: its id, API keys and how its users' tokens are verified.
+public struct AppConfiguration: Sendable {
+    /// The app used when none is configured.
+    public static let defaultID = "default"
+
+    public var id: String
+    /// Full-access key; nil for the generated default app until its keys are loaded.
+    public var serverKey: String
+    /// Registration-only key.
+    public var clientKey: String
+    /// How this app's user JWTs are verified.
+    public var userTokens: UserTokenConfiguration
+
+    /// Creates an app configuration.
+    public init(id: String, serverKey: String, clientKey: String, userTokens: UserTokenConfiguration = .init()) {
+        self.id = id
+        self.serverKey = serverKey
+        self.clientKey = clientKey
+        self.userTokens = userTokens
+    }
+
+    /// Reads `server_key`, `client_key` and `jwt.*` under `app.<id>`.
+    /// - Throws: `HeraldError` with code `invalid_configuration` when a key is missing or too short.
+    public init(id: String, reader: ConfigReader) throws {
+        self.id = id
+        func key(_ name: String) throws -> String {
+            guard let value = reader.string(forKey: ConfigKey(name), isSecret: true), value.count >= 16 else {
+                throw HeraldConfiguration.invalid("app.\(id).\(name)", "is required and must be at least 16 characters")
+            }
+            return value
+        }
+        serverKey = try key("server_key")
+        clientKey = try key("client_key")
+        guard serverKey != clientKey else {
+            throw HeraldConfiguration.invalid("app.\(id).client_key", "must differ from the server key")
+        }
+        userTokens = try UserTokenConfiguration(reader: reader.scoped(to: "jwt"))
+    }
+
+    /// Whether `id` is `[a-z0-9_-]{1,64}`.
+    public static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.count <= 64
+            && id.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+            }
+    }
+}
+
+/// How an app's own auth system signs its users' JWTs.
+public struct UserTokenConfiguration: Sendable {
+    /// HS256 shared secret.
+    public var hs256Secret: String?
+    /// Paths of PEM files with RS256 or ES256 public keys.
+    public var publicKeyFiles: [String]
+    /// Path of a JWKS file.
+    public var jwksFile: String?
+    /// Required `iss`, when set.
+    public var issuer: String?
+    /// Required `aud` member, when set.
+    public var audience: String?
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
+    public var leewaySeconds: Int
+
+    /// Whether any verification key is configured.
+    public var isEnabled: Bool { hs256Secret != nil || !publicKeyFiles.isEmpty || jwksFile != nil }
+
+    /// Creates a configuration; with no key, user tokens are not accepted.
+    public init(
+        hs256Secret: String? = nil, publicKeyFiles: [String] = [], jwksFile: String? = nil, issuer: String? = nil,
+        audience: String? = nil, leewaySeconds: Int = 60
+    ) {
+        self.hs256Secret = hs256Secret
+        self.publicKeyFiles = publicKeyFiles
+        self.jwksFile = jwksFile
+        self.issuer = issuer
+        self.audience = audience
+        self.leewaySeconds = leewaySeconds
+    }
+
+    /// Reads, under `app.<id>.jwt`: `hs256_secret` (string, secret), `public_key_files` (string
+    /// array of PEM paths, RS256 or ES256), `jwks_file` (path), `issuer`, `audience` (strings),
+    /// `leeway_seconds` (int, `60`). All optional; none set means user tokens are refused.
+    /// - Throws: `HeraldError` when the leeway is negative.
+    public init(reader: ConfigReader) throws {
+        hs256Secret = reader.string(forKey: "hs256_secret", isSecret: true)
+        publicKeyFiles = reader.stringArray(forKey: "public_key_files", default: [])
+        jwksFile = reader.string(forKey: "jwks_file")
+        issuer = reader.string(forKey: "issuer")
+        audience = reader.string(forKey: "audience")
+        leewaySeconds = reader.int(forKey: "leeway_seconds", default: 60)
+        guard leewaySeconds >= 0, leewaySeconds <= 3600 else {
+            throw HeraldConfiguration.invalid("jwt.leeway_seconds", "must be 0 to 3600")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Configuration
+import Foundation
+import HeraldCore
+import Logging
+
+/// Everything `herald serve` reads at start-up.
+///
+/// Sources, highest priority first: command-line flags, `HERALD_*` environment variables (the key
+/// upper-cased, dots and dashes as underscores, prefixed with `HERALD_`), the optional JSON or YAML
+/// config file, and the defaults below.
+public struct HeraldConfiguration: Sendable {
+    /// Listening address.
+    public var host: String
+    /// Listening port.
+    public var port: Int
+    /// Where the data lives.
+    public var database: DatabaseLocation
+    /// The master key for secrets at rest (base64, 32 bytes), when given in configuration.
+    public var secretKey: String?
+    /// Where the generated master key is kept when `secret_key` is not set.
+    public var secretKeyFile: String?
+    /// Minimum log level.
+    public var logLevel: Logger.Level
+    /// Largest request body accepted, in bytes.
+    public var maxBodyBytes: Int
+    /// Configured apps; empty means the one generated app, `default`.
+    public var apps: [AppConfiguration]
+    /// User-token settings for the generated `default` app (used only when `apps` is empty).
+    public var defaultAppUserTokens: UserTokenConfiguration
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
+        secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
+        maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
+        defaultAppUserTokens: UserTokenConfiguration = .init()
+    ) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.secretKey = secretKey
+        self.secretKeyFile = secretKeyFile
+        self.logLevel = logLevel
+        self.maxBodyBytes = maxBodyBytes
+        self.apps = apps
+        self.defaultAppUserTokens = defaultAppUserTokens
+    }
+
+    /// Reads the configuration.
+    ///
+    /// Keys (type, default):
+    /// - `server.host` (string, `127.0.0.1`), `server.port` (int, `8080`)
+    /// - `database` (URL: `sqlite:///absolute/path`, `sqlite://relative/path` or a plain path; `./herald.sqlite`)
+    /// - `secret_key` (base64 of 32 bytes, secret; none: generated and kept in `secret_key_file`)
+    /// - `secret_key_file` (path; the database path with `.key` appended)
+    /// - `log.level` (`trace debug info notice warning error critical`; `info`)
+    /// - `http.max_body_bytes` (int, `65536`)
+    /// - `apps` (string array of app ids; empty: one generated app, `default`)
+    /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
+    /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
+    /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
+    public init(reader: ConfigReader) throws {
+        host = reader.string(forKey: "server.host", default: "127.0.0.1")
+        port = reader.int(forKey: "server.port", default: 8080)
+        guard (0...65535).contains(port) else { throw Self.invalid("server.port", "must be 0 to 65535") }
+        database = try DatabaseLocation(url: reader.string(forKey: "database", default: "./herald.sqlite"))
+        secretKey = reader.string(forKey: "secret_key", isSecret: true)
+        secretKeyFile = reader.string(forKey: "secret_key_file")
+        let level = reader.string(forKey: "log.level", default: "info")
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw Self.invalid("log.level", "must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        self.logLevel = logLevel
+        maxBodyBytes = reader.int(forKey: "http.max_body_bytes", default: 64 * 1024)
+        guard maxBodyBytes >= 1024 else { throw Self.invalid("http.max_body_bytes", "must be at least 1024") }
+        let ids = reader.stringArray(forKey: "apps", default: [])
+        var apps: [AppConfiguration] = []
+        for id in ids {
+            guard AppConfiguration.isValidID(id), !apps.contains(where: { $0.id == id }) else {
+                throw Self.invalid("apps", "'\(id)' is not a unique app id of [a-z0-9_-]{1,64}")
+            }
+            apps.append(try AppConfiguration(id: id, reader: reader.scoped(to: ConfigKey(["app", id]))))
+        }
+        self.apps = apps
+        defaultAppUserTokens = try UserTokenConfiguration(
+            reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "jwt"])))
+    }
+
+    /// The file the generated master key is kept in.
+    public var resolvedSecretKeyFile: String? {
+        if let secretKeyFile { return secretKeyFile }
+        if case .sqlite(let path) = database, path != ":memory:" { return path + ".key" }
+        return nil
+    }
+
+    static func invalid(_ key: String, _ problem: String) -> HeraldError {
+        HeraldError(
+            kind: .badRequest, code: "invalid_configuration", message: "Configuration key '\(key)' \(problem).",
+            field: key)
+    }
+}
+
+/// Where Herald's database is.
+public enum DatabaseLocation: Sendable, Equatable {
+    /// An embedded SQLite file.
+    case sqlite(path: String)
+
+    /// Parses `sqlite:///absolute/path`, `sqlite://relative/path`, `sqlite:path` or a plain file path.
+    /// - Throws: `HeraldError` with code `invalid_configuration` for other schemes.
+    public init(url: String) throws(HeraldError) {
+        if url.hasPrefix("sqlite://") {
+            self = .sqlite(path: String(url.dropFirst("sqlite://".count)))
+        } else if url.hasPrefix("sqlite:") {
+            self = .sqlite(path: String(url.dropFirst("sqlite:".count)))
+        } else if url.contains("://") {
+            throw HeraldConfiguration.invalid("database", "has an unsupported scheme (this build supports sqlite)")
+        } else {
+            self = .sqlite(path: url)
+        }
+        if case .sqlite(let path) = self, path.isEmpty {
+            throw HeraldConfiguration.invalid("database", "has no file path")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import HeraldCore
+import Hummingbird
+import Logging
+
+/// Builds Herald's HTTP application from its parts; `herald serve` and the tests use the same
+/// builder.
+public enum HeraldApplication {
+    /// The router with every route and middleware, and the table of routes it serves.
+    public static func router(
+        configuration: HeraldConfiguration, store: any Store, apps: AppDirectory,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
+        let router = Router(context: HeraldRequestContext.self)
+        router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: ErrorMiddleware())
+        var table = RouteTable()
+        OperationsRoutes(store: store).register(on: router.group(), table: &table)
+        let api = router.group("v1").add(middleware: BearerAuthenticator(apps: apps))
+        InstallationRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
+            .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
+        return (router, table.routes)
+    }
+
+    /// The runnable application listening where the configuration says.
+    public static func make(
+        configuration: HeraldConfiguration, store: any Store, apps: AppDirectory, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        Application(
+            router: router(configuration: configuration, store: store, apps: apps).router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+    }
+}

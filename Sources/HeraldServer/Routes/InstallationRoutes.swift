@@ -1,0 +1,138 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+import Logging
+
+/// The native installation registry: `/v1/installations`.
+struct InstallationRoutes: Sendable {
+    let store: any Store
+    let maxBodyBytes: Int
+    let now: @Sendable () -> Date
+
+    func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
+        table.on(group, prefix: prefix, "", method: .post, use: create)
+        table.on(group, prefix: prefix, "", method: .get, use: list)
+        table.on(group, prefix: prefix, "{id}", method: .get, use: read)
+        table.on(group, prefix: prefix, "{id}", method: .patch, use: update)
+        table.on(group, prefix: prefix, "{id}", method: .delete, use: delete)
+    }
+
+    @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let principal = try context.principal()
+        var registration = try InstallationRegistration(json: try await request.jsonBody(limit: maxBodyBytes))
+        if let userID = principal.userID {
+            try Self.requireSameUser(registration.userID, as: userID)
+            registration.userID = userID
+        }
+        let result = try await store.register(registration, appID: principal.appID, now: now())
+        context.logger.info(
+            "installation registered",
+            metadata: [
+                "herald.installation": "\(result.installation.id)",
+                "herald.token": "\(SecretFingerprint.of(result.installation.token.identity))",
+                "herald.created": "\(result.created)",
+            ])
+        return .json(
+            InstallationView.json(result.installation, token: .full), status: result.created ? .created : .ok)
+    }
+
+    @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let principal = try context.principal()
+        if case .client = principal {
+            throw HeraldError.forbidden("The client key may only register, update and delete installations.")
+        }
+        let query = try ListQuery(
+            request.uri.queryParameters, allowed: ["user_id", "channel", "platform", "service", "valid"])
+        var filter = InstallationFilter(
+            userID: try query.string("user_id", maxLength: InstallationRules.maxShortText),
+            channel: try query.string("channel", maxLength: 128),
+            platform: try query.enumeration("platform", as: Platform.self),
+            service: try query.enumeration("service", as: PushService.self),
+            valid: try query.bool("valid"))
+        if let channel = filter.channel, !InstallationRules.isValidChannel(channel) {
+            throw HeraldError.invalidValue("channel", code: "invalid_channel", "Not a valid channel name.")
+        }
+        if let userID = principal.userID {
+            // A user lists only their own installations, whatever user_id the query names.
+            if let asked = filter.userID, asked != userID { return .json(ListQuery.page([], next: nil)) }
+            filter.userID = userID
+        }
+        let page = try query.page()
+        var installations = try await store.installations(
+            appID: principal.appID, filter: filter, page: PageRequest(after: page.after, limit: page.limit + 1))
+        var next: String?
+        if installations.count > page.limit {
+            installations.removeLast()
+            next = installations.last.map { ListQuery.cursor(after: $0.id) }
+        }
+        return .json(ListQuery.page(installations.map { InstallationView.json($0, token: .suffix) }, next: next))
+    }
+
+    @Sendable func read(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let principal = try context.principal()
+        if case .client = principal {
+            throw HeraldError.forbidden("The client key may only register, update and delete installations.")
+        }
+        let installation = try await owned(context)
+        return .json(InstallationView.json(installation, token: .full))
+    }
+
+    @Sendable func update(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let principal = try context.principal()
+        let changes = try InstallationChanges(json: try await request.jsonBody(limit: maxBodyBytes))
+        var installation = try await owned(context)
+        if let userID = principal.userID { try Self.requireSameUser(changes.userID, as: userID) }
+        try changes.apply(to: &installation)
+        if let token = try changes.resolvedToken(for: installation.service, platform: installation.platform),
+            token != installation.token
+        {
+            // A new token is a live token: the installation is deliverable again.
+            installation.token = token
+            installation.valid = true
+            installation.invalidatedAt = nil
+            installation.failureCount = 0
+        }
+        if case .server = principal {} else { installation.lastSeenAt = now() }
+        guard let updated = try await store.update(installation, now: now()) else {
+            throw HeraldError.notFound("Installation")
+        }
+        return .json(InstallationView.json(updated, token: .full))
+    }
+
+    @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let principal = try context.principal()
+        let installation = try await owned(context)
+        guard try await store.deleteInstallation(appID: principal.appID, id: installation.id) else {
+            throw HeraldError.notFound("Installation")
+        }
+        context.logger.info("installation deleted", metadata: ["herald.installation": "\(installation.id)"])
+        return Response(status: .noContent)
+    }
+
+    /// The installation named in the path, if the caller may see it; a user's view of another
+    /// user's installation is the same 404 as a missing one.
+    private func owned(_ context: HeraldRequestContext) async throws -> Installation {
+        let principal = try context.principal()
+        guard let id = context.parameters.get("id"), id.count <= 64,
+            let installation = try await store.installation(appID: principal.appID, id: id),
+            principal.userID == nil || installation.userID == principal.userID
+        else { throw HeraldError.notFound("Installation") }
+        return installation
+    }
+
+    private static func requireSameUser(_ requested: String?, as userID: String) throws(HeraldError) {
+        if let requested, requested != userID {
+            throw .invalidValue("user_id", code: "user_mismatch", "A user may only register devices as themselves.")
+        }
+    }
+}
+
+extension HeraldRequestContext {
+    /// The verified caller.
+    /// - Throws: `HeraldError.unauthorized` when the route was reached without authentication.
+    func principal() throws(HeraldError) -> Principal {
+        guard let identity else { throw .unauthorized() }
+        return identity
+    }
+}

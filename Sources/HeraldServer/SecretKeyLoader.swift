@@ -1,0 +1,49 @@
+import Foundation
+import HeraldCore
+import Logging
+
+/// Finds the master key for secrets at rest: `secret_key` from configuration, else the key file
+/// beside the database, else a new key written to that file with mode 0600.
+public enum SecretKeyLoader {
+    /// Loads or creates the key.
+    /// - Throws: `HeraldError` `invalid_secret_key` when a configured or stored key is malformed, or
+    ///   the key file cannot be written.
+    public static func cipher(for configuration: HeraldConfiguration, logger: Logger) throws -> TokenCipher {
+        if let configured = configuration.secretKey {
+            return try TokenCipher(masterKey: try decode(configured, source: "secret_key"))
+        }
+        guard let path = configuration.resolvedSecretKeyFile else {
+            logger.warning("no secret_key configured and no key file for this database: using a temporary key")
+            return try TokenCipher(masterKey: TokenCipher.generateMasterKey())
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            return try TokenCipher(masterKey: try decode(text, source: path))
+        }
+        let key = TokenCipher.generateMasterKey()
+        let text = Data(key).base64EncodedString() + "\n"
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else {
+            throw HeraldError(
+                kind: .internal, code: "invalid_secret_key", message: "Cannot write the secret key file \(path).")
+        }
+        logger.warning(
+            "generated a new secret key for tokens at rest; back it up, or set HERALD_SECRET_KEY",
+            metadata: ["herald.secret_key_file": "\(path)"])
+        return try TokenCipher(masterKey: key)
+    }
+
+    private static func decode(_ text: String, source: String) throws -> [UInt8] {
+        guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            data.count == TokenCipher.keyLength
+        else {
+            throw HeraldError(
+                kind: .internal, code: "invalid_secret_key",
+                message: "\(source) must hold \(TokenCipher.keyLength) bytes, base64 encoded (openssl rand -base64 32)."
+            )
+        }
+        return Array(data)
+    }
+}

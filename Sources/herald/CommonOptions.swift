@@ -1,0 +1,52 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import HeraldCore
+import HeraldSQLite
+import HeraldServer
+import Logging
+
+/// Flags every verb shares; each overrides the configuration file and environment.
+struct CommonOptions: ParsableArguments {
+    @Option(help: "Configuration file, JSON or YAML (default: $HERALD_CONFIG).")
+    var config: String?
+
+    @Option(help: "Database URL: sqlite:///absolute/path or sqlite://relative/path (default ./herald.sqlite).")
+    var database: String?
+
+    /// The configuration these flags, the environment and the file make together.
+    func load(extra: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> HeraldConfiguration {
+        var overrides = extra
+        if let database { overrides["database"] = .init(.string(database), isSecret: false) }
+        return try await HeraldConfiguration.load(
+            file: config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"], overrides: overrides)
+    }
+
+    /// Opens and migrates the configured store.
+    func openStore(_ configuration: HeraldConfiguration, logger: Logger) async throws -> any Store {
+        let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
+        switch configuration.database {
+        case .sqlite(let path):
+            let store = try SQLiteStore(path: path, cipher: cipher)
+            try await store.migrate()
+            return store
+        }
+    }
+}
+
+/// Sets up swift-log once: human-readable lines on standard error at the configured level.
+func bootstrapLogging(level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    var logger = Logger(label: "herald")
+    logger.logLevel = level
+    return logger
+}
+
+/// Writes a line to standard output at once (unbuffered, so a supervising process sees it).
+func say(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `herald` command: the push gateway's server and its operator verbs.
+@main
+struct Herald: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "Herald, a self-hosted unified push notification gateway.",
+        subcommands: [Serve.self, Migrate.self, Keys.self],
+        defaultSubcommand: Serve.self)
+}

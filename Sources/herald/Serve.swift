@@ -1,0 +1,54 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import HeraldCore
+import HeraldServer
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `herald serve`: runs the gateway until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the Herald server (the default verb).")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "Address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on (default 8080; 0 picks a free port).")
+    var port: Int?
+
+    func run() async throws {
+        var overrides: [AbsoluteConfigKey: ConfigValue] = [:]
+        if let host { overrides["server.host"] = .init(.string(host), isSecret: false) }
+        if let port { overrides["server.port"] = .init(.int(port), isSecret: false) }
+        let configuration = try await common.load(extra: overrides)
+        let logger = bootstrapLogging(level: configuration.logLevel)
+        let store = try await common.openStore(configuration, logger: logger)
+        let apps = try await AppDirectory(
+            configuration: configuration, store: store,
+            announce: { keys in
+                say(
+                    """
+                    Herald generated API keys for app '\(keys.appID)'. They are shown this once; \
+                    `herald keys show` prints them again.
+                    server key: \(keys.serverKey)
+                    client key: \(keys.clientKey)
+                    Send the server key (full access, keep it on your backend) or the client key (device \
+                    registration only, safe to ship in apps) as: Authorization: Bearer <key>
+                    """)
+            })
+        let application = HeraldApplication.make(
+            configuration: configuration, store: store, apps: apps, logger: logger
+        ) { port in
+            logger.info("herald listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+            say("Herald is listening on http://\(configuration.host):\(port)")
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        logger.info("herald stopped")
+    }
+}
