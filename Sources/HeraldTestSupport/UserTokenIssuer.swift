@@ -29,7 +29,9 @@ public struct UserTokenIssuer: Sendable {
         let key = ES256PrivateKey()
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: kid.map { JWKIdentifier(string: $0) })
-        return (UserTokenIssuer(keys: keys, kid: kid.map { JWKIdentifier(string: $0) }), key.publicKey.pemRepresentation)
+        return (
+            UserTokenIssuer(keys: keys, kid: kid.map { JWKIdentifier(string: $0) }), key.publicKey.pemRepresentation
+        )
     }
 
     /// Signs a token for `subject`.

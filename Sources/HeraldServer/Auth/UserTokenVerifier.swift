@@ -18,6 +18,10 @@ public struct UserTokenVerifier: Sendable {
     ) async throws {
         let keys = JWTKeyCollection()
         if let secret = configuration.hs256Secret {
+            // JWTKit asserts on HS256 keys shorter than the hash output (RFC 7518 §3.2).
+            guard secret.utf8.count >= 32 else {
+                throw HeraldConfiguration.invalid("app.\(appID).jwt.hs256_secret", "must be at least 32 bytes")
+            }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: "herald-hs256")
         }
         for (index, path) in configuration.publicKeyFiles.enumerated() {

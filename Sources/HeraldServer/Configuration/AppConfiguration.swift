@@ -80,12 +80,16 @@ public struct UserTokenConfiguration: Sendable {
         self.leewaySeconds = leewaySeconds
     }
 
-    /// Reads, under `app.<id>.jwt`: `hs256_secret` (string, secret), `public_key_files` (string
+    /// Reads, under `app.<id>.jwt`: `hs256_secret` (string of at least 32 bytes, secret), `public_key_files` (string
     /// array of PEM paths, RS256 or ES256), `jwks_file` (path), `issuer`, `audience` (strings),
     /// `leeway_seconds` (int, `60`). All optional; none set means user tokens are refused.
     /// - Throws: `HeraldError` when the leeway is negative.
     public init(reader: ConfigReader) throws {
         hs256Secret = reader.string(forKey: "hs256_secret", isSecret: true)
+        // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
+        if let secret = hs256Secret, secret.utf8.count < 32 {
+            throw HeraldConfiguration.invalid("jwt.hs256_secret", "must be at least 32 bytes (RFC 7518 §3.2)")
+        }
         publicKeyFiles = reader.stringArray(forKey: "public_key_files", default: [])
         jwksFile = reader.string(forKey: "jwks_file")
         issuer = reader.string(forKey: "issuer")

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldSQLite
+import HeraldServer
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Synchronization
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date()) { current = Mutex(start) }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// One Herald app on a fresh SQLite database, driven through the real router.
+struct ServerHarness {
+    static let serverKey = "hsk_test-server-key-0123456789"
+    static let clientKey = "hck_test-client-key-0123456789"
+    static let jwtSecret = "test-hs256-secret-for-user-tokens-0123456789"
+    static let issuer = "https://auth.example.com"
+    static let audience = "herald-tests"
+
+    let directory: TemporaryDirectory
+    let store: SQLiteStore
+    let clock: TestClock
+    let users: UserTokenIssuer
+    let es256Users: UserTokenIssuer
+    let configuration: HeraldConfiguration
+    let apps: AppDirectory
+
+    init(maxBodyBytes: Int = 64 * 1024) async throws {
+        directory = try TemporaryDirectory()
+        store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        let clock = TestClock()
+        self.clock = clock
+        users = await UserTokenIssuer.hs256(secret: Self.jwtSecret)
+        let (es256, pem) = await UserTokenIssuer.es256()
+        es256Users = es256
+        let pemPath = directory.file("users.pem")
+        try pem.write(toFile: pemPath, atomically: true, encoding: .utf8)
+        configuration = HeraldConfiguration(
+            database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes,
+            apps: [
+                AppConfiguration(
+                    id: "demo", serverKey: Self.serverKey, clientKey: Self.clientKey,
+                    userTokens: UserTokenConfiguration(
+                        hs256Secret: Self.jwtSecret, publicKeyFiles: [pemPath], issuer: Self.issuer,
+                        audience: Self.audience, leewaySeconds: 60))
+            ])
+        apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
+    }
+
+    /// The router and the routes it serves.
+    func router() -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
+        let clock = self.clock
+        return HeraldApplication.router(configuration: configuration, store: store, apps: apps, now: { clock.now })
+    }
+
+    /// Runs `test` against the router.
+    func run(_ test: @Sendable (API) async throws -> Void) async throws {
+        let app = Application(router: router().router)
+        try await app.test(.router) { client in try await test(API(client: client)) }
+    }
+
+    /// A user token for `subject`, valid now, with the configured issuer and audience.
+    func userToken(_ subject: String) async throws -> String {
+        try await users.token(
+            subject: subject, now: clock.now, issuer: Self.issuer, audience: Self.audience)
+    }
+}
+
+/// A decoded response.
+struct APIResponse {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var json: JSONValue?
+
+    /// The member at a dotted path (`error.code`).
+    subscript(path: String) -> JSONValue? {
+        var value = json
+        for part in path.split(separator: ".") {
+            if let index = Int(part), case .array(let items)? = value {
+                value = index < items.count ? items[index] : nil
+            } else {
+                value = value?.objectValue?[String(part)]
+            }
+        }
+        return value
+    }
+
+    var errorCode: String? {
+        if case .string(let code)? = self["error.code"] { return code }
+        return nil
+    }
+
+    var errorField: String? {
+        if case .string(let field)? = self["error.field"] { return field }
+        return nil
+    }
+
+    func string(_ path: String) -> String? {
+        if case .string(let value)? = self[path] { return value }
+        return nil
+    }
+
+    var items: [JSONValue] {
+        if case .array(let items)? = self["data"] { return items }
+        return []
+    }
+}
+
+/// Calls the native API with a bearer credential.
+struct API {
+    let client: any TestClientProtocol
+
+    func call(
+        _ method: HTTPRequest.Method, _ uri: String, bearer: String? = ServerHarness.serverKey, body: String? = nil,
+        contentType: String? = "application/json", headers extra: HTTPFields = [:]
+    ) async throws -> APIResponse {
+        var headers = extra
+        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+        if body != nil, let contentType { headers[.contentType] = contentType }
+        let response = try await client.executeRequest(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        let bytes = Array(response.body.readableBytesView)
+        return APIResponse(
+            status: response.status, headers: response.headers,
+            json: bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+    }
+
+    /// Registers an iOS device and returns the response.
+    func registerIOS(
+        token: String = Fixtures.apnsToken(), bearer: String? = ServerHarness.serverKey, extra: String = ""
+    ) async throws -> APIResponse {
+        try await call(
+            .post, "/v1/installations", bearer: bearer, body: #"{"platform":"ios","token":"\#(token)"\#(extra)}"#)
+    }
+}

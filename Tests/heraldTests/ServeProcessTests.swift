@@ -1,0 +1,185 @@
+import Foundation
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The built `herald` binary, run as an operator would.
+struct HeraldProcess {
+    /// The executable beside the test bundle (`swift build` puts both in one folder).
+    static var executable: URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for folder in [beside, beside.deletingLastPathComponent()] {
+            let candidate = folder.appendingPathComponent("herald")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/herald")
+    }
+
+    /// Collects what the process prints, from the pipe's reader thread.
+    final class Output: Sendable {
+        let text = Mutex("")
+    }
+
+    let process = Process()
+    private let output = Output()
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    /// Everything the process printed so far.
+    var text: String { output.text.withLock { $0 } }
+
+    /// Waits until the output contains a line starting with `prefix`, and returns the rest of it.
+    func line(startingWith prefix: String, timeout: Duration = .seconds(60)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
+                return String(line.dropFirst(prefix.count))
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HeraldProcessError(message: "no line starting with '\(prefix)'; output:\n\(text)")
+    }
+
+    /// Waits for the process to exit and returns its status.
+    func exitStatus(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                process.interrupt()
+                throw HeraldProcessError(message: "process did not exit; output:\n\(text)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return process.terminationStatus
+    }
+}
+
+struct HeraldProcessError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// A small HTTP call with URLSession.
+func request(
+    _ method: String, _ url: String, bearer: String? = nil, json: String? = nil
+) async throws -> (status: Int, body: String) {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+    if let json {
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(json.utf8)
+    }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+}
+
+@Suite("herald as a process", .serialized)
+struct ServeProcessTests {
+    @Test("serve with no configuration: keys printed once, healthz, a registration, SIGTERM exits 0")
+    func serveLifecycle() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = directory.file("herald.sqlite")
+        let server = try HeraldProcess(["serve", "--port", "0", "--database", database])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        let clientKey = try await server.line(startingWith: "client key: ")
+        #expect(serverKey.hasPrefix("hsk_"))
+        #expect(clientKey.hasPrefix("hck_"))
+
+        let health = try await request("GET", "\(address)/healthz")
+        #expect(health.status == 200)
+        #expect(try await request("GET", "\(address)/readyz").status == 200)
+        let token = Fixtures.apnsToken()
+        let created = try await request(
+            "POST", "\(address)/v1/installations", bearer: clientKey,
+            json: #"{"platform":"ios","token":"\#(token)","channels":["news"]}"#)
+        #expect(created.status == 201)
+        let listed = try await request("GET", "\(address)/v1/installations", bearer: serverKey)
+        #expect(listed.status == 200)
+        #expect(listed.body.contains(String(token.suffix(8))))
+        #expect(!listed.body.contains(token))
+        let bad = try await request(
+            "POST", "\(address)/v1/installations", bearer: serverKey, json: #"{"platform":"ios","token":"xyz"}"#)
+        #expect(bad.status == 400)
+        #expect(bad.body.contains("invalid_token"))
+
+        server.process.terminate()  // SIGTERM
+        #expect(try await server.exitStatus() == 0)
+        // Logs never carry keys or tokens.
+        let logs = server.text.split(separator: "\n").filter {
+            !$0.hasPrefix("server key:") && !$0.hasPrefix("client key:")
+        }
+        for secret in [serverKey, clientKey, token] {
+            #expect(!logs.joined(separator: "\n").contains(secret))
+        }
+        #expect(FileManager.default.fileExists(atPath: database + ".key"))
+        let permissions = try FileManager.default.attributesOfItem(atPath: database + ".key")[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+
+        // A second start keeps the keys and does not print them; `keys show` does.
+        let again = try HeraldProcess(["serve", "--port", "0", "--database", database])
+        _ = try await again.line(startingWith: "Herald is listening on ")
+        again.process.interrupt()  // SIGINT
+        #expect(try await again.exitStatus() == 0)
+        #expect(!again.text.contains(serverKey))
+        let show = try HeraldProcess(["keys", "show", "--database", database])
+        #expect(try await show.exitStatus() == 0)
+        #expect(show.text.contains("server key: \(serverKey)"))
+        #expect(show.text.contains("client key: \(clientKey)"))
+    }
+
+    @Test("migrate creates the database and exits 0; configuration comes from the environment and a file")
+    func migrateAndConfiguration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let migrate = try HeraldProcess(["migrate"], environment: ["HERALD_DATABASE": directory.file("env.sqlite")])
+        #expect(try await migrate.exitStatus() == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.file("env.sqlite")))
+
+        let config = directory.file("herald.yaml")
+        try """
+        server:
+          port: 0
+        database: sqlite://\(directory.file("file.sqlite"))
+        apps: [shop]
+        app:
+          shop:
+            server_key: hsk_from-the-config-file-000
+            client_key: hck_from-the-config-file-000
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let server = try HeraldProcess(["serve", "--config", config])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let listed = try await request("GET", "\(address)/v1/installations", bearer: "hsk_from-the-config-file-000")
+        #expect(listed.status == 200)
+        #expect(!server.text.contains("server key:"))
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+
+        let broken = try HeraldProcess(["serve", "--port", "0"], environment: ["HERALD_LOG_LEVEL": "loud"])
+        #expect(try await broken.exitStatus() != 0)
+        #expect(broken.text.contains("log.level"))
+    }
+}
