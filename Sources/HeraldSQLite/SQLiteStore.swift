@@ -190,10 +190,10 @@ public final class SQLiteStore: Store {
         }
         let sql = "SELECT * FROM installations WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?"
         arguments.append(page.limit)
-        let rows = try await database.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+        let values = arguments.map(\.databaseValue)
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map(self.decode)
         }
-        return try rows.map(decode)
     }
 
     // MARK: Rows

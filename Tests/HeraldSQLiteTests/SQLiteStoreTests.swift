@@ -18,7 +18,8 @@ struct SQLiteStoreTests {
     }
 
     private func ios(_ token: String, user: String? = nil, device: String? = nil) -> InstallationRegistration {
-        InstallationRegistration(userID: user, deviceID: device, platform: .ios, service: .apns, token: .device(token))
+        InstallationRegistration(
+            platform: .ios, service: .apns, token: .device(token), profile: .init(userID: user, deviceID: device))
     }
 
     @Test("Registering the same token twice keeps one installation")
@@ -27,11 +28,13 @@ struct SQLiteStoreTests {
         let first = try await store.register(ios(token), appID: "a", now: now)
         var again = ios(token)
         again.locale = "fr"
+        again.environment = .sandbox
         let second = try await store.register(again, appID: "a", now: now.addingTimeInterval(5))
         #expect(first.created)
         #expect(!second.created)
         #expect(second.installation.id == first.installation.id)
         #expect(second.installation.locale == "fr")
+        #expect(second.installation.environment == .sandbox)
         let all = try await store.installations(appID: "a", filter: .init(), page: .init())
         #expect(all.count == 1)
     }

@@ -145,32 +145,19 @@ extension Installation {
     /// A new installation from a registration.
     public init(_ registration: InstallationRegistration, id: String, appID: String, now: Date) {
         self.init(
-            id: id, appID: appID, userID: registration.userID, deviceID: registration.deviceID,
-            platform: registration.platform, service: registration.service, environment: registration.environment,
-            token: registration.token, channels: registration.channels ?? [], locale: registration.locale,
-            timezone: registration.timezone, badge: registration.badge ?? 0, appVersion: registration.appVersion,
-            osVersion: registration.osVersion, deviceModel: registration.deviceModel,
-            bundleID: registration.bundleID, attributes: registration.attributes ?? [:], lastSeenAt: now,
-            createdAt: now, updatedAt: now)
+            id: id, appID: appID, platform: registration.platform, service: registration.service,
+            environment: registration.environment, token: registration.token, lastSeenAt: now, createdAt: now,
+            updatedAt: now)
+        registration.profile.apply(to: &self)
     }
 
     /// Applies a re-registration: given fields replace stored ones, and the installation is valid
     /// again with its failure count reset (a token the device presents again is live).
     public mutating func merge(_ registration: InstallationRegistration, now: Date) {
-        if let userID = registration.userID { self.userID = userID }
-        if let deviceID = registration.deviceID { self.deviceID = deviceID }
         platform = registration.platform
         environment = registration.environment
         token = registration.token
-        if let channels = registration.channels { self.channels = channels }
-        if let locale = registration.locale { self.locale = locale }
-        if let timezone = registration.timezone { self.timezone = timezone }
-        if let badge = registration.badge { self.badge = badge }
-        if let appVersion = registration.appVersion { self.appVersion = appVersion }
-        if let osVersion = registration.osVersion { self.osVersion = osVersion }
-        if let deviceModel = registration.deviceModel { self.deviceModel = deviceModel }
-        if let bundleID = registration.bundleID { self.bundleID = bundleID }
-        if let attributes = registration.attributes { self.attributes = attributes }
+        registration.profile.apply(to: &self)
         valid = true
         invalidatedAt = nil
         failureCount = 0

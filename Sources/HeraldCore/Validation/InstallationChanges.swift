@@ -12,21 +12,12 @@ public struct InstallationChanges: Sendable, Equatable {
         case bundleID = "bundle_id"
     }
 
-    public var userID: String?
-    public var deviceID: String?
     public var platform: Platform?
     public var environment: PushEnvironment?
     /// A new token; it must be of the installation's service (checked against the stored record).
     public var token: JSONValue?
-    public var channels: [String]?
-    public var locale: String?
-    public var timezone: String?
-    public var badge: Int?
-    public var appVersion: String?
-    public var osVersion: String?
-    public var deviceModel: String?
-    public var bundleID: String?
-    public var attributes: [String: JSONValue]?
+    /// The profile fields given.
+    public var profile = InstallationProfile()
     /// Fields explicitly set to null.
     public var cleared: Set<ClearableField> = []
 
@@ -52,18 +43,7 @@ public struct InstallationChanges: Sendable, Equatable {
         platform = try body.enumeration("platform", as: Platform.self)
         environment = try body.enumeration("environment", as: PushEnvironment.self)
         token = body.members["token"] ?? body.members["subscription"].map { .object(["subscription": $0]) }
-        let common = try InstallationCommonFields(body)
-        userID = common.userID
-        deviceID = common.deviceID
-        channels = common.channels
-        locale = common.locale
-        timezone = common.timezone
-        badge = common.badge
-        appVersion = common.appVersion
-        osVersion = common.osVersion
-        deviceModel = common.deviceModel
-        bundleID = common.bundleID
-        attributes = common.attributes
+        profile = try InstallationProfile(body)
         cleared = Set(ClearableField.allCases.filter { body.isNull($0.rawValue) })
     }
 
@@ -88,17 +68,7 @@ public struct InstallationChanges: Sendable, Equatable {
             installation.platform = platform
         }
         if let environment { installation.environment = environment }
-        if let userID { installation.userID = userID }
-        if let deviceID { installation.deviceID = deviceID }
-        if let channels { installation.channels = channels }
-        if let locale { installation.locale = locale }
-        if let timezone { installation.timezone = timezone }
-        if let badge { installation.badge = badge }
-        if let appVersion { installation.appVersion = appVersion }
-        if let osVersion { installation.osVersion = osVersion }
-        if let deviceModel { installation.deviceModel = deviceModel }
-        if let bundleID { installation.bundleID = bundleID }
-        if let attributes { installation.attributes = attributes }
+        profile.apply(to: &installation)
         for field in cleared {
             switch field {
             case .userID: installation.userID = nil

@@ -1,47 +1,29 @@
-/// A validated request to register (create or update) an installation.
-///
-/// Optional fields left as nil keep the stored value when the registration updates an existing
-/// installation.
+/// A validated request to register (create or update) an installation: the token and where it
+/// delivers, plus the profile (fields left nil keep the stored value on an update).
+@dynamicMemberLookup
 public struct InstallationRegistration: Sendable, Equatable {
-    public var userID: String?
-    public var deviceID: String?
     public var platform: Platform
     public var service: PushService
     public var environment: PushEnvironment
     public var token: PushToken
-    public var channels: [String]?
-    public var locale: String?
-    public var timezone: String?
-    public var badge: Int?
-    public var appVersion: String?
-    public var osVersion: String?
-    public var deviceModel: String?
-    public var bundleID: String?
-    public var attributes: [String: JSONValue]?
+    public var profile: InstallationProfile
 
     /// Creates a registration from already-validated values (dialects build it from their own bodies).
     public init(
-        userID: String? = nil, deviceID: String? = nil, platform: Platform, service: PushService,
-        environment: PushEnvironment = .production, token: PushToken, channels: [String]? = nil,
-        locale: String? = nil, timezone: String? = nil, badge: Int? = nil, appVersion: String? = nil,
-        osVersion: String? = nil, deviceModel: String? = nil, bundleID: String? = nil,
-        attributes: [String: JSONValue]? = nil
+        platform: Platform, service: PushService, environment: PushEnvironment = .production, token: PushToken,
+        profile: InstallationProfile = .init()
     ) {
-        self.userID = userID
-        self.deviceID = deviceID
         self.platform = platform
         self.service = service
         self.environment = environment
         self.token = token
-        self.channels = channels
-        self.locale = locale
-        self.timezone = timezone
-        self.badge = badge
-        self.appVersion = appVersion
-        self.osVersion = osVersion
-        self.deviceModel = deviceModel
-        self.bundleID = bundleID
-        self.attributes = attributes
+        self.profile = profile
+    }
+
+    /// The profile's fields, read and written as the registration's own (`registration.userID`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<InstallationProfile, Value>) -> Value {
+        get { profile[keyPath: keyPath] }
+        set { profile[keyPath: keyPath] = newValue }
     }
 
     /// The members a native registration body may carry.
@@ -66,18 +48,7 @@ public struct InstallationRegistration: Sendable, Equatable {
         self.service = service
         self.environment = try body.enumeration("environment", as: PushEnvironment.self) ?? .production
         self.token = try Self.readToken(body, service: service, platform: platform)
-        let common = try InstallationCommonFields(body)
-        self.userID = common.userID
-        self.deviceID = common.deviceID
-        self.channels = common.channels
-        self.locale = common.locale
-        self.timezone = common.timezone
-        self.badge = common.badge
-        self.appVersion = common.appVersion
-        self.osVersion = common.osVersion
-        self.deviceModel = common.deviceModel
-        self.bundleID = common.bundleID
-        self.attributes = common.attributes
+        self.profile = try InstallationProfile(body)
     }
 
     /// Reads `token` (device services) or `subscription` (Web Push), whichever the service takes.
@@ -112,43 +83,5 @@ public struct InstallationRegistration: Sendable, Equatable {
             endpoint: endpoint, p256dh: try keys.requiredString("p256dh"), auth: try keys.requiredString("auth"))
         try InstallationRules.validateWebPush(subscription, field: object.path)
         return subscription
-    }
-}
-
-/// The optional, freely updatable installation fields, read the same way by registration and patch.
-struct InstallationCommonFields {
-    var userID: String?
-    var deviceID: String?
-    var channels: [String]?
-    var locale: String?
-    var timezone: String?
-    var badge: Int?
-    var appVersion: String?
-    var osVersion: String?
-    var deviceModel: String?
-    var bundleID: String?
-    var attributes: [String: JSONValue]?
-
-    init(_ body: JSONObjectReader) throws(HeraldError) {
-        let short = InstallationRules.maxShortText
-        userID = try body.string("user_id", maxLength: short)
-        deviceID = try body.string("device_id", maxLength: short)
-        channels = try body.strings("channels").map { (list) throws(HeraldError) in
-            try InstallationRules.normalizeChannels(list)
-        }
-        locale = try body.string("locale", maxLength: 64).map { (value) throws(HeraldError) in
-            try InstallationRules.normalizeLocale(value)
-        }
-        timezone = try body.string("timezone", maxLength: 64)
-        if let timezone { try InstallationRules.validateTimeZone(timezone) }
-        badge = try body.integer("badge", in: 0...Int(Int32.max))
-        appVersion = try body.string("app_version", maxLength: short)
-        osVersion = try body.string("os_version", maxLength: short)
-        deviceModel = try body.string("device_model", maxLength: short)
-        bundleID = try body.string("bundle_id", maxLength: short)
-        if let object = try body.object("attributes") {
-            try InstallationRules.validateAttributes(object.members)
-            attributes = object.members
-        }
     }
 }

@@ -94,7 +94,7 @@ public struct UserTokenConfiguration: Sendable {
         jwksFile = reader.string(forKey: "jwks_file")
         issuer = reader.string(forKey: "issuer")
         audience = reader.string(forKey: "audience")
-        leewaySeconds = reader.int(forKey: "leeway_seconds", default: 60)
+        leewaySeconds = try HeraldConfiguration.integer(reader, "leeway_seconds", default: 60)
         guard leewaySeconds >= 0, leewaySeconds <= 3600 else {
             throw HeraldConfiguration.invalid("jwt.leeway_seconds", "must be 0 to 3600")
         }

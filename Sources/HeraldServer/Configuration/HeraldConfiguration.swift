@@ -61,7 +61,7 @@ public struct HeraldConfiguration: Sendable {
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
-        port = reader.int(forKey: "server.port", default: 8080)
+        port = try Self.integer(reader, "server.port", default: 8080)
         guard (0...65535).contains(port) else { throw Self.invalid("server.port", "must be 0 to 65535") }
         database = try DatabaseLocation(url: reader.string(forKey: "database", default: "./herald.sqlite"))
         secretKey = reader.string(forKey: "secret_key", isSecret: true)
@@ -71,7 +71,7 @@ public struct HeraldConfiguration: Sendable {
             throw Self.invalid("log.level", "must be one of trace, debug, info, notice, warning, error, critical")
         }
         self.logLevel = logLevel
-        maxBodyBytes = reader.int(forKey: "http.max_body_bytes", default: 64 * 1024)
+        maxBodyBytes = try Self.integer(reader, "http.max_body_bytes", default: 64 * 1024)
         guard maxBodyBytes >= 1024 else { throw Self.invalid("http.max_body_bytes", "must be at least 1024") }
         let ids = reader.stringArray(forKey: "apps", default: [])
         var apps: [AppConfiguration] = []
@@ -91,6 +91,13 @@ public struct HeraldConfiguration: Sendable {
         if let secretKeyFile { return secretKeyFile }
         if case .sqlite(let path) = database, path != ":memory:" { return path + ".key" }
         return nil
+    }
+
+    /// An integer setting; a value that is present but not an integer is an error, not the default.
+    static func integer(_ reader: ConfigReader, _ key: String, default value: Int) throws -> Int {
+        if let number = reader.int(forKey: ConfigKey(key)) { return number }
+        guard reader.string(forKey: ConfigKey(key)) == nil else { throw invalid(key, "must be an integer") }
+        return value
     }
 
     static func invalid(_ key: String, _ problem: String) -> HeraldError {

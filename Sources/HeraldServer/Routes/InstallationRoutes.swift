@@ -82,7 +82,7 @@ struct InstallationRoutes: Sendable {
         let principal = try context.principal()
         let changes = try InstallationChanges(json: try await request.jsonBody(limit: maxBodyBytes))
         var installation = try await owned(context)
-        if let userID = principal.userID { try Self.requireSameUser(changes.userID, as: userID) }
+        if let userID = principal.userID { try Self.requireSameUser(changes.profile.userID, as: userID) }
         try changes.apply(to: &installation)
         if let token = try changes.resolvedToken(for: installation.service, platform: installation.platform),
             token != installation.token

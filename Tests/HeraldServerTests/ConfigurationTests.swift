@@ -1,0 +1,66 @@
+import Configuration
+import Foundation
+import HeraldCore
+import HeraldServer
+import HeraldTestSupport
+import Logging
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test("Defaults with no configuration at all")
+    func defaults() async throws {
+        let configuration = try await HeraldConfiguration.load(file: nil, environment: [:])
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 8080)
+        #expect(configuration.database == .sqlite(path: "./herald.sqlite"))
+        #expect(configuration.resolvedSecretKeyFile == "./herald.sqlite.key")
+        #expect(configuration.maxBodyBytes == 65536)
+        #expect(configuration.apps.isEmpty)
+        #expect(configuration.logLevel == .info)
+    }
+
+    @Test("Environment overrides the file; flags override both")
+    func layering() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.file("herald.json")
+        try #"""
+        {"server": {"host": "0.0.0.0", "port": 9000}, "database": "sqlite:///var/lib/herald/db.sqlite",
+         "apps": ["shop"],
+         "app": {"shop": {"server_key": "hsk_shop-server-key-000", "client_key": "hck_shop-client-key-000",
+                          "jwt": {"hs256_secret": "0123456789abcdef0123456789abcdef", "issuer": "https://id"}}}}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
+        let configuration = try await HeraldConfiguration.load(
+            file: file, overrides: ["server.host": .init(.string("::1"), isSecret: false)],
+            environment: ["HERALD_SERVER_PORT": "9100", "HERALD_APP_SHOP_JWT_LEEWAY_SECONDS": "5"])
+        #expect(configuration.host == "::1")
+        #expect(configuration.port == 9100)
+        #expect(configuration.database == .sqlite(path: "/var/lib/herald/db.sqlite"))
+        let app = try #require(configuration.apps.first)
+        #expect(app.id == "shop")
+        #expect(app.serverKey == "hsk_shop-server-key-000")
+        #expect(app.userTokens.issuer == "https://id")
+        #expect(app.userTokens.leewaySeconds == 5)
+        #expect(app.userTokens.isEnabled)
+    }
+
+    @Test(
+        "Bad settings are refused naming the key",
+        arguments: [
+            (["HERALD_SERVER_PORT": "eighty"], "server.port"),
+            (["HERALD_SERVER_PORT": "70000"], "server.port"),
+            (["HERALD_LOG_LEVEL": "loud"], "log.level"),
+            (["HERALD_DATABASE": "mysql://db"], "database"),
+            (["HERALD_APPS": "shop"], "app.shop.server_key"),
+            (["HERALD_APPS": "Bad.Id"], "apps"),
+            (["HERALD_APP_DEFAULT_JWT_HS256_SECRET": "short"], "jwt.hs256_secret"),
+        ])
+    func invalid(environment: [String: String], key: String) async throws {
+        let error = await #expect(throws: HeraldError.self) {
+            try await HeraldConfiguration.load(file: nil, environment: environment)
+        }
+        #expect(error?.code == "invalid_configuration")
+        #expect(error?.field == key)
+    }
+}
