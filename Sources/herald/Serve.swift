@@ -35,8 +35,8 @@ struct Serve: AsyncParsableCommand {
                     `herald keys show` prints them again.
                     server key: \(keys.serverKey)
                     client key: \(keys.clientKey)
-                    Send the server key (full access, keep it on your backend) or the client key (device \
-                    registration only, safe to ship in apps) as: Authorization: Bearer <key>
+                    Send one as `Authorization: Bearer <key>`: the hsk_ key has full access (keep it on your \
+                    backend), the hck_ key may only register devices (safe to ship in apps).
                     """)
             })
         let application = HeraldApplication.make(

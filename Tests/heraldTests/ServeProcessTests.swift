@@ -107,6 +107,8 @@ struct ServeProcessTests {
         let serverKey = try await server.line(startingWith: "server key: ")
         let clientKey = try await server.line(startingWith: "client key: ")
         #expect(serverKey.hasPrefix("hsk_"))
+        // One line each, so `grep 'server key'` finds exactly the key.
+        #expect(server.text.split(separator: "\n").filter { $0.contains("server key") }.count == 1)
         #expect(clientKey.hasPrefix("hck_"))
 
         let health = try await request("GET", "\(address)/healthz")
