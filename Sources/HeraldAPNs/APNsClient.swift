@@ -1,0 +1,103 @@
+import Foundation
+import HeraldCore
+import HeraldHTTP2
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOPosix
+
+/// What APNs answered to one notification.
+public struct APNsResponse: Sendable, Equatable {
+    /// HTTP status; 0 when no answer arrived (connection error or timeout).
+    public var status: Int
+    public var apnsID: String?
+    public var reason: APNsReason?
+    /// The 410 body's `timestamp`, milliseconds since 1970.
+    public var timestamp: Int64?
+    /// The single outcome the engine acts on.
+    public var outcome: DeliveryOutcome
+}
+
+/// An APNs client on Herald's HTTP/2 pool: validates a notification, signs it (provider token or
+/// client certificate), sends it, and maps the answer to a ``DeliveryOutcome``. An
+/// `ExpiredProviderToken` answer renews the token and retries once.
+public final class APNsClient: Sendable {
+    private let pool: HTTP2ConnectionPool
+    private let providerToken: APNsProviderToken?
+
+    /// Creates a client; connections open on first use.
+    /// - Throws: NIOSSL errors for an unusable TLS configuration.
+    public init(
+        configuration: APNsConfiguration, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "herald.apns"), now: @escaping @Sendable () -> Date = Date.init
+    ) throws {
+        self.pool = try HTTP2ConnectionPool(
+            configuration: configuration.poolConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
+        if case .token(let key) = configuration.authentication {
+            providerToken = APNsProviderToken(key: key, now: now)
+        } else {
+            providerToken = nil
+        }
+    }
+
+    /// The provider token source, when the client uses token authentication.
+    public var tokenSource: APNsProviderToken? { providerToken }
+
+    /// Sends one notification.
+    /// - Throws: `HeraldError` when the notification is invalid (nothing is sent).
+    public func send(_ notification: APNsNotification) async throws(HeraldError) -> APNsResponse {
+        try notification.validate()
+        var response = await attempt(notification)
+        if response.response.reason == .expiredProviderToken, let providerToken, let used = response.usedAuthorization,
+            (try? await providerToken.expired(used)) == true
+        {
+            response = await attempt(notification)
+        }
+        return response.response
+    }
+
+    /// Closes the connections.
+    public func shutdown() async {
+        await pool.shutdown()
+    }
+
+    private func attempt(_ notification: APNsNotification) async -> (response: APNsResponse, usedAuthorization: String?)
+    {
+        var authorization: String?
+        if let providerToken {
+            do {
+                authorization = try await providerToken.authorization()
+            } catch {
+                return (
+                    APNsResponse(
+                        status: 0, outcome: .configurationFailure(reason: "provider token signing failed: \(error)")),
+                    nil
+                )
+            }
+        }
+        let request = HTTP2Request(
+            path: "/3/device/\(notification.deviceToken)", headers: notification.headers(authorization: authorization),
+            body: ByteBuffer(bytes: notification.payload))
+        do {
+            let answer = try await pool.execute(request)
+            return (Self.decode(answer), authorization)
+        } catch {
+            return (APNsResponse(status: 0, outcome: .retry(reason: "\(error)", after: nil)), authorization)
+        }
+    }
+
+    static func decode(_ answer: HTTP2Response) -> APNsResponse {
+        let apnsID = answer.headers.first(name: "apns-id")
+        var reason: APNsReason?
+        var timestamp: Int64?
+        if answer.status != 200, let object = try? JSONValue.parse(answer.body.readableBytesView).objectValue {
+            if case .string(let wire)? = object["reason"] { reason = APNsReason(wire: wire) }
+            if case .number(let value)? = object["timestamp"] { timestamp = Int64(value) }
+        }
+        let retryAfter = answer.headers.first(name: "retry-after").flatMap(Int.init)
+        return APNsResponse(
+            status: answer.status, apnsID: apnsID, reason: reason, timestamp: timestamp,
+            outcome: APNsResponseClassifier.outcome(
+                status: answer.status, reason: reason, apnsID: apnsID, timestamp: timestamp, retryAfter: retryAfter))
+    }
+}

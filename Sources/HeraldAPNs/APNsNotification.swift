@@ -1,0 +1,68 @@
+import Foundation
+import HeraldCore
+
+/// One push to one device: the headers of "Sending notification requests to APNs" and the payload.
+public struct APNsNotification: Sendable {
+    /// The device token, hex.
+    public var deviceToken: String
+    public var pushType: APNsPushType
+    /// The app's bundle id; the type's suffix is added to form `apns-topic`.
+    public var bundleID: String
+    public var priority: APNsPriority
+    /// When APNs stops trying to deliver (`apns-expiration`); nil sends 0: try once, do not store.
+    public var expiration: Date?
+    /// `apns-collapse-id`, at most 64 bytes.
+    public var collapseID: String?
+    /// `apns-id`; APNs generates one when nil.
+    public var apnsID: UUID?
+    /// The JSON payload (see ``APNsPayload``).
+    public var payload: [UInt8]
+
+    /// Creates a notification. Background pushes are always sent with priority 5, as APNs requires.
+    public init(
+        deviceToken: String, pushType: APNsPushType = .alert, bundleID: String, priority: APNsPriority = .immediate,
+        expiration: Date? = nil, collapseID: String? = nil, apnsID: UUID? = nil, payload: [UInt8]
+    ) {
+        self.deviceToken = deviceToken
+        self.pushType = pushType
+        self.bundleID = bundleID
+        self.priority = pushType == .background ? .considerate : priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.apnsID = apnsID
+        self.payload = payload
+    }
+
+    /// Checks what APNs would refuse before a byte is sent: token shape, payload size, collapse id.
+    /// - Throws: `HeraldError` naming the field at fault.
+    public func validate() throws(HeraldError) {
+        try InstallationRules.validateAPNsToken(deviceToken, field: "token")
+        guard !payload.isEmpty else {
+            throw .invalidValue("payload", code: "payload_empty", "The APNs payload is empty.")
+        }
+        guard payload.count <= pushType.maxPayloadBytes else {
+            throw .invalidValue(
+                "payload", code: "payload_too_large",
+                "The APNs payload is \(payload.count) bytes; \(pushType.rawValue) pushes take at most \(pushType.maxPayloadBytes)."
+            )
+        }
+        if let collapseID, collapseID.utf8.count > 64 {
+            throw .invalidValue("collapse_id", code: "invalid_collapse_id", "apns-collapse-id is at most 64 bytes.")
+        }
+    }
+
+    /// The request headers, lower-case as HTTP/2 sends them.
+    func headers(authorization: String?) -> [(String, String)] {
+        var headers: [(String, String)] = [
+            ("apns-push-type", pushType.rawValue),
+            ("apns-topic", pushType.topic(bundleID: bundleID)),
+            ("apns-priority", String(priority.rawValue)),
+            ("apns-expiration", String(Int(expiration?.timeIntervalSince1970 ?? 0))),
+            ("content-type", "application/json"),
+        ]
+        if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
+        if let apnsID { headers.append(("apns-id", apnsID.uuidString)) }
+        if let authorization { headers.append(("authorization", authorization)) }
+        return headers
+    }
+}

@@ -1,0 +1,246 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// A request travelling through the pool, with the promise its caller awaits.
+final class PooledRequest: @unchecked Sendable {
+    // Mutated only on the event loop of the connection currently carrying it.
+    let request: HTTP2Request
+    let promise: EventLoopPromise<HTTP2Response>
+    let deadline: NIODeadline
+    var attempts = 0
+
+    init(request: HTTP2Request, promise: EventLoopPromise<HTTP2Response>, deadline: NIODeadline) {
+        self.request = request
+        self.promise = promise
+        self.deadline = deadline
+    }
+}
+
+/// Sits behind `NIOHTTP2Handler` on the connection channel (no stream multiplexer): it writes each
+/// request as HEADERS and DATA frames with explicit stream ids, flushes once per event-loop turn,
+/// reads response frames, and performs what ``HTTP2ConnectionStateMachine`` decides.
+final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundIn = Never
+    typealias OutboundOut = HTTP2Frame
+
+    private struct ResponseBuilder {
+        var status: Int?
+        var headers = HPACKHeaders()
+        var body: ByteBuffer?
+    }
+
+    private var machine: HTTP2ConnectionStateMachine<PooledRequest>
+    private var responses: [Int: ResponseBuilder] = [:]
+    private var timeouts: [Int: Scheduled<Void>] = [:]
+    private var context: ChannelHandlerContext?
+    private var flushScheduled = false
+    private var lastReadAt = NIODeadline.now()
+    private var pingSentAt: NIODeadline?
+    private var keepAlive: RepeatedTask?
+    private let configuration: HTTP2PoolConfiguration
+    private let requestHeaders: HPACKHeaders
+    /// Called with requests this connection did not process, to try them elsewhere.
+    private let retry: @Sendable (PooledRequest) -> Void
+    /// Called once when the connection stops taking requests (GOAWAY or close).
+    private let retired: @Sendable () -> Void
+    private var didRetire = false
+
+    init(
+        configuration: HTTP2PoolConfiguration, retry: @escaping @Sendable (PooledRequest) -> Void,
+        retired: @escaping @Sendable () -> Void
+    ) {
+        self.configuration = configuration
+        self.machine = HTTP2ConnectionStateMachine(
+            initialMaxConcurrentStreams: configuration.initialMaxConcurrentStreams,
+            maxPending: configuration.maxPendingPerConnection)
+        let authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
+        self.requestHeaders = [":scheme": "https", ":authority": authority]
+        self.retry = retry
+        self.retired = retired
+    }
+
+    /// Requests on this connection, sent or waiting.
+    var load: Int { machine.load }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let interval = min(configuration.pingInterval, configuration.readTimeout, configuration.pingTimeout)
+        keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) {
+            [weak self] _ in self?.checkLiveness()
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        keepAlive?.cancel()
+        self.context = nil
+    }
+
+    /// Takes a request; must run on the channel's event loop.
+    func submit(_ request: PooledRequest) {
+        perform(machine.enqueue(request))
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastReadAt = .now()
+        let frame = unwrapInboundIn(data)
+        let id = Int(frame.streamID)
+        switch frame.payload {
+        case .headers(let headers):
+            guard machine.open[id] != nil else { return }
+            var builder = responses[id] ?? ResponseBuilder()
+            if builder.status == nil, let status = headers.headers.first(name: ":status").flatMap(Int.init) {
+                // 1xx responses are interim (RFC 9113 §8.1); the final one follows.
+                if status >= 200 { builder.status = status }
+                for (name, value, _) in headers.headers where !name.hasPrefix(":") {
+                    builder.headers.add(name: name, value: value)
+                }
+            } else {
+                for (name, value, _) in headers.headers where !name.hasPrefix(":") {
+                    builder.headers.add(name: name, value: value)
+                }
+            }
+            responses[id] = builder
+            if headers.endStream { finish(stream: id) }
+        case .data(let data):
+            guard machine.open[id] != nil else { return }
+            if case .byteBuffer(var bytes) = data.data {
+                if responses[id]?.body == nil {
+                    responses[id, default: ResponseBuilder()].body = bytes
+                } else {
+                    responses[id]?.body?.writeBuffer(&bytes)
+                }
+            }
+            if data.endStream { finish(stream: id) }
+        case .rstStream(let code):
+            cancelTimeout(id)
+            responses[id] = nil
+            perform(machine.streamReset(id, refused: code == .refusedStream, errorCode: UInt32(code.networkCode)))
+        case .goAway(let lastStreamID, _, _):
+            retire()
+            perform(machine.goAwayReceived(lastStreamID: Int(lastStreamID)))
+        case .settings(.settings(let settings)):
+            let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value
+            perform(machine.settingsReceived(maxConcurrentStreams: limit))
+        case .ping(_, ack: true):
+            pingSentAt = nil
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        retire()
+        for (_, task) in timeouts { task.cancel() }
+        timeouts.removeAll()
+        responses.removeAll()
+        perform(machine.connectionClosed())
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func finish(stream id: Int) {
+        cancelTimeout(id)
+        let builder = responses.removeValue(forKey: id)
+        guard let status = builder?.status else {
+            return perform(machine.streamFailed(id, error: .invalidResponse("stream ended without a :status")))
+        }
+        let response = HTTP2Response(
+            status: status, headers: builder?.headers ?? [:], body: builder?.body ?? ByteBuffer())
+        for action in machine.streamCompleted(id) {
+            if case .complete(let request) = action {
+                request.promise.succeed(response)
+            } else {
+                perform([action])
+            }
+        }
+    }
+
+    private func perform(_ actions: [HTTP2ConnectionStateMachine<PooledRequest>.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let request): write(request, on: id)
+            case .complete: break  // handled in finish(stream:), which has the response
+            case .retry(let request): retry(request)
+            case .fail(let request, let error): request.promise.fail(error)
+            case .close: context?.close(promise: nil)
+            }
+        }
+    }
+
+    private func write(_ pooled: PooledRequest, on id: Int) {
+        guard let context else { return pooled.promise.fail(HTTP2ClientError.connectionClosed) }
+        let streamID = HTTP2StreamID(id)
+        var headers = requestHeaders
+        headers.add(name: ":method", value: pooled.request.method)
+        headers.add(name: ":path", value: pooled.request.path)
+        headers.add(contentsOf: pooled.request.headers)
+        let hasBody = pooled.request.body.readableBytes > 0
+        context.write(
+            wrapOutboundOut(
+                HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: !hasBody)))),
+            promise: nil)
+        if hasBody {
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(
+                        streamID: streamID,
+                        payload: .data(.init(data: .byteBuffer(pooled.request.body), endStream: true)))),
+                promise: nil)
+        }
+        timeouts[id] = context.eventLoop.scheduleTask(deadline: pooled.deadline) { [weak self] in
+            self?.timedOut(stream: id)
+        }
+        scheduleFlush()
+    }
+
+    /// Many requests submitted in one event-loop turn leave with a single flush.
+    private func scheduleFlush() {
+        guard !flushScheduled, let context else { return }
+        flushScheduled = true
+        context.eventLoop.execute { [weak self] in
+            guard let self else { return }
+            self.flushScheduled = false
+            self.context?.flush()
+        }
+    }
+
+    private func timedOut(stream id: Int) {
+        timeouts[id] = nil
+        responses[id] = nil
+        guard machine.open[id] != nil, let context else { return }
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: HTTP2StreamID(id), payload: .rstStream(.cancel))), promise: nil)
+        scheduleFlush()
+        perform(machine.streamFailed(id, error: .requestTimeout))
+    }
+
+    private func cancelTimeout(_ id: Int) {
+        timeouts.removeValue(forKey: id)?.cancel()
+    }
+
+    private func checkLiveness() {
+        guard let context else { return }
+        let now = NIODeadline.now()
+        if let sent = pingSentAt, now - sent > configuration.pingTimeout {
+            context.close(promise: nil)
+        } else if machine.openCount > 0, now - lastReadAt > configuration.readTimeout {
+            context.close(promise: nil)
+        } else if pingSentAt == nil, machine.openCount == 0, now - lastReadAt >= configuration.pingInterval {
+            pingSentAt = now
+            context.writeAndFlush(
+                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))),
+                promise: nil)
+        }
+    }
+
+    private func retire() {
+        guard !didRetire else { return }
+        didRetire = true
+        retired()
+    }
+}

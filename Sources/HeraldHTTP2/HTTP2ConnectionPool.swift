@@ -1,0 +1,223 @@
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Herald's HTTP/2 client for provider traffic: long-lived TLS connections (ALPN `h2`) to one host,
+/// streams spread over the least-loaded connection, frames of many requests flushed once per
+/// event-loop turn, the peer's stream limit and flow control honoured, PING keep-alive, request and
+/// read timeouts, GOAWAY drained with unprocessed requests retried on another connection, and
+/// reconnects with full-jitter backoff. Every request ends in a response or an error.
+public final class HTTP2ConnectionPool: Sendable {
+    private final class Connection: Sendable {
+        let id: Int
+        let channel: any Channel
+        let handler: NIOLoopBound<HTTP2ClientConnectionHandler>
+        let load = Atomic<Int>(0)
+
+        init(id: Int, channel: any Channel, handler: HTTP2ClientConnectionHandler) {
+            self.id = id
+            self.channel = channel
+            self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+
+        func submit(_ request: PooledRequest) {
+            load.add(1, ordering: .relaxed)
+            request.promise.futureResult.whenComplete { [self] _ in load.subtract(1, ordering: .relaxed) }
+            if channel.eventLoop.inEventLoop {
+                handler.value.submit(request)
+            } else {
+                channel.eventLoop.execute { self.handler.value.submit(request) }
+            }
+        }
+    }
+
+    private struct State {
+        var live: [Connection] = []
+        var connecting = 0
+        var waiting: [PooledRequest] = []
+        var consecutiveFailures = 0
+        var nextConnectAt = NIODeadline.uptimeNanoseconds(0)
+        var nextID = 0
+        var isShutdown = false
+    }
+
+    private let configuration: HTTP2PoolConfiguration
+    private let group: any EventLoopGroup
+    private let sslContext: NIOSSLContext
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    /// Creates a pool; connections open on first use.
+    /// - Throws: NIOSSL errors for an unusable TLS configuration.
+    public init(
+        configuration: HTTP2PoolConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "herald.http2")
+    ) throws {
+        var tls = configuration.tls
+        tls.applicationProtocols = ["h2"]
+        self.sslContext = try NIOSSLContext(configuration: tls)
+        self.configuration = configuration
+        self.group = eventLoopGroup
+        self.logger = logger
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { state.withLock { $0.live.count } }
+
+    /// Sends a request and waits for its complete response.
+    /// - Throws: `HTTP2ClientError` when it ends without one.
+    public func execute(_ request: HTTP2Request) async throws -> HTTP2Response {
+        try await submit(request).get()
+    }
+
+    /// Sends a request; the future completes with its response or an `HTTP2ClientError`.
+    public func submit(_ request: HTTP2Request) -> EventLoopFuture<HTTP2Response> {
+        let promise = group.any().makePromise(of: HTTP2Response.self)
+        dispatch(PooledRequest(request: request, promise: promise, deadline: .now() + configuration.requestTimeout))
+        return promise.futureResult
+    }
+
+    /// Closes every connection; requests still in flight fail.
+    public func shutdown() async {
+        let (connections, waiting) = state.withLock { state in
+            state.isShutdown = true
+            defer { state.waiting.removeAll() }
+            return (state.live, state.waiting)
+        }
+        for request in waiting { request.promise.fail(HTTP2ClientError.shutdown) }
+        for connection in connections { try? await connection.channel.close() }
+    }
+
+    private enum Route {
+        /// Submit on this connection; open another one too when the pool is below its size.
+        case connection(Connection, openAnother: Bool)
+        /// Wait (queued in the state) for a connection being opened.
+        case wait(openAnother: Bool)
+        case fail(HTTP2ClientError)
+    }
+
+    private func dispatch(_ request: PooledRequest) {
+        request.attempts += 1
+        guard request.attempts <= configuration.maxAttempts else {
+            return request.promise.fail(HTTP2ClientError.retriesExhausted)
+        }
+        guard NIODeadline.now() < request.deadline else { return request.promise.fail(HTTP2ClientError.requestTimeout) }
+        let route = state.withLock { state -> Route in
+            if state.isShutdown { return .fail(.shutdown) }
+            let wantMore = state.live.count + state.connecting < configuration.connections
+            let canConnect = wantMore && NIODeadline.now() >= state.nextConnectAt
+            if canConnect { state.connecting += 1 }
+            if let best = state.live.min(by: { $0.load.load(ordering: .relaxed) < $1.load.load(ordering: .relaxed) }) {
+                return .connection(best, openAnother: canConnect)
+            }
+            if state.connecting > 0 {
+                state.waiting.append(request)
+                return .wait(openAnother: canConnect)
+            }
+            return .fail(.connectFailed("no connection to \(configuration.host) (reconnecting after failures)"))
+        }
+        switch route {
+        case .connection(let connection, let openAnother):
+            connection.submit(request)
+            if openAnother { openConnection() }
+        case .wait(let openAnother):
+            if openAnother { openConnection() }
+        case .fail(let error):
+            request.promise.fail(error)
+        }
+    }
+
+    private func openConnection() {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let configuration = self.configuration
+        let sslContext = self.sslContext
+        let serverName = configuration.host.isIPAddress ? nil : configuration.host
+        let retry: @Sendable (PooledRequest) -> Void = { [weak self] in self?.dispatch($0) }
+        let retired: @Sendable () -> Void = { [weak self] in self?.retire(id) }
+        ClientBootstrap(group: group)
+            .connectTimeout(configuration.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .client,
+                            initialSettings: [
+                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                                HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                                HTTP2Setting(parameter: .enablePush, value: 0),
+                            ],
+                            // Herald builds its own header blocks (lower-case, no connection headers).
+                            headerBlockValidation: .disabled, contentLengthValidation: .disabled))
+                    try sync.addHandler(
+                        HTTP2ClientConnectionHandler(
+                            configuration: configuration, retry: retry, retired: retired))
+                }
+            }
+            .connect(host: configuration.host, port: configuration.port)
+            .flatMap { channel in
+                channel.pipeline.handler(type: HTTP2ClientConnectionHandler.self).map { handler in
+                    Connection(id: id, channel: channel, handler: handler)
+                }
+            }
+            .whenComplete { [weak self] result in self?.connected(result) }
+    }
+
+    private func connected(_ result: Result<Connection, any Error>) {
+        switch result {
+        case .success(let connection):
+            let (waiting, shutdown) = state.withLock { state in
+                state.connecting -= 1
+                state.consecutiveFailures = 0
+                state.live.append(connection)
+                defer { state.waiting.removeAll() }
+                return (state.waiting, state.isShutdown)
+            }
+            if shutdown {
+                connection.channel.close(promise: nil)
+            }
+            logger.debug("http2 connection open", metadata: ["herald.host": "\(configuration.host)"])
+            for request in waiting { connection.submit(request) }
+        case .failure(let error):
+            let waiting = state.withLock { state in
+                state.connecting -= 1
+                state.consecutiveFailures += 1
+                state.nextConnectAt = .now() + backoff(failures: state.consecutiveFailures)
+                guard state.connecting == 0 else { return [PooledRequest]() }
+                defer { state.waiting.removeAll() }
+                return state.waiting
+            }
+            logger.warning(
+                "http2 connect failed", metadata: ["herald.host": "\(configuration.host)", "error": "\(error)"])
+            for request in waiting {
+                request.promise.fail(HTTP2ClientError.connectFailed("\(configuration.host): \(error)"))
+            }
+        }
+    }
+
+    private func retire(_ id: Int) {
+        state.withLock { state in state.live.removeAll { $0.id == id } }
+    }
+
+    /// Full jitter (a uniform delay up to the capped exponential step), so reconnecting clients spread out.
+    private func backoff(failures: Int) -> TimeAmount {
+        let step = configuration.reconnectBase.nanoseconds << min(failures, 30)
+        let cap = min(step, configuration.reconnectCap.nanoseconds)
+        return .nanoseconds(Int64.random(in: 0...max(cap, 1)))
+    }
+}
+
+extension String {
+    fileprivate var isIPAddress: Bool {
+        (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}

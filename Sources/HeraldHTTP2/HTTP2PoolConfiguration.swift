@@ -1,0 +1,55 @@
+import NIOCore
+import NIOSSL
+
+/// How the pool reaches one host.
+public struct HTTP2PoolConfiguration: Sendable {
+    /// Host name (also the TLS server name and `:authority`).
+    public var host: String
+    public var port: Int
+    /// TLS settings: trust roots, client certificate for certificate auth; ALPN is forced to `h2`.
+    public var tls: TLSConfiguration
+    /// Long-lived connections kept to the host; streams are spread over them.
+    public var connections: Int
+    /// Requests that may wait for a stream, per connection.
+    public var maxPendingPerConnection: Int
+    /// Streams assumed allowed per connection until the peer's SETTINGS arrive.
+    public var initialMaxConcurrentStreams: Int
+    public var connectTimeout: TimeAmount
+    /// A request still unanswered after this fails with `requestTimeout`.
+    public var requestTimeout: TimeAmount
+    /// An idle connection sends a PING this often; no ACK within `pingTimeout` closes it.
+    public var pingInterval: TimeAmount
+    public var pingTimeout: TimeAmount
+    /// With streams open, a connection that reads nothing for this long is closed.
+    public var readTimeout: TimeAmount
+    /// Reconnect backoff: full jitter over `base * 2^failures`, capped.
+    public var reconnectBase: TimeAmount
+    public var reconnectCap: TimeAmount
+    /// How many connections a request refused by GOAWAY or REFUSED_STREAM may be tried on.
+    public var maxAttempts: Int
+
+    /// Creates a configuration with production defaults.
+    public init(
+        host: String, port: Int = 443, tls: TLSConfiguration = .makeClientConfiguration(), connections: Int = 2,
+        maxPendingPerConnection: Int = 10_000, initialMaxConcurrentStreams: Int = 100,
+        connectTimeout: TimeAmount = .seconds(10), requestTimeout: TimeAmount = .seconds(30),
+        pingInterval: TimeAmount = .seconds(60), pingTimeout: TimeAmount = .seconds(10),
+        readTimeout: TimeAmount = .seconds(30), reconnectBase: TimeAmount = .milliseconds(100),
+        reconnectCap: TimeAmount = .seconds(30), maxAttempts: Int = 3
+    ) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.connections = max(1, connections)
+        self.maxPendingPerConnection = maxPendingPerConnection
+        self.initialMaxConcurrentStreams = initialMaxConcurrentStreams
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.readTimeout = readTimeout
+        self.reconnectBase = reconnectBase
+        self.reconnectCap = reconnectCap
+        self.maxAttempts = max(1, maxAttempts)
+    }
+}
