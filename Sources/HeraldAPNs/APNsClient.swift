@@ -56,6 +56,32 @@ public final class APNsClient: Sendable {
         return response.response
     }
 
+    /// Sends many notifications at once through the pool (one submission, one wake-up) and returns
+    /// each one's result in order; an invalid notification gets its `HeraldError` and is not sent.
+    /// Notifications refused with `ExpiredProviderToken` are retried once with a renewed token.
+    public func send(batch notifications: [APNsNotification]) async -> [Result<APNsResponse, HeraldError>] {
+        var results = [Result<APNsResponse, HeraldError>?](repeating: nil, count: notifications.count)
+        var valid: [Int] = []
+        for (index, notification) in notifications.enumerated() {
+            do {
+                try notification.validate()
+                valid.append(index)
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        var round = await attempt(batch: valid.map { notifications[$0] })
+        for (position, index) in valid.enumerated() { results[index] = .success(round.responses[position]) }
+        let expired = valid.indices.filter { round.responses[$0].reason == .expiredProviderToken }
+        if !expired.isEmpty, let providerToken, let used = round.authorization,
+            (try? await providerToken.expired(used)) == true
+        {
+            round = await attempt(batch: expired.map { notifications[valid[$0]] })
+            for (position, slot) in expired.enumerated() { results[valid[slot]] = .success(round.responses[position]) }
+        }
+        return results.map { $0! }
+    }
+
     /// Closes the connections.
     public func shutdown() async {
         await pool.shutdown()
@@ -84,6 +110,35 @@ public final class APNsClient: Sendable {
         } catch {
             return (APNsResponse(status: 0, outcome: .retry(reason: "\(error)", after: nil)), authorization)
         }
+    }
+
+    private func attempt(batch: [APNsNotification]) async -> (responses: [APNsResponse], authorization: String?) {
+        guard !batch.isEmpty else { return ([], nil) }
+        var authorization: String?
+        if let providerToken {
+            do {
+                authorization = try await providerToken.authorization()
+            } catch {
+                let failure = APNsResponse(
+                    status: 0, outcome: .configurationFailure(reason: "provider token signing failed: \(error)"))
+                return (Array(repeating: failure, count: batch.count), nil)
+            }
+        }
+        let requests = batch.map { notification in
+            HTTP2Request(
+                path: "/3/device/\(notification.deviceToken)",
+                headers: notification.headers(authorization: authorization),
+                body: ByteBuffer(bytes: notification.payload))
+        }
+        let answers = await pool.execute(batch: requests)
+        return (
+            answers.map { answer in
+                switch answer {
+                case .success(let response): Self.decode(response)
+                case .failure(let error): APNsResponse(status: 0, outcome: .retry(reason: "\(error)", after: nil))
+                }
+            }, authorization
+        )
     }
 
     static func decode(_ answer: HTTP2Response) -> APNsResponse {

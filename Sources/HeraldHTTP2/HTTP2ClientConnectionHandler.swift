@@ -2,18 +2,49 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// A request travelling through the pool, with the promise its caller awaits.
+/// A request travelling through the pool, with where its result goes.
 final class PooledRequest: @unchecked Sendable {
     // Mutated only on the event loop of the connection currently carrying it.
+
+    /// Where the result goes: a promise for single requests, a slot of a batch.
+    enum Sink {
+        case promise(EventLoopPromise<HTTP2Response>)
+        case batch(HTTP2Batch, index: Int)
+    }
+
     let request: HTTP2Request
-    let promise: EventLoopPromise<HTTP2Response>
+    let sink: Sink
     let deadline: NIODeadline
     var attempts = 0
+    /// Releases the load the request puts on the connection carrying it.
+    var onLeave: (@Sendable () -> Void)?
 
-    init(request: HTTP2Request, promise: EventLoopPromise<HTTP2Response>, deadline: NIODeadline) {
+    init(request: HTTP2Request, sink: Sink, deadline: NIODeadline) {
         self.request = request
-        self.promise = promise
+        self.sink = sink
         self.deadline = deadline
+    }
+
+    /// The request leaves its connection (answered, failed, or going elsewhere).
+    func leave() {
+        onLeave?()
+        onLeave = nil
+    }
+
+    func succeed(_ response: HTTP2Response) {
+        leave()
+        switch sink {
+        case .promise(let promise): promise.succeed(response)
+        case .batch(let batch, let index): batch.set(index, .success(response))
+        }
+    }
+
+    func fail(_ error: HTTP2ClientError) {
+        leave()
+        switch sink {
+        case .promise(let promise): promise.fail(error)
+        case .batch(let batch, let index): batch.set(index, .failure(error))
+        }
     }
 }
 
@@ -54,6 +85,7 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         self.configuration = configuration
         self.machine = HTTP2ConnectionStateMachine(
             initialMaxConcurrentStreams: configuration.initialMaxConcurrentStreams,
+            streamCap: configuration.maxStreamsPerConnection,
             maxPending: configuration.maxPendingPerConnection)
         let authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
         self.requestHeaders = [":scheme": "https", ":authority": authority]
@@ -64,8 +96,15 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
     /// Requests on this connection, sent or waiting.
     var load: Int { machine.load }
 
+    /// Completes when the connection is ready for requests, fails if it closes before.
+    private(set) var ready: EventLoopFuture<Void>?
+    private var readiness: EventLoopPromise<Void>?
+
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        readiness = promise
+        ready = promise.futureResult
         let interval = min(configuration.pingInterval, configuration.readTimeout, configuration.pingTimeout)
         keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) {
             [weak self] _ in self?.checkLiveness()
@@ -74,6 +113,8 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         keepAlive?.cancel()
+        // A channel that closes before it ever connected never saw channelActive or channelInactive.
+        closed()
         self.context = nil
     }
 
@@ -131,16 +172,35 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        closed()
+        context.fireChannelInactive()
+    }
+
+    /// The connection speaks HTTP/2: TLS is up and the preface is out (NIOSSLHandler forwards
+    /// channelActive once the handshake completes, and NIOHTTP2Handler writes its preface then).
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        readiness?.succeed()
+        readiness = nil
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        readiness?.fail(error)
+        readiness = nil
+        context.close(promise: nil)
+    }
+
+    /// Everything still on the connection is retried or failed. Called when the channel goes
+    /// inactive, and from the channel's close future, because NIOHTTP2Handler does not forward
+    /// channelInactive for a connection that never became active.
+    func closed() {
+        readiness?.fail(HTTP2ClientError.connectionClosed)
+        readiness = nil
         retire()
         for (_, task) in timeouts { task.cancel() }
         timeouts.removeAll()
         responses.removeAll()
         perform(machine.connectionClosed())
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
     }
 
     private func finish(stream id: Int) {
@@ -153,7 +213,7 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
             status: status, headers: builder?.headers ?? [:], body: builder?.body ?? ByteBuffer())
         for action in machine.streamCompleted(id) {
             if case .complete(let request) = action {
-                request.promise.succeed(response)
+                request.succeed(response)
             } else {
                 perform([action])
             }
@@ -165,15 +225,17 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
             switch action {
             case .send(let id, let request): write(request, on: id)
             case .complete: break  // handled in finish(stream:), which has the response
-            case .retry(let request): retry(request)
-            case .fail(let request, let error): request.promise.fail(error)
+            case .retry(let request):
+                request.leave()
+                retry(request)
+            case .fail(let request, let error): request.fail(error)
             case .close: context?.close(promise: nil)
             }
         }
     }
 
     private func write(_ pooled: PooledRequest, on id: Int) {
-        guard let context else { return pooled.promise.fail(HTTP2ClientError.connectionClosed) }
+        guard let context else { return pooled.fail(.connectionClosed) }
         let streamID = HTTP2StreamID(id)
         var headers = requestHeaders
         headers.add(name: ":method", value: pooled.request.method)

@@ -23,13 +23,16 @@ public final class HTTP2ConnectionPool: Sendable {
             self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
         }
 
-        func submit(_ request: PooledRequest) {
-            load.add(1, ordering: .relaxed)
-            request.promise.futureResult.whenComplete { [self] _ in load.subtract(1, ordering: .relaxed) }
+        /// Hands requests to the connection's handler in one event-loop task.
+        func submit(_ requests: [PooledRequest]) {
+            load.add(requests.count, ordering: .relaxed)
+            for request in requests {
+                request.onLeave = { [self] in load.subtract(1, ordering: .relaxed) }
+            }
             if channel.eventLoop.inEventLoop {
-                handler.value.submit(request)
+                for request in requests { handler.value.submit(request) }
             } else {
-                channel.eventLoop.execute { self.handler.value.submit(request) }
+                channel.eventLoop.execute { for request in requests { self.handler.value.submit(request) } }
             }
         }
     }
@@ -77,8 +80,23 @@ public final class HTTP2ConnectionPool: Sendable {
     /// Sends a request; the future completes with its response or an `HTTP2ClientError`.
     public func submit(_ request: HTTP2Request) -> EventLoopFuture<HTTP2Response> {
         let promise = group.any().makePromise(of: HTTP2Response.self)
-        dispatch(PooledRequest(request: request, promise: promise, deadline: .now() + configuration.requestTimeout))
+        dispatch(
+            PooledRequest(request: request, sink: .promise(promise), deadline: .now() + configuration.requestTimeout))
         return promise.futureResult
+    }
+
+    /// Sends many requests at once and returns every result, in order, when the last one ends:
+    /// one event-loop task to submit them and one wake-up to collect them, instead of one each.
+    public func execute(batch requests: [HTTP2Request]) async -> [Result<HTTP2Response, HTTP2ClientError>] {
+        guard !requests.isEmpty else { return [] }
+        let deadline = NIODeadline.now() + configuration.requestTimeout
+        return await withCheckedContinuation { continuation in
+            let batch = HTTP2Batch(count: requests.count, continuation: continuation)
+            let pooled = requests.enumerated().map { index, request in
+                PooledRequest(request: request, sink: .batch(batch, index: index), deadline: deadline)
+            }
+            dispatch(pooled)
+        }
     }
 
     /// Closes every connection; requests still in flight fail.
@@ -88,7 +106,7 @@ public final class HTTP2ConnectionPool: Sendable {
             defer { state.waiting.removeAll() }
             return (state.live, state.waiting)
         }
-        for request in waiting { request.promise.fail(HTTP2ClientError.shutdown) }
+        for request in waiting { request.fail(.shutdown) }
         for connection in connections { try? await connection.channel.close() }
     }
 
@@ -101,11 +119,25 @@ public final class HTTP2ConnectionPool: Sendable {
     }
 
     private func dispatch(_ request: PooledRequest) {
-        request.attempts += 1
-        guard request.attempts <= configuration.maxAttempts else {
-            return request.promise.fail(HTTP2ClientError.retriesExhausted)
+        dispatch([request])
+    }
+
+    /// Routes requests to the least-loaded live connection, or queues them for one being opened.
+    private func dispatch(_ requests: [PooledRequest]) {
+        let now = NIODeadline.now()
+        var ready: [PooledRequest] = []
+        ready.reserveCapacity(requests.count)
+        for request in requests {
+            request.attempts += 1
+            if request.attempts > configuration.maxAttempts {
+                request.fail(.retriesExhausted)
+            } else if now >= request.deadline {
+                request.fail(.requestTimeout)
+            } else {
+                ready.append(request)
+            }
         }
-        guard NIODeadline.now() < request.deadline else { return request.promise.fail(HTTP2ClientError.requestTimeout) }
+        guard !ready.isEmpty else { return }
         let route = state.withLock { state -> Route in
             if state.isShutdown { return .fail(.shutdown) }
             let wantMore = state.live.count + state.connecting < configuration.connections
@@ -115,19 +147,19 @@ public final class HTTP2ConnectionPool: Sendable {
                 return .connection(best, openAnother: canConnect)
             }
             if state.connecting > 0 {
-                state.waiting.append(request)
+                state.waiting.append(contentsOf: ready)
                 return .wait(openAnother: canConnect)
             }
             return .fail(.connectFailed("no connection to \(configuration.host) (reconnecting after failures)"))
         }
         switch route {
         case .connection(let connection, let openAnother):
-            connection.submit(request)
+            connection.submit(ready)
             if openAnother { openConnection() }
         case .wait(let openAnother):
             if openAnother { openConnection() }
         case .fail(let error):
-            request.promise.fail(error)
+            for request in ready { request.fail(error) }
         }
     }
 
@@ -165,8 +197,13 @@ public final class HTTP2ConnectionPool: Sendable {
             }
             .connect(host: configuration.host, port: configuration.port)
             .flatMap { channel in
-                channel.pipeline.handler(type: HTTP2ClientConnectionHandler.self).map { handler in
-                    Connection(id: id, channel: channel, handler: handler)
+                channel.pipeline.handler(type: HTTP2ClientConnectionHandler.self).flatMap { handler in
+                    let bound = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+                    channel.closeFuture.whenComplete { _ in bound.value.closed() }
+                    // Live only once TLS is up and the HTTP/2 preface is out.
+                    return (handler.ready ?? channel.eventLoop.makeSucceededVoidFuture()).map {
+                        Connection(id: id, channel: channel, handler: bound.value)
+                    }
                 }
             }
             .whenComplete { [weak self] result in self?.connected(result) }
@@ -186,7 +223,7 @@ public final class HTTP2ConnectionPool: Sendable {
                 connection.channel.close(promise: nil)
             }
             logger.debug("http2 connection open", metadata: ["herald.host": "\(configuration.host)"])
-            for request in waiting { connection.submit(request) }
+            connection.submit(waiting)
         case .failure(let error):
             let waiting = state.withLock { state in
                 state.connecting -= 1
@@ -198,9 +235,7 @@ public final class HTTP2ConnectionPool: Sendable {
             }
             logger.warning(
                 "http2 connect failed", metadata: ["herald.host": "\(configuration.host)", "error": "\(error)"])
-            for request in waiting {
-                request.promise.fail(HTTP2ClientError.connectFailed("\(configuration.host): \(error)"))
-            }
+            for request in waiting { request.fail(.connectFailed("\(configuration.host): \(error)")) }
         }
     }
 
@@ -219,5 +254,36 @@ public final class HTTP2ConnectionPool: Sendable {
 extension String {
     fileprivate var isIPAddress: Bool {
         (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}
+
+/// Collects the results of a batch and resumes its caller once, when the last one arrives.
+final class HTTP2Batch: Sendable {
+    private struct State {
+        var results: [Result<HTTP2Response, HTTP2ClientError>?]
+        var remaining: Int
+        var continuation: CheckedContinuation<[Result<HTTP2Response, HTTP2ClientError>], Never>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int, continuation: CheckedContinuation<[Result<HTTP2Response, HTTP2ClientError>], Never>) {
+        state = Mutex(State(results: Array(repeating: nil, count: count), remaining: count, continuation: continuation))
+    }
+
+    func set(_ index: Int, _ result: Result<HTTP2Response, HTTP2ClientError>) {
+        let finished = state.withLock {
+            state -> (
+                [Result<HTTP2Response, HTTP2ClientError>],
+                CheckedContinuation<[Result<HTTP2Response, HTTP2ClientError>], Never>
+            )? in
+            guard state.results[index] == nil else { return nil }
+            state.results[index] = result
+            state.remaining -= 1
+            guard state.remaining == 0, let continuation = state.continuation else { return nil }
+            state.continuation = nil
+            return (state.results.map { $0! }, continuation)
+        }
+        if let (results, continuation) = finished { continuation.resume(returning: results) }
     }
 }

@@ -30,8 +30,11 @@ struct HTTP2ConnectionStateMachine<Request> {
     }
 
     private(set) var state: State = .active
-    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §6.5.2: unlimited until the peer says).
+    /// Streams allowed at once: the peer's SETTINGS_MAX_CONCURRENT_STREAMS, capped by ours.
     private(set) var maxConcurrentStreams: Int
+    /// Herald's own cap: NIOHTTP2's per-stream bookkeeping grows with open streams, so more
+    /// connections beat deeper ones.
+    let streamCap: Int
     /// Requests on open streams, by stream id.
     private(set) var open: [HTTP2StreamIDValue: Request] = [:]
     /// Requests waiting for a free stream slot.
@@ -44,8 +47,9 @@ struct HTTP2ConnectionStateMachine<Request> {
     /// - Parameters:
     ///   - initialMaxConcurrentStreams: the limit assumed before the peer's SETTINGS arrive.
     ///   - maxPending: how many requests may wait for a stream on this connection.
-    init(initialMaxConcurrentStreams: Int = 100, maxPending: Int) {
-        self.maxConcurrentStreams = initialMaxConcurrentStreams
+    init(initialMaxConcurrentStreams: Int = 100, streamCap: Int = .max, maxPending: Int) {
+        self.maxConcurrentStreams = min(initialMaxConcurrentStreams, streamCap)
+        self.streamCap = streamCap
         self.maxPending = maxPending
     }
 
@@ -76,7 +80,7 @@ struct HTTP2ConnectionStateMachine<Request> {
     /// The peer's SETTINGS changed the stream limit (APNs may lower it to 1 and raise it again).
     mutating func settingsReceived(maxConcurrentStreams limit: Int?) -> [Action] {
         guard let limit else { return [] }
-        maxConcurrentStreams = max(0, limit)
+        maxConcurrentStreams = min(max(0, limit), streamCap)
         return drainPending()
     }
 

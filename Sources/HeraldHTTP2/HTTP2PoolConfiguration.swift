@@ -14,6 +14,9 @@ public struct HTTP2PoolConfiguration: Sendable {
     public var maxPendingPerConnection: Int
     /// Streams assumed allowed per connection until the peer's SETTINGS arrive.
     public var initialMaxConcurrentStreams: Int
+    /// Herald's own cap on streams per connection, whatever the peer allows: NIOHTTP2's per-stream
+    /// bookkeeping grows with the streams open, so many shallow connections beat a few deep ones.
+    public var maxStreamsPerConnection: Int
     public var connectTimeout: TimeAmount
     /// A request still unanswered after this fails with `requestTimeout`.
     public var requestTimeout: TimeAmount
@@ -32,6 +35,7 @@ public struct HTTP2PoolConfiguration: Sendable {
     public init(
         host: String, port: Int = 443, tls: TLSConfiguration = .makeClientConfiguration(), connections: Int = 2,
         maxPendingPerConnection: Int = 10_000, initialMaxConcurrentStreams: Int = 100,
+        maxStreamsPerConnection: Int = 100,
         connectTimeout: TimeAmount = .seconds(10), requestTimeout: TimeAmount = .seconds(30),
         pingInterval: TimeAmount = .seconds(60), pingTimeout: TimeAmount = .seconds(10),
         readTimeout: TimeAmount = .seconds(30), reconnectBase: TimeAmount = .milliseconds(100),
@@ -43,6 +47,7 @@ public struct HTTP2PoolConfiguration: Sendable {
         self.connections = max(1, connections)
         self.maxPendingPerConnection = maxPendingPerConnection
         self.initialMaxConcurrentStreams = initialMaxConcurrentStreams
+        self.maxStreamsPerConnection = max(1, maxStreamsPerConnection)
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.pingInterval = pingInterval

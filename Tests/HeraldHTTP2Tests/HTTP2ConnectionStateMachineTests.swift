@@ -95,3 +95,16 @@ struct HTTP2ConnectionStateMachineTests {
         #expect(machine.streamCompleted(5).isEmpty)  // an unknown stream changes nothing
     }
 }
+
+@Suite("HTTP/2 stream cap")
+struct HTTP2StreamCapTests {
+    @Test("Herald's own cap bounds the peer's limit")
+    func cap() {
+        var machine = HTTP2ConnectionStateMachine<Int>(initialMaxConcurrentStreams: 100, streamCap: 2, maxPending: 10)
+        #expect(machine.maxConcurrentStreams == 2)
+        _ = machine.settingsReceived(maxConcurrentStreams: 1000)
+        #expect(machine.maxConcurrentStreams == 2)
+        _ = machine.settingsReceived(maxConcurrentStreams: 1)
+        #expect(machine.maxConcurrentStreams == 1)
+    }
+}

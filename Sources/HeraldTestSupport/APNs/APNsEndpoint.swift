@@ -1,0 +1,118 @@
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// The behaviour of `POST /3/device/<token>` on api.push.apple.com: checks, scripted answers and the request log
+/// behind ``MockAPNsServer``.
+final class APNsEndpoint: Sendable {
+    private struct ScriptEntry: Sendable {
+        var response: MockAPNsServer.ScriptedResponse
+        var remaining: Int?
+    }
+
+    private struct ErrorBody: Encodable {
+        var reason: String
+        var timestamp: Int64?
+    }
+
+    let log = RequestLog<MockAPNsServer.RecordedRequest>()
+    private let verifier: ProviderTokenVerifier
+    private let scripts = Mutex<[String: [ScriptEntry]]>([:])
+
+    init(credentials: [MockAPNsServer.Credential]) async throws {
+        verifier = try await ProviderTokenVerifier(credentials: credentials)
+    }
+
+    func script(token: String, _ response: MockAPNsServer.ScriptedResponse, times: Int?) {
+        scripts.withLock { $0[token, default: []].append(ScriptEntry(response: response, remaining: times)) }
+    }
+
+    func clearScripts() {
+        scripts.withLock { $0.removeAll() }
+    }
+
+    func respond(to request: TestHTTPRequest) async -> TestHTTPResponse {
+        let requestedID = request.header("apns-id")
+        let apnsID = requestedID.flatMap { APNsRequestRules.isUUID($0) ? $0 : nil } ?? UUID().uuidString
+        var record = MockAPNsServer.RecordedRequest(
+            method: request.method, path: request.path, token: nil, headers: request.headers, body: request.body,
+            json: request.body.isEmpty ? nil : try? JSONValue.parse(request.body), providerToken: nil, status: 200,
+            reason: nil, apnsID: apnsID, connectionID: request.connectionID, streamID: request.streamID)
+
+        var response = TestHTTPResponse(status: 200, headers: [("apns-id", apnsID)])
+        if let rejection = await check(request, record: &record) {
+            response.status = rejection.status
+            response.body = Self.errorBody(reason: rejection.reason, timestamp: nil)
+            record.reason = rejection.reason
+        } else if let token = record.token, let scripted = nextScript(for: token) {
+            response.delay = scripted.delay
+            switch scripted.outcome {
+            case .success:
+                response.headers.append(("apns-unique-id", UUID().uuidString.lowercased()))
+            case .error(let status, let reason, let timestamp, let retryAfter):
+                response.status = status
+                response.body = Self.errorBody(reason: reason, timestamp: timestamp)
+                record.reason = reason
+                if let retryAfter { response.headers.append(("retry-after", String(retryAfter))) }
+            }
+        } else {
+            // The development environment's Delivery Log identifier; the mock always answers like the sandbox.
+            response.headers.append(("apns-unique-id", UUID().uuidString.lowercased()))
+        }
+        record.status = response.status
+        log.append(record)
+        return response
+    }
+
+    /// Runs APNs' checks in the order a request meets them: method, path, headers, provider token, device token,
+    /// topic and push type, options, payload.
+    private func check(
+        _ request: TestHTTPRequest, record: inout MockAPNsServer.RecordedRequest
+    ) async -> APNsRejection? {
+        guard request.method == "POST" else { return .methodNotAllowed }
+        let token: String
+        switch APNsRequestRules.deviceToken(inPath: request.path) {
+        case .failure(let rejection): return rejection
+        case .success(let value): token = value
+        }
+        record.token = token
+        if let rejection = APNsRequestRules.checkDuplicates(in: request) { return rejection }
+
+        let (verified, tokenRejection) = await verifier.verify(
+            authorization: request.header("authorization"), now: Date())
+        record.providerToken = verified?.claims
+        if let tokenRejection { return tokenRejection }
+        guard let verified else { return .invalidProviderToken }
+
+        if let rejection = APNsRequestRules.checkDeviceToken(token) { return rejection }
+        let pushType: String
+        switch APNsRequestRules.checkTopic(
+            request.header("apns-topic"), pushType: request.header("apns-push-type"),
+            allowedTopics: verified.credential.topics)
+        {
+        case .failure(let rejection): return rejection
+        case .success(let value): pushType = value
+        }
+        if let rejection = APNsRequestRules.checkOptions(of: request) { return rejection }
+        return APNsRequestRules.checkPayload(request.body, json: record.json, pushType: pushType)
+    }
+
+    private func nextScript(for token: String) -> MockAPNsServer.ScriptedResponse? {
+        scripts.withLock { scripts in
+            guard var queue = scripts[token], !queue.isEmpty else { return nil }
+            let response = queue[0].response
+            if let remaining = queue[0].remaining {
+                if remaining <= 1 { queue.removeFirst() } else { queue[0].remaining = remaining - 1 }
+            }
+            scripts[token] = queue.isEmpty ? nil : queue
+            return response
+        }
+    }
+
+    private static func errorBody(reason: String, timestamp: Date?) -> [UInt8] {
+        let body = ErrorBody(
+            reason: reason, timestamp: timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) })
+        // Encoding two plain fields cannot fail.
+        return (try? Array(JSONEncoder().encode(body))) ?? Array(#"{"reason":"InternalServerError"}"#.utf8)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import HeraldHTTP2
+import HeraldTestSupport
+import NIOCore
+import NIOHPACK
+import NIOSSL
+import Testing
+
+@Suite("HTTP/2 pool against a live HTTP/2 + TLS peer", .serialized)
+struct HTTP2ConnectionPoolTests {
+    struct Peer {
+        let ca: TestCertificateAuthority
+        let key: TestAPNsAuthKey
+        let apns: MockAPNsServer
+
+        init() async throws {
+            ca = try TestCertificateAuthority()
+            key = TestAPNsAuthKey()
+            apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example"])])
+        }
+
+        func pool(
+            requestTimeout: TimeAmount = .seconds(120), readTimeout: TimeAmount = .seconds(60), connections: Int = 1
+        ) throws -> HTTP2ConnectionPool {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates([ca.rootCertificate])
+            return try HTTP2ConnectionPool(
+                configuration: HTTP2PoolConfiguration(
+                    host: "127.0.0.1", port: apns.port, tls: tls, connections: connections,
+                    connectTimeout: .seconds(60), requestTimeout: requestTimeout, pingInterval: .milliseconds(200),
+                    readTimeout: readTimeout))
+        }
+
+        func request(_ token: String) async throws -> HTTP2Request {
+            HTTP2Request(
+                path: "/3/device/\(token)",
+                headers: [
+                    ("authorization", "bearer " + (try await key.providerToken())), ("apns-topic", "com.example"),
+                    ("apns-push-type", "alert"),
+                ],
+                body: ByteBuffer(string: #"{"aps":{"alert":"hi"}}"#))
+        }
+    }
+
+    @Test("A request gets its response; an idle connection stays usable across keep-alive PINGs")
+    func roundTripAndKeepAlive() async throws {
+        let peer = try await Peer()
+        let pool = try peer.pool()
+        let first = try await pool.execute(try await peer.request(Fixtures.apnsToken()))
+        #expect(first.status == 200)
+        #expect(first.headers.first(name: "apns-id") != nil)
+        try await Task.sleep(for: .milliseconds(700))  // several PING intervals with nothing in flight
+        let second = try await pool.execute(try await peer.request(Fixtures.apnsToken()))
+        #expect(second.status == 200)
+        #expect(peer.apns.connectionCount == 1)
+        await pool.shutdown()
+        try await peer.apns.shutdown()
+    }
+
+    @Test("A request unanswered past its timeout fails with requestTimeout; the connection goes on")
+    func requestTimeout() async throws {
+        let peer = try await Peer()
+        let pool = try peer.pool(requestTimeout: .milliseconds(300))
+        let slow = Fixtures.apnsToken()
+        peer.apns.script(token: slow, .success(after: .seconds(2)))
+        await #expect(throws: HTTP2ClientError.requestTimeout) { try await pool.execute(try await peer.request(slow)) }
+        #expect(try await pool.execute(try await peer.request(Fixtures.apnsToken())).status == 200)
+        await pool.shutdown()
+        try await peer.apns.shutdown()
+    }
+
+    @Test("A connection that reads nothing past the read timeout is closed and replaced")
+    func readTimeout() async throws {
+        let peer = try await Peer()
+        let pool = try peer.pool(requestTimeout: .seconds(120), readTimeout: .milliseconds(400))
+        let stuck = Fixtures.apnsToken()
+        peer.apns.script(token: stuck, .success(after: .seconds(5)))
+        await #expect(throws: HTTP2ClientError.connectionClosed) {
+            try await pool.execute(try await peer.request(stuck))
+        }
+        #expect(try await pool.execute(try await peer.request(Fixtures.apnsToken())).status == 200)
+        #expect(peer.apns.connectionCount == 2)
+        await pool.shutdown()
+        try await peer.apns.shutdown()
+    }
+
+    @Test("No peer: requests fail with connectFailed, never hang")
+    func connectFailure() async throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let pool = try HTTP2ConnectionPool(
+            configuration: HTTP2PoolConfiguration(host: "127.0.0.1", port: 1, tls: tls, connectTimeout: .seconds(2)))
+        let error = await #expect(throws: HTTP2ClientError.self) {
+            try await pool.execute(HTTP2Request(path: "/"))
+        }
+        #expect(error?.isTransient == true)
+        await pool.shutdown()
+        await #expect(throws: HTTP2ClientError.shutdown) { try await pool.execute(HTTP2Request(path: "/")) }
+    }
+}

@@ -1,0 +1,62 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldTestSupport
+import NIOCore
+import NIOHTTP1
+
+/// A response as the tests look at it.
+struct Reply: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    /// A string member of the JSON body, following a path of object keys.
+    func string(_ path: String...) -> String? {
+        value(at: path) as? String
+    }
+
+    /// A number member of the JSON body, following a path of object keys.
+    func number(_ path: String...) -> Double? {
+        (value(at: path) as? NSNumber)?.doubleValue
+    }
+
+    /// The `details` array of a `google.rpc.Status` error body.
+    var rpcDetails: [[String: Any]] {
+        (value(at: ["error", "details"]) as? [[String: Any]]) ?? []
+    }
+
+    func value(at path: [String]) -> Any? {
+        var current: Any? = try? JSONSerialization.jsonObject(with: Data(body))
+        for key in path {
+            current = (current as? [String: Any])?[key]
+        }
+        return current
+    }
+}
+
+/// An AsyncHTTPClient that trusts only `ca` and negotiates HTTP/2.
+func makeHTTPClient(trusting ca: TestCertificateAuthority) -> HTTPClient {
+    var configuration = HTTPClient.Configuration(tlsConfiguration: ca.clientTLSConfiguration())
+    configuration.httpVersion = .automatic
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+}
+
+extension HTTPClient {
+    /// Sends one request and collects the whole response.
+    func send(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        timeout: TimeAmount = .seconds(30)
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers {
+            request.headers.add(name: name, value: value)
+        }
+        if let body {
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response = try await execute(request, timeout: timeout)
+        let collected = try await response.body.collect(upTo: 1 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Array(buffer: collected))
+    }
+}

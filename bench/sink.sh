@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Starts nginx as an HTTP/2 TLS sink on 127.0.0.1 that answers like APNs (200, an apns-id header)
+# after reading each request body, with a throwaway CA. Prints the directory it works in.
+# Usage: bench/sink.sh start DIR PORT | bench/sink.sh stop DIR
+set -euo pipefail
+command=$1
+dir=$2
+case "$command" in
+start)
+    port=$3
+    mkdir -p "$dir/www" "$dir/logs"
+    : > "$dir/www/sink"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=Herald bench CA" \
+        -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+        -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$dir/ext.cnf"
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 1 \
+        -extfile "$dir/ext.cnf" -out "$dir/server.pem" 2>/dev/null
+    cat > "$dir/nginx.conf" <<CONF
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    http2_max_concurrent_streams 1000;
+    client_body_buffer_size 16k;
+    client_body_temp_path $dir/tmp;
+    proxy_temp_path $dir/tmp;
+    fastcgi_temp_path $dir/tmp;
+    uwsgi_temp_path $dir/tmp;
+    scgi_temp_path $dir/tmp;
+    server {
+        listen 127.0.0.1:$port ssl http2;
+        ssl_certificate $dir/server.pem;
+        ssl_certificate_key $dir/server.key;
+        root $dir/www;
+        # The mirror reads the whole request body before the content phase (a bare "return" would
+        # discard it, and nginx closes HTTP/2 connections that send bodies it discards as a flood).
+        location /3/device/ {
+            rewrite ^ /sink break;
+            mirror /_read;
+            mirror_request_body on;
+            error_page 405 =200 /_ok;
+        }
+        location = /_read { internal; return 204; }
+        location = /_ok { internal; add_header apns-id \$request_id always; return 200; }
+    }
+}
+CONF
+    mkdir -p "$dir/tmp"
+    nginx -c "$dir/nginx.conf" -p "$dir"
+    ;;
+stop)
+    if [ -f "$dir/nginx.pid" ]; then kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true; fi
+    ;;
+esac
