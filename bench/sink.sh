@@ -10,6 +10,10 @@ start)
     port=$3
     mkdir -p "$dir/www" "$dir/logs"
     : > "$dir/www/sink"
+    # nginx's workers run as an unprivileged user: they must be able to reach the sink file
+    # (mktemp -d makes 0700 directories).
+    chmod 755 "$dir" "$dir/www"
+    chmod 644 "$dir/www/sink"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=Herald bench CA" \
         -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import Synchronization
 
 /// A request travelling through the pool, with where its result goes.
 final class PooledRequest: @unchecked Sendable {
@@ -16,8 +17,8 @@ final class PooledRequest: @unchecked Sendable {
     let sink: Sink
     let deadline: NIODeadline
     var attempts = 0
-    /// Releases the load the request puts on the connection carrying it.
-    var onLeave: (@Sendable () -> Void)?
+    /// The load counter of the connection carrying the request.
+    var carrier: ConnectionLoad?
 
     init(request: HTTP2Request, sink: Sink, deadline: NIODeadline) {
         self.request = request
@@ -27,8 +28,8 @@ final class PooledRequest: @unchecked Sendable {
 
     /// The request leaves its connection (answered, failed, or going elsewhere).
     func leave() {
-        onLeave?()
-        onLeave = nil
+        carrier?.count.subtract(1, ordering: .relaxed)
+        carrier = nil
     }
 
     func succeed(_ response: HTTP2Response) {
@@ -48,6 +49,11 @@ final class PooledRequest: @unchecked Sendable {
     }
 }
 
+/// How many requests a connection carries, read by the pool to pick the least-loaded one.
+final class ConnectionLoad: Sendable {
+    let count = Atomic<Int>(0)
+}
+
 /// Sits behind `NIOHTTP2Handler` on the connection channel (no stream multiplexer): it writes each
 /// request as HEADERS and DATA frames with explicit stream ids, flushes once per event-loop turn,
 /// reads response frames, and performs what ``HTTP2ConnectionStateMachine`` decides.
@@ -64,7 +70,11 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
 
     private var machine: HTTP2ConnectionStateMachine<PooledRequest>
     private var responses: [Int: ResponseBuilder] = [:]
-    private var timeouts: [Int: Scheduled<Void>] = [:]
+    /// Response bytes received on the connection and not yet returned with WINDOW_UPDATE.
+    private var connectionWindowDebt = 0
+
+    /// Sweeps open streams for passed deadlines (one timer per connection, not one per request).
+    private var deadlineSweep: RepeatedTask?
     private var context: ChannelHandlerContext?
     private var flushScheduled = false
     private var lastReadAt = NIODeadline.now()
@@ -109,10 +119,14 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) {
             [weak self] _ in self?.checkLiveness()
         }
+        deadlineSweep = context.eventLoop.scheduleRepeatedTask(
+            initialDelay: .milliseconds(50), delay: .milliseconds(50)
+        ) { [weak self] _ in self?.sweepDeadlines() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         keepAlive?.cancel()
+        deadlineSweep?.cancel()
         // A channel that closes before it ever connected never saw channelActive or channelInactive.
         closed()
         self.context = nil
@@ -145,6 +159,7 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
             responses[id] = builder
             if headers.endStream { finish(stream: id) }
         case .data(let data):
+            returnConnectionWindow(data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0))
             guard machine.open[id] != nil else { return }
             if case .byteBuffer(var bytes) = data.data {
                 if responses[id]?.body == nil {
@@ -155,7 +170,6 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
             }
             if data.endStream { finish(stream: id) }
         case .rstStream(let code):
-            cancelTimeout(id)
             responses[id] = nil
             perform(machine.streamReset(id, refused: code == .refusedStream, errorCode: UInt32(code.networkCode)))
         case .goAway(let lastStreamID, _, _):
@@ -180,6 +194,15 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
     /// channelActive once the handshake completes, and NIOHTTP2Handler writes its preface then).
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
+        // Open the connection window from RFC 9113's 65,535 bytes to the target at once.
+        if configuration.connectionWindowSize > 65_535 {
+            context.writeAndFlush(
+                wrapOutboundOut(
+                    HTTP2Frame(
+                        streamID: .rootStream,
+                        payload: .windowUpdate(windowSizeIncrement: configuration.connectionWindowSize - 65_535))),
+                promise: nil)
+        }
         readiness?.succeed()
         readiness = nil
     }
@@ -197,14 +220,12 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         readiness?.fail(HTTP2ClientError.connectionClosed)
         readiness = nil
         retire()
-        for (_, task) in timeouts { task.cancel() }
-        timeouts.removeAll()
+        deadlineSweep?.cancel()
         responses.removeAll()
         perform(machine.connectionClosed())
     }
 
     private func finish(stream id: Int) {
-        cancelTimeout(id)
         let builder = responses.removeValue(forKey: id)
         guard let status = builder?.status else {
             return perform(machine.streamFailed(id, error: .invalidResponse("stream ended without a :status")))
@@ -254,9 +275,6 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
                         payload: .data(.init(data: .byteBuffer(pooled.request.body), endStream: true)))),
                 promise: nil)
         }
-        timeouts[id] = context.eventLoop.scheduleTask(deadline: pooled.deadline) { [weak self] in
-            self?.timedOut(stream: id)
-        }
         scheduleFlush()
     }
 
@@ -271,18 +289,34 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// With no stream multiplexer in the pipeline, NIOHTTP2 leaves the connection-level inbound
+    /// window to us: return consumed bytes once half the window is used, or error bodies would
+    /// eventually stall the connection (RFC 9113 §6.9).
+    private func returnConnectionWindow(_ length: Int) {
+        guard length > 0, let context else { return }
+        connectionWindowDebt += length
+        guard connectionWindowDebt >= max(configuration.connectionWindowSize, 65_535) / 2 else { return }
+        context.write(
+            wrapOutboundOut(
+                HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: connectionWindowDebt))),
+            promise: nil)
+        connectionWindowDebt = 0
+        scheduleFlush()
+    }
+
+    /// Fails the streams whose deadline has passed (checked every 50 ms).
+    private func sweepDeadlines() {
+        let now = NIODeadline.now()
+        for (id, request) in machine.open where request.deadline <= now { timedOut(stream: id) }
+    }
+
     private func timedOut(stream id: Int) {
-        timeouts[id] = nil
         responses[id] = nil
         guard machine.open[id] != nil, let context else { return }
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: HTTP2StreamID(id), payload: .rstStream(.cancel))), promise: nil)
         scheduleFlush()
         perform(machine.streamFailed(id, error: .requestTimeout))
-    }
-
-    private func cancelTimeout(_ id: Int) {
-        timeouts.removeValue(forKey: id)?.cancel()
     }
 
     private func checkLiveness() {

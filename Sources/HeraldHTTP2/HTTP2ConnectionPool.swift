@@ -15,7 +15,7 @@ public final class HTTP2ConnectionPool: Sendable {
         let id: Int
         let channel: any Channel
         let handler: NIOLoopBound<HTTP2ClientConnectionHandler>
-        let load = Atomic<Int>(0)
+        let load = ConnectionLoad()
 
         init(id: Int, channel: any Channel, handler: HTTP2ClientConnectionHandler) {
             self.id = id
@@ -25,10 +25,8 @@ public final class HTTP2ConnectionPool: Sendable {
 
         /// Hands requests to the connection's handler in one event-loop task.
         func submit(_ requests: [PooledRequest]) {
-            load.add(requests.count, ordering: .relaxed)
-            for request in requests {
-                request.onLeave = { [self] in load.subtract(1, ordering: .relaxed) }
-            }
+            load.count.add(requests.count, ordering: .relaxed)
+            for request in requests { request.carrier = load }
             if channel.eventLoop.inEventLoop {
                 for request in requests { handler.value.submit(request) }
             } else {
@@ -143,7 +141,9 @@ public final class HTTP2ConnectionPool: Sendable {
             let wantMore = state.live.count + state.connecting < configuration.connections
             let canConnect = wantMore && NIODeadline.now() >= state.nextConnectAt
             if canConnect { state.connecting += 1 }
-            if let best = state.live.min(by: { $0.load.load(ordering: .relaxed) < $1.load.load(ordering: .relaxed) }) {
+            if let best = state.live.min(by: {
+                $0.load.count.load(ordering: .relaxed) < $1.load.count.load(ordering: .relaxed)
+            }) {
                 return .connection(best, openAnother: canConnect)
             }
             if state.connecting > 0 {

@@ -10,6 +10,8 @@ public struct HTTP2PoolConfiguration: Sendable {
     public var tls: TLSConfiguration
     /// Long-lived connections kept to the host; streams are spread over them.
     public var connections: Int
+    /// The inbound connection-level flow-control window kept open for responses (RFC 9113 §6.9).
+    public var connectionWindowSize: Int
     /// Requests that may wait for a stream, per connection.
     public var maxPendingPerConnection: Int
     /// Streams assumed allowed per connection until the peer's SETTINGS arrive.
@@ -35,7 +37,7 @@ public struct HTTP2PoolConfiguration: Sendable {
     public init(
         host: String, port: Int = 443, tls: TLSConfiguration = .makeClientConfiguration(), connections: Int = 2,
         maxPendingPerConnection: Int = 10_000, initialMaxConcurrentStreams: Int = 100,
-        maxStreamsPerConnection: Int = 100,
+        maxStreamsPerConnection: Int = 100, connectionWindowSize: Int = 1 << 20,
         connectTimeout: TimeAmount = .seconds(10), requestTimeout: TimeAmount = .seconds(30),
         pingInterval: TimeAmount = .seconds(60), pingTimeout: TimeAmount = .seconds(10),
         readTimeout: TimeAmount = .seconds(30), reconnectBase: TimeAmount = .milliseconds(100),
@@ -48,6 +50,7 @@ public struct HTTP2PoolConfiguration: Sendable {
         self.maxPendingPerConnection = maxPendingPerConnection
         self.initialMaxConcurrentStreams = initialMaxConcurrentStreams
         self.maxStreamsPerConnection = max(1, maxStreamsPerConnection)
+        self.connectionWindowSize = min(max(65_535, connectionWindowSize), Int(Int32.max))
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.pingInterval = pingInterval

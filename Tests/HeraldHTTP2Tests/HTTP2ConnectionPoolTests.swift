@@ -20,13 +20,15 @@ struct HTTP2ConnectionPoolTests {
         }
 
         func pool(
-            requestTimeout: TimeAmount = .seconds(120), readTimeout: TimeAmount = .seconds(60), connections: Int = 1
+            requestTimeout: TimeAmount = .seconds(120), readTimeout: TimeAmount = .seconds(60), connections: Int = 1,
+            connectionWindowSize: Int = 1 << 20
         ) throws -> HTTP2ConnectionPool {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates([ca.rootCertificate])
             return try HTTP2ConnectionPool(
                 configuration: HTTP2PoolConfiguration(
                     host: "127.0.0.1", port: apns.port, tls: tls, connections: connections,
+                    connectionWindowSize: connectionWindowSize,
                     connectTimeout: .seconds(60), requestTimeout: requestTimeout, pingInterval: .milliseconds(200),
                     readTimeout: readTimeout))
         }
@@ -84,6 +86,26 @@ struct HTTP2ConnectionPoolTests {
         try await peer.apns.shutdown()
     }
 
+    @Test("Response bodies beyond the connection window: the window is returned and nothing stalls")
+    func connectionWindow() async throws {
+        let peer = try await Peer()
+        // RFC 9113's initial 65,535-byte window and ~3,000 error bodies of ~27 bytes: more than fits.
+        let pool = try peer.pool(connectionWindowSize: 65_535)
+        let requests = try await (0..<3000).asyncMap { _ in
+            let token = Fixtures.apnsToken()
+            peer.apns.script(token: token, .badDeviceToken)
+            return try await peer.request(token)
+        }
+        let results = await pool.execute(batch: requests)
+        let answered = results.filter { (try? $0.get().status) == 400 }.count
+        let bodyBytes = results.reduce(0) { $0 + ((try? $1.get().body.readableBytes) ?? 0) }
+        await pool.shutdown()
+        try await peer.apns.shutdown()
+        #expect(answered == 3000)
+        #expect(bodyBytes > 65_535)
+        #expect(peer.apns.connectionCount == 1)
+    }
+
     @Test("No peer: requests fail with connectFailed, never hang")
     func connectFailure() async throws {
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -96,5 +118,13 @@ struct HTTP2ConnectionPoolTests {
         #expect(error?.isTransient == true)
         await pool.shutdown()
         await #expect(throws: HTTP2ClientError.shutdown) { try await pool.execute(HTTP2Request(path: "/")) }
+    }
+}
+
+extension Sequence {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
     }
 }

@@ -96,14 +96,4 @@ struct MockAPNsServerConnectionTests {
             #expect(apns.server.peakConcurrentStreams == 1)
         }
     }
-
-    @Test("setMaxConcurrentStreams on an open connection sends SETTINGS the client accepts")
-    func settingsOnOpenConnection() async throws {
-        try await APNsHarness.run { apns async throws in
-            #expect(try await apns.send().status == 200)
-            apns.server.setMaxConcurrentStreams(10)
-            #expect(try await apns.send().status == 200)
-            #expect(apns.server.connectionCount == 1)
-        }
-    }
 }
