@@ -1,15 +1,9 @@
 import Foundation
 import HeraldCore
-import Synchronization
 
 /// The behaviour of `POST /3/device/<token>` on api.push.apple.com: checks, scripted answers and the request log
 /// behind ``MockAPNsServer``.
 final class APNsEndpoint: Sendable {
-    private struct ScriptEntry: Sendable {
-        var response: MockAPNsServer.ScriptedResponse
-        var remaining: Int?
-    }
-
     private struct ErrorBody: Encodable {
         var reason: String
         var timestamp: Int64?
@@ -17,18 +11,18 @@ final class APNsEndpoint: Sendable {
 
     let log = RequestLog<MockAPNsServer.RecordedRequest>()
     private let verifier: ProviderTokenVerifier
-    private let scripts = Mutex<[String: [ScriptEntry]]>([:])
+    private let scripts = TokenScripts<MockAPNsServer.ScriptedResponse>()
 
     init(credentials: [MockAPNsServer.Credential]) async throws {
         verifier = try await ProviderTokenVerifier(credentials: credentials)
     }
 
     func script(token: String, _ response: MockAPNsServer.ScriptedResponse, times: Int?) {
-        scripts.withLock { $0[token, default: []].append(ScriptEntry(response: response, remaining: times)) }
+        scripts.add(token: token, response, times: times)
     }
 
     func clearScripts() {
-        scripts.withLock { $0.removeAll() }
+        scripts.clear()
     }
 
     func respond(to request: TestHTTPRequest) async -> TestHTTPResponse {
@@ -44,7 +38,7 @@ final class APNsEndpoint: Sendable {
             response.status = rejection.status
             response.body = Self.errorBody(reason: rejection.reason, timestamp: nil)
             record.reason = rejection.reason
-        } else if let token = record.token, let scripted = nextScript(for: token) {
+        } else if let token = record.token, let scripted = scripts.next(for: token) {
             response.delay = scripted.delay
             switch scripted.outcome {
             case .success:
@@ -95,18 +89,6 @@ final class APNsEndpoint: Sendable {
         }
         if let rejection = APNsRequestRules.checkOptions(of: request) { return rejection }
         return APNsRequestRules.checkPayload(request.body, json: record.json, pushType: pushType)
-    }
-
-    private func nextScript(for token: String) -> MockAPNsServer.ScriptedResponse? {
-        scripts.withLock { scripts in
-            guard var queue = scripts[token], !queue.isEmpty else { return nil }
-            let response = queue[0].response
-            if let remaining = queue[0].remaining {
-                if remaining <= 1 { queue.removeFirst() } else { queue[0].remaining = remaining - 1 }
-            }
-            scripts[token] = queue.isEmpty ? nil : queue
-            return response
-        }
     }
 
     private static func errorBody(reason: String, timestamp: Date?) -> [UInt8] {

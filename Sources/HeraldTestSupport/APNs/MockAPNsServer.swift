@@ -9,8 +9,11 @@
 /// defer { Task { try await apns.shutdown() } }
 /// apns.script(token: deadToken, .unregistered())
 /// ```
-public final class MockAPNsServer: Sendable {
+public final class MockAPNsServer: MockHTTP2Server {
     private let server: HTTP2TestServer
+
+    /// The HTTP/2 + TLS server the mock answers on.
+    public var http2Server: HTTP2TestServer { server }
     private let endpoint: APNsEndpoint
 
     private init(server: HTTP2TestServer, endpoint: APNsEndpoint) {
@@ -36,13 +39,6 @@ public final class MockAPNsServer: Sendable {
         return MockAPNsServer(server: server, endpoint: endpoint)
     }
 
-    /// The port the mock listens on.
-    public var port: Int { server.port }
-
-    /// The mock's origin, `https://127.0.0.1:<port>`, to configure a client with in place of
-    /// `https://api.push.apple.com`.
-    public var baseURL: String { "https://127.0.0.1:\(port)" }
-
     // MARK: Recording
 
     /// Every request received so far, oldest first, whatever the answer.
@@ -67,48 +63,5 @@ public final class MockAPNsServer: Sendable {
     /// Removes every device script.
     public func clearScripts() {
         endpoint.clearScripts()
-    }
-
-    // MARK: Connection scripts
-
-    /// Sets SETTINGS_MAX_CONCURRENT_STREAMS: sent at once in a SETTINGS frame on every open connection, and used in
-    /// the initial SETTINGS of new ones. The mock refuses streams beyond it (RST_STREAM REFUSED_STREAM) once the
-    /// client has acknowledged the setting.
-    public func setMaxConcurrentStreams(_ n: Int) {
-        server.setMaxConcurrentStreams(n)
-    }
-
-    /// After the n-th stream on a connection (counted from this call on open connections), sends GOAWAY with that
-    /// stream as the last stream ID, answers the streams up to it, ignores later ones and then closes the
-    /// connection. Replaces any other connection script.
-    public func goAway(afterStreams n: Int) {
-        server.setConnectionScript(.goAway(afterStreams: n))
-    }
-
-    /// Answers n streams on a connection (counted from this call on open connections), then closes the TCP
-    /// connection abruptly, with neither GOAWAY nor TLS close_notify; streams past the n-th are never answered.
-    /// Replaces any other connection script.
-    public func dropConnections(afterStreams n: Int) {
-        server.setConnectionScript(.drop(afterStreams: n))
-    }
-
-    /// Removes the GOAWAY or drop script; connections already closing still close.
-    public func clearConnectionScripts() {
-        server.setConnectionScript(nil)
-    }
-
-    /// The highest number of streams one connection had in service at once, to check that a client respects
-    /// SETTINGS_MAX_CONCURRENT_STREAMS.
-    public var peakConcurrentStreams: Int { server.peakConcurrentStreams }
-
-    /// How many TCP connections the mock has accepted.
-    public var connectionCount: Int { server.acceptedConnections }
-
-    // MARK: Lifecycle
-
-    /// Stops listening, closes every connection and waits for in-flight requests; delayed answers are abandoned.
-    /// - Throws: Never in practice; reserved for channel close failures.
-    public func shutdown() async throws {
-        try await server.shutdown()
     }
 }

@@ -1,19 +1,13 @@
 import Foundation
 import HeraldCore
-import Synchronization
 
 /// The behaviour of FCM HTTP v1's `POST /v1/projects/<project>/messages:send` and of Google's token endpoint behind
 /// ``MockFCMServer``: authentication, message checks, scripted answers and the request log.
 final class FCMEndpoint: Sendable {
-    private struct ScriptEntry: Sendable {
-        var response: MockFCMServer.ScriptedResponse
-        var remaining: Int?
-    }
-
     let log = RequestLog<MockFCMServer.RecordedRequest>()
     let oauth: GoogleOAuthEndpoint
     private let projectID: String
-    private let scripts = Mutex<[String: [ScriptEntry]]>([:])
+    private let scripts = TokenScripts<MockFCMServer.ScriptedResponse>()
 
     init(projectID: String, oauth: GoogleOAuthEndpoint) {
         self.projectID = projectID
@@ -21,11 +15,11 @@ final class FCMEndpoint: Sendable {
     }
 
     func script(token: String, _ response: MockFCMServer.ScriptedResponse, times: Int?) {
-        scripts.withLock { $0[token, default: []].append(ScriptEntry(response: response, remaining: times)) }
+        scripts.add(token: token, response, times: times)
     }
 
     func clearScripts() {
-        scripts.withLock { $0.removeAll() }
+        scripts.clear()
     }
 
     func respond(to request: TestHTTPRequest) async -> TestHTTPResponse {
@@ -49,7 +43,7 @@ final class FCMEndpoint: Sendable {
             record.errorStatus = error.status
             record.errorCode = error.fcmErrorCode
         case .success(let send):
-            let scripted = send.token.flatMap { nextScript(for: $0) }
+            let scripted = send.token.flatMap { scripts.next(for: $0) }
             if let scripted, let error = scripted.error {
                 response = Self.response(for: error)
                 if let retryAfter = scripted.retryAfter { response.headers.append(("retry-after", String(retryAfter))) }
@@ -89,18 +83,6 @@ final class FCMEndpoint: Sendable {
         let result = FCMMessageRules.validate(request.body)
         if case .success(let send) = result { record.token = send.token }
         return result
-    }
-
-    private func nextScript(for token: String) -> MockFCMServer.ScriptedResponse? {
-        scripts.withLock { scripts in
-            guard var queue = scripts[token], !queue.isEmpty else { return nil }
-            let response = queue[0].response
-            if let remaining = queue[0].remaining {
-                if remaining <= 1 { queue.removeFirst() } else { queue[0].remaining = remaining - 1 }
-            }
-            scripts[token] = queue.isEmpty ? nil : queue
-            return response
-        }
     }
 
     private static func response(for error: GoogleRPCError) -> TestHTTPResponse {

@@ -11,8 +11,11 @@ import JWTKit
 /// let json = account.json(tokenURI: fcm.tokenURI)  // what the client under test is configured with
 /// fcm.script(token: oldToken, .unregistered)
 /// ```
-public final class MockFCMServer: Sendable {
+public final class MockFCMServer: MockHTTP2Server {
     private let server: HTTP2TestServer
+
+    /// The HTTP/2 + TLS server the mock answers on.
+    public var http2Server: HTTP2TestServer { server }
     private let endpoint: FCMEndpoint
 
     /// The project the mock serves; sends to other projects get `403 PERMISSION_DENIED`.
@@ -56,13 +59,6 @@ public final class MockFCMServer: Sendable {
             ca: ca, projectID: serviceAccount.projectID, serviceAccountPublicKey: serviceAccount.publicKey,
             clientEmail: serviceAccount.clientEmail, maxConcurrentStreams: maxConcurrentStreams)
     }
-
-    /// The port the mock listens on.
-    public var port: Int { server.port }
-
-    /// The mock's origin, `https://127.0.0.1:<port>`, to configure a client with in place of
-    /// `https://fcm.googleapis.com`.
-    public var baseURL: String { "https://127.0.0.1:\(port)" }
 
     /// The token endpoint, `<baseURL>/token`: the service account's `token_uri` and the assertion's `aud`.
     public var tokenURI: String { baseURL + "/token" }
@@ -110,45 +106,5 @@ public final class MockFCMServer: Sendable {
     /// Revokes every access token issued so far: the next send with one of them gets `401 UNAUTHENTICATED`.
     public func revokeAccessTokens() {
         endpoint.oauth.revokeAll()
-    }
-
-    // MARK: Connection scripts
-
-    /// Sets SETTINGS_MAX_CONCURRENT_STREAMS: sent at once in a SETTINGS frame on every open connection, and used in
-    /// the initial SETTINGS of new ones.
-    public func setMaxConcurrentStreams(_ n: Int) {
-        server.setMaxConcurrentStreams(n)
-    }
-
-    /// After the n-th stream on a connection (counted from this call on open connections), sends GOAWAY with that
-    /// stream as the last stream ID, answers the streams up to it, ignores later ones and then closes the
-    /// connection. Replaces any other connection script.
-    public func goAway(afterStreams n: Int) {
-        server.setConnectionScript(.goAway(afterStreams: n))
-    }
-
-    /// Answers n streams on a connection (counted from this call on open connections), then closes the TCP
-    /// connection abruptly, with neither GOAWAY nor TLS close_notify. Replaces any other connection script.
-    public func dropConnections(afterStreams n: Int) {
-        server.setConnectionScript(.drop(afterStreams: n))
-    }
-
-    /// Removes the GOAWAY or drop script; connections already closing still close.
-    public func clearConnectionScripts() {
-        server.setConnectionScript(nil)
-    }
-
-    /// The highest number of streams one connection had in service at once.
-    public var peakConcurrentStreams: Int { server.peakConcurrentStreams }
-
-    /// How many TCP connections the mock has accepted.
-    public var connectionCount: Int { server.acceptedConnections }
-
-    // MARK: Lifecycle
-
-    /// Stops listening, closes every connection and waits for in-flight requests; delayed answers are abandoned.
-    /// - Throws: Never in practice; reserved for channel close failures.
-    public func shutdown() async throws {
-        try await server.shutdown()
     }
 }

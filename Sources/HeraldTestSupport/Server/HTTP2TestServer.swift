@@ -8,7 +8,7 @@ import Synchronization
 /// The HTTP/2-over-TLS engine under the mock provider servers: it accepts connections on 127.0.0.1, hands every
 /// stream's request to a handler, writes the handler's answer, and plays connection-level scripts (SETTINGS,
 /// GOAWAY, abrupt drops).
-final class HTTP2TestServer: Sendable {
+public final class HTTP2TestServer: Sendable {
     /// Answers one request. Called concurrently for concurrent streams.
     typealias Handler = @Sendable (TestHTTPRequest) async -> TestHTTPResponse
 

@@ -1,0 +1,52 @@
+/// A mock provider on ``HTTP2TestServer``: the connection-level scripts and counters both mocks share.
+public protocol MockHTTP2Server: Sendable {
+    /// The HTTP/2 + TLS server the mock answers on.
+    var http2Server: HTTP2TestServer { get }
+}
+
+extension MockHTTP2Server {
+    /// The port the mock listens on.
+    public var port: Int { http2Server.port }
+
+    /// The mock's origin, `https://127.0.0.1:<port>`, to configure a client with in place of the real service.
+    public var baseURL: String { "https://127.0.0.1:\(port)" }
+
+    /// Sets SETTINGS_MAX_CONCURRENT_STREAMS: sent at once in a SETTINGS frame on every open connection, and used in
+    /// the initial SETTINGS of new ones. The mock refuses streams beyond it (RST_STREAM REFUSED_STREAM) once the
+    /// client has acknowledged the setting.
+    public func setMaxConcurrentStreams(_ n: Int) {
+        http2Server.setMaxConcurrentStreams(n)
+    }
+
+    /// After the n-th stream on a connection (counted from this call on open connections), sends GOAWAY with that
+    /// stream as the last stream ID, answers the streams up to it, ignores later ones and then closes the
+    /// connection. Replaces any other connection script.
+    public func goAway(afterStreams n: Int) {
+        http2Server.setConnectionScript(.goAway(afterStreams: n))
+    }
+
+    /// Answers n streams on a connection (counted from this call on open connections), then closes the TCP
+    /// connection abruptly, with neither GOAWAY nor TLS close_notify; streams past the n-th are never answered.
+    /// Replaces any other connection script.
+    public func dropConnections(afterStreams n: Int) {
+        http2Server.setConnectionScript(.drop(afterStreams: n))
+    }
+
+    /// Removes the GOAWAY or drop script; connections already closing still close.
+    public func clearConnectionScripts() {
+        http2Server.setConnectionScript(nil)
+    }
+
+    /// The highest number of streams one connection had in service at once, to check that a client respects
+    /// SETTINGS_MAX_CONCURRENT_STREAMS.
+    public var peakConcurrentStreams: Int { http2Server.peakConcurrentStreams }
+
+    /// How many TCP connections the mock has accepted.
+    public var connectionCount: Int { http2Server.acceptedConnections }
+
+    /// Stops listening, closes every connection and waits for in-flight requests; delayed answers are abandoned.
+    /// - Throws: Never in practice; reserved for channel close failures.
+    public func shutdown() async throws {
+        try await http2Server.shutdown()
+    }
+}
