@@ -102,7 +102,8 @@ public final class APNsClient: Sendable {
             }
         }
         let request = HTTP2Request(
-            path: "/3/device/\(notification.deviceToken)", headers: notification.headers(authorization: authorization),
+            path: "/3/device/" + notification.deviceToken,
+            headerBlock: notification.headers(authorization: authorization),
             body: ByteBuffer(bytes: notification.payload))
         do {
             let answer = try await pool.execute(request)
@@ -124,11 +125,21 @@ public final class APNsClient: Sendable {
                 return (Array(repeating: failure, count: batch.count), nil)
             }
         }
-        let requests = batch.map { notification in
-            HTTP2Request(
-                path: "/3/device/\(notification.deviceToken)",
-                headers: notification.headers(authorization: authorization),
-                body: ByteBuffer(bytes: notification.payload))
+        // Neighbours in a batch usually share their headers and often their payload: build each
+        // once and let the requests share the storage.
+        var requests: [HTTP2Request] = []
+        requests.reserveCapacity(batch.count)
+        var previous: (notification: APNsNotification, headers: HPACKHeaders, body: ByteBuffer)?
+        for notification in batch {
+            let headers =
+                previous.flatMap { $0.notification.sharesHeaders(with: notification) ? $0.headers : nil }
+                ?? notification.headers(authorization: authorization)
+            let body =
+                previous.flatMap { $0.notification.payload == notification.payload ? $0.body : nil }
+                ?? ByteBuffer(bytes: notification.payload)
+            requests.append(
+                HTTP2Request(path: "/3/device/" + notification.deviceToken, headerBlock: headers, body: body))
+            previous = (notification, headers, body)
         }
         let answers = await pool.execute(batch: requests)
         return (

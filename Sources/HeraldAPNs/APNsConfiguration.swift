@@ -56,17 +56,20 @@ public struct APNsConfiguration: Sendable {
     public var trustRoots: [NIOSSLCertificate]?
     /// Connections per host.
     public var connections: Int
+    /// Streams Herald keeps open per connection (below the peer's limit when that is lower).
+    public var maxStreamsPerConnection: Int
     public var requestTimeout: TimeAmount
 
     /// Creates a configuration.
     public init(
         environment: Environment, authentication: Authentication, trustRoots: [NIOSSLCertificate]? = nil,
-        connections: Int = 2, requestTimeout: TimeAmount = .seconds(30)
+        connections: Int = 2, maxStreamsPerConnection: Int = 100, requestTimeout: TimeAmount = .seconds(30)
     ) {
         self.environment = environment
         self.authentication = authentication
         self.trustRoots = trustRoots
         self.connections = connections
+        self.maxStreamsPerConnection = maxStreamsPerConnection
         self.requestTimeout = requestTimeout
     }
 
@@ -79,6 +82,6 @@ public struct APNsConfiguration: Sendable {
         }
         return HTTP2PoolConfiguration(
             host: environment.host, port: environment.port, tls: tls, connections: connections,
-            requestTimeout: requestTimeout)
+            maxStreamsPerConnection: maxStreamsPerConnection, requestTimeout: requestTimeout)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import NIOHPACK
 
 /// One push to one device: the headers of "Sending notification requests to APNs" and the payload.
 public struct APNsNotification: Sendable {
@@ -52,17 +53,23 @@ public struct APNsNotification: Sendable {
     }
 
     /// The request headers, lower-case as HTTP/2 sends them.
-    func headers(authorization: String?) -> [(String, String)] {
-        var headers: [(String, String)] = [
-            ("apns-push-type", pushType.rawValue),
-            ("apns-topic", pushType.topic(bundleID: bundleID)),
-            ("apns-priority", String(priority.rawValue)),
-            ("apns-expiration", String(Int(expiration?.timeIntervalSince1970 ?? 0))),
-            ("content-type", "application/json"),
-        ]
-        if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
-        if let apnsID { headers.append(("apns-id", apnsID.uuidString)) }
-        if let authorization { headers.append(("authorization", authorization)) }
+    func headers(authorization: String?) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(8)
+        headers.add(name: "apns-push-type", value: pushType.rawValue)
+        headers.add(name: "apns-topic", value: pushType.topic(bundleID: bundleID))
+        headers.add(name: "apns-priority", value: String(priority.rawValue))
+        headers.add(name: "apns-expiration", value: String(Int(expiration?.timeIntervalSince1970 ?? 0)))
+        if let collapseID { headers.add(name: "apns-collapse-id", value: collapseID) }
+        // Unique per request: kept out of the HPACK dynamic table.
+        if let apnsID { headers.add(name: "apns-id", value: apnsID.uuidString, indexing: .nonIndexable) }
+        if let authorization { headers.add(name: "authorization", value: authorization) }
         return headers
+    }
+
+    /// Whether two notifications produce the same header block.
+    func sharesHeaders(with other: APNsNotification) -> Bool {
+        pushType == other.pushType && bundleID == other.bundleID && priority == other.priority
+            && expiration == other.expiration && collapseID == other.collapseID && apnsID == nil && other.apnsID == nil
     }
 }

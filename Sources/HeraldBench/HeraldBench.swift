@@ -18,6 +18,7 @@ struct HeraldBench: AsyncParsableCommand {
     @Option(help: "PEM file of the CA that signed the sink's certificate.") var ca: String
     @Option(help: "Notifications to send.") var count = 200_000
     @Option(help: "Connections in the pool.") var connections = 2
+    @Option(help: "Streams open per connection.") var streams = 100
     @Option(help: "Notifications in flight at once.") var concurrency = 2_000
     @Option(help: "Notifications per batch handed to the client (1: one send call each).") var batch = 100
 
@@ -27,7 +28,8 @@ struct HeraldBench: AsyncParsableCommand {
         let client = try APNsClient(
             configuration: APNsConfiguration(
                 environment: .custom(host: host, port: port), authentication: .token(key),
-                trustRoots: try NIOSSLCertificate.fromPEMFile(ca), connections: connections))
+                trustRoots: try NIOSSLCertificate.fromPEMFile(ca), connections: connections,
+                maxStreamsPerConnection: streams))
         let token = String(repeating: "ab", count: 32)
         // A realistic camera-event alert, about 300 bytes.
         let payload = APNsPayload(

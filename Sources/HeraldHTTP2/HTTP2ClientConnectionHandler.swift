@@ -259,8 +259,10 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         guard let context else { return pooled.fail(.connectionClosed) }
         let streamID = HTTP2StreamID(id)
         var headers = requestHeaders
+        headers.reserveCapacity(4 + pooled.request.headers.count)
         headers.add(name: ":method", value: pooled.request.method)
-        headers.add(name: ":path", value: pooled.request.path)
+        // Paths carry device tokens: indexing them would churn the HPACK table for nothing.
+        headers.add(name: ":path", value: pooled.request.path, indexing: .nonIndexable)
         headers.add(contentsOf: pooled.request.headers)
         let hasBody = pooled.request.body.readableBytes > 0
         context.write(

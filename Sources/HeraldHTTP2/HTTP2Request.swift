@@ -11,9 +11,18 @@ public struct HTTP2Request: Sendable {
 
     /// Creates a request; header names are lower-cased (RFC 9113 §8.2.1).
     public init(method: String = "POST", path: String, headers: [(String, String)] = [], body: ByteBuffer = .init()) {
+        self.init(
+            method: method, path: path, headerBlock: HPACKHeaders(headers.map { ($0.0.lowercased(), $0.1) }), body: body
+        )
+    }
+
+    /// Creates a request from a header block used as it is: its names must already be lower-case.
+    /// Requests that share a block (and a body) share their storage, which keeps a batch of
+    /// similar requests cheap to build.
+    public init(method: String = "POST", path: String, headerBlock: HPACKHeaders, body: ByteBuffer = .init()) {
         self.method = method
         self.path = path
-        self.headers = HPACKHeaders(headers.map { ($0.0.lowercased(), $0.1) })
+        self.headers = headerBlock
         self.body = body
     }
 }
