@@ -1,0 +1,270 @@
+import Foundation
+import GRDB
+import HeraldCore
+
+extension InstallationQuery {
+    /// The query as a boolean SQL expression over the `installations` table, with its arguments,
+    /// for a `WHERE` clause (`WHERE app_id = ? AND <condition>`). Values are always bound, and
+    /// attribute paths (bound too) are built from keys the parser validated.
+    ///
+    /// The expression is never NULL, so it can be negated safely, and selects exactly the
+    /// installations ``InstallationQuery/matches(_:)`` accepts. A `$regex` condition calls
+    /// ``regexpFunction``, which the connection must have (see there).
+    public func sqliteCondition() -> (sql: String, arguments: StatementArguments) {
+        let fragment = SQLiteQueryCompiler.expression(self)
+        return (fragment.sql, StatementArguments(fragment.arguments))
+    }
+
+    /// `herald_regexp(pattern, options, value)`: 1 when `value` is text containing a match of
+    /// `pattern` (options `"i"` for case-insensitive, `""` otherwise), else 0. SQLite has no
+    /// regular expressions of its own; add the function to every connection that runs queries:
+    ///
+    /// ```swift
+    /// configuration.prepareDatabase { db in db.add(function: InstallationQuery.regexpFunction) }
+    /// ```
+    public static let regexpFunction = DatabaseFunction("herald_regexp", argumentCount: 3, pure: true) { values in
+        guard case .string(let pattern) = values[0].storage, case .string(let options) = values[1].storage,
+            case .string(let text) = values[2].storage
+        else { return false }
+        return QueryRegex.matches(pattern, caseInsensitive: options.contains("i"), in: text)
+    }
+}
+
+/// A piece of SQL with the arguments of its placeholders, in order.
+private struct SQLFragment {
+    var sql: String
+    var arguments: [DatabaseValue]
+
+    init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    static let `true` = SQLFragment("1")
+    static let `false` = SQLFragment("0")
+
+    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
+    }
+
+    /// One placeholder bound to `value`.
+    static func bound(_ value: some DatabaseValueConvertible) -> SQLFragment {
+        SQLFragment("?", [value.databaseValue])
+    }
+
+    /// `NOT (…)`.
+    var negated: SQLFragment { SQLFragment("NOT ") + parenthesized }
+
+    var parenthesized: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
+
+    /// The parts separated by commas.
+    static func list(_ parts: [SQLFragment]) -> SQLFragment {
+        guard let first = parts.first else { return SQLFragment("") }
+        return parts.dropFirst().reduce(first) { $0 + SQLFragment(", ") + $1 }
+    }
+
+    /// The parts joined by `AND`/`OR` in parentheses, or `empty` when there are none.
+    static func joined(_ parts: [SQLFragment], by separator: String, empty: SQLFragment) -> SQLFragment {
+        guard let first = parts.first else { return empty }
+        guard parts.count > 1 else { return first }
+        let body = parts.dropFirst().reduce(first) { $0 + SQLFragment(" \(separator) ") + $1 }
+        return body.parenthesized
+    }
+}
+
+/// Compiles a query tree to SQLite (with JSON1). Every fragment it returns is 0 or 1, never NULL.
+private enum SQLiteQueryCompiler {
+    static func expression(_ query: InstallationQuery) -> SQLFragment {
+        switch query {
+        case .and(let queries): .joined(queries.map(expression), by: "AND", empty: .true)
+        case .or(let queries): .joined(queries.map(expression), by: "OR", empty: .false)
+        case .condition(.column(.channels), let op): channels(op)
+        case .condition(.column(let column), let op): Column(column).condition(op)
+        case .condition(.attribute(let path), let op): Attribute(path).condition(op)
+        }
+    }
+
+    /// The value as SQLite stores it in a column: booleans as 1/0, dates as seconds since 1970.
+    static func databaseValue(_ value: QueryValue) -> DatabaseValue {
+        switch value {
+        case .null: .null
+        case .bool(let bool): bool.databaseValue
+        case .number(let number): number.databaseValue
+        case .string(let string): string.databaseValue
+        case .date(let date): date.timeIntervalSince1970.databaseValue
+        }
+    }
+
+    static func sqlOperator(_ comparison: QueryOperator.Comparison) -> String {
+        switch comparison {
+        case .lessThan: "<"
+        case .lessThanOrEqual: "<="
+        case .greaterThan: ">"
+        case .greaterThanOrEqual: ">="
+        }
+    }
+
+    static func regexArguments(_ pattern: String, _ caseInsensitive: Bool) -> SQLFragment {
+        .bound(pattern) + SQLFragment(", ") + .bound(caseInsensitive ? "i" : "")
+    }
+
+    // MARK: Scalar columns
+
+    /// A scalar column; a null column is the field missing.
+    struct Column {
+        var name: String
+        var isNullable: Bool
+
+        init(_ column: QueryField.Column) {
+            name = column.rawValue
+            isNullable = column.isNullable
+        }
+
+        func condition(_ op: QueryOperator) -> SQLFragment {
+            switch op {
+            case .equal(let value): equal(value)
+            case .notEqual(let value): equal(value).negated
+            case .in(let values): member(of: values)
+            case .notIn(let values): member(of: values).negated
+            case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+            case .exists(let exists):
+                isNullable ? SQLFragment(exists ? "\(name) IS NOT NULL" : "\(name) IS NULL") : (exists ? .true : .false)
+            case .compare(_, .null): .false
+            case .compare(let comparison, let value):
+                guardedNotNull(SQLFragment("\(name) \(sqlOperator(comparison)) ") + .bound(databaseValue(value)))
+            case .regex(let pattern, let caseInsensitive):
+                SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive) + SQLFragment(", \(name))")
+            }
+        }
+
+        private func equal(_ value: QueryValue) -> SQLFragment {
+            guard value != .null else { return isNullable ? SQLFragment("\(name) IS NULL") : .false }
+            return guardedNotNull(SQLFragment("\(name) = ") + .bound(databaseValue(value)))
+        }
+
+        private func member(of values: [QueryValue]) -> SQLFragment {
+            var parts: [SQLFragment] = []
+            let present = values.filter { $0 != .null }
+            if !present.isEmpty {
+                let marks = SQLFragment.list(present.map { .bound(databaseValue($0)) })
+                parts.append(guardedNotNull(SQLFragment("\(name) IN (") + marks + SQLFragment(")")))
+            }
+            if present.count < values.count, isNullable { parts.append(SQLFragment("\(name) IS NULL")) }
+            return .joined(parts, by: "OR", empty: .false)
+        }
+
+        /// A comparison that would be NULL on a NULL column is 0 there instead.
+        private func guardedNotNull(_ comparison: SQLFragment) -> SQLFragment {
+            isNullable ? (SQLFragment("(\(name) IS NOT NULL AND ") + comparison + SQLFragment(")")) : comparison
+        }
+    }
+
+    // MARK: Arrays
+
+    /// A test on the elements of the `channels` JSON array (always present, never null).
+    static func channels(_ op: QueryOperator) -> SQLFragment {
+        func anyElement(_ predicate: SQLFragment) -> SQLFragment {
+            SQLFragment("EXISTS (SELECT 1 FROM json_each(channels) WHERE type = 'text' AND ") + predicate
+                + SQLFragment(")")
+        }
+        /// Whether an element equals one of the values (channel names are strings, so nothing else matches).
+        func member(of values: [QueryValue]) -> SQLFragment {
+            let names = values.filter { if case .string = $0 { true } else { false } }
+            guard !names.isEmpty else { return .false }
+            return anyElement(
+                SQLFragment("value IN (") + .list(names.map { .bound(databaseValue($0)) }) + SQLFragment(")"))
+        }
+        func equal(_ value: QueryValue) -> SQLFragment { member(of: [value]) }
+        switch op {
+        case .equal(let value): return equal(value)
+        case .notEqual(let value): return equal(value).negated
+        case .in(let values): return member(of: values)
+        case .notIn(let values): return member(of: values).negated
+        case .all(let values): return .joined(values.map(equal), by: "AND", empty: .true)
+        case .exists(let exists): return exists ? .true : .false
+        case .compare(let comparison, let value):
+            guard case .string = value else { return .false }
+            return anyElement(SQLFragment("value \(sqlOperator(comparison)) ") + .bound(databaseValue(value)))
+        case .regex(let pattern, let caseInsensitive):
+            return anyElement(
+                SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive) + SQLFragment(", value)"))
+        }
+    }
+
+    /// A value in the `attributes` JSON object, at a path of validated keys.
+    struct Attribute {
+        /// The JSON path, as in `$."profile"."level"`.
+        var path: String
+
+        init(_ keys: [String]) {
+            path = "$" + keys.map { ".\"\($0)\"" }.joined()
+        }
+
+        func condition(_ op: QueryOperator) -> SQLFragment {
+            switch op {
+            case .equal(let value): equal(value)
+            case .notEqual(let value): equal(value).negated
+            case .in(let values): member(of: values)
+            case .notIn(let values): member(of: values).negated
+            case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+            case .exists(let exists): exists ? present : present.negated
+            case .compare(let comparison, let value):
+                switch value {
+                case .string:
+                    anyElement(
+                        SQLFragment("type = 'text' AND value \(sqlOperator(comparison)) ")
+                            + .bound(databaseValue(value)))
+                case .number:
+                    anyElement(
+                        SQLFragment("type IN ('integer', 'real') AND value \(sqlOperator(comparison)) ")
+                            + .bound(databaseValue(value)))
+                case .null, .bool, .date: .false
+                }
+            case .regex(let pattern, let caseInsensitive):
+                anyElement(
+                    SQLFragment("type = 'text' AND herald_regexp(") + regexArguments(pattern, caseInsensitive)
+                        + SQLFragment(", value)"))
+            }
+        }
+
+        /// Present and not null; JSON null and a missing key both read as NULL here.
+        private var present: SQLFragment {
+            SQLFragment("COALESCE(json_type(attributes, ") + .bound(path) + SQLFragment("), 'null') <> 'null'")
+        }
+
+        private func equal(_ value: QueryValue) -> SQLFragment { member(of: [value]) }
+
+        /// Whether the field equals one of the values: null for a missing or null field, else
+        /// one `json_each` pass for all the others.
+        private func member(of values: [QueryValue]) -> SQLFragment {
+            var parts: [SQLFragment] = []
+            let predicates = values.compactMap(equalityPredicate)
+            if !predicates.isEmpty { parts.append(anyElement(.joined(predicates, by: "OR", empty: .false))) }
+            if values.contains(.null) { parts.append(present.negated) }
+            return .joined(parts, by: "OR", empty: .false)
+        }
+
+        /// Type-strict equality of an element with a non-null value. SQL reads JSON `true` as
+        /// the integer 1, so the JSON type is compared as well as the value: a number never
+        /// equals a string or a boolean. Nil when no element can equal the value.
+        private func equalityPredicate(_ value: QueryValue) -> SQLFragment? {
+            switch value {
+            case .string: SQLFragment("(type = 'text' AND value = ") + .bound(databaseValue(value)) + SQLFragment(")")
+            case .number:
+                SQLFragment("(type IN ('integer', 'real') AND value = ") + .bound(databaseValue(value))
+                    + SQLFragment(")")
+            case .bool(let bool): SQLFragment(bool ? "type = 'true'" : "type = 'false'")
+            case .null, .date: nil
+            }
+        }
+
+        /// Whether the value at the path, or one of its elements when it is an array, satisfies
+        /// `predicate` (over json_each's `type` and `value`). `json_each` on an object would walk
+        /// its members, which are not the field's values, so objects are excluded first.
+        private func anyElement(_ predicate: SQLFragment) -> SQLFragment {
+            SQLFragment("(json_type(attributes, ") + .bound(path)
+                + SQLFragment(") IS NOT 'object' AND EXISTS (SELECT 1 FROM json_each(attributes, ") + .bound(path)
+                + SQLFragment(") WHERE ") + predicate + SQLFragment("))")
+        }
+    }
+}
