@@ -5,7 +5,7 @@ import SwiftASN1
 import X509
 
 /// A certificate authority that lives only in memory: a P-256 root that issues TLS server certificates for the mock
-/// provider servers, so tests speak real TLS without key files on disk.
+/// provider servers and APNs provider (client) certificates, so tests speak real TLS without key files on disk.
 public struct TestCertificateAuthority: Sendable {
     /// The root certificate, for clients to trust.
     public let rootCertificate: NIOSSLCertificate
@@ -47,37 +47,72 @@ public struct TestCertificateAuthority: Sendable {
     /// Each host that parses as an IPv4 or IPv6 address becomes an IP-address subject alternative name; every other
     /// host becomes a DNS name. The leaf carries the `serverAuth` extended key usage and is valid from an hour ago
     /// for a day.
+    /// - Parameter acceptingClientCertificates: When true, the server asks clients for a certificate, as APNs does:
+    ///   a client may present none, but one this root did not issue fails the handshake.
     /// - Throws: When the certificate cannot be signed or encoded, or NIOSSL rejects the key.
-    public func serverTLSConfiguration(hosts: [String] = ["localhost", "127.0.0.1"]) throws -> TLSConfiguration {
+    public func serverTLSConfiguration(
+        hosts: [String] = ["localhost", "127.0.0.1"], acceptingClientCertificates: Bool = false
+    ) throws -> TLSConfiguration {
         let leafKey = P256.Signing.PrivateKey()
-        let leafPublicKey = Certificate.PublicKey(leafKey.publicKey)
         let names: [GeneralName] = hosts.map { host in
             if let address = Self.ipAddressBytes(host) {
                 return .ipAddress(ASN1OctetString(contentBytes: ArraySlice(address)))
             }
             return .dnsName(host)
         }
-        let authorityKeyID = SubjectKeyIdentifier(hash: root.publicKey).keyIdentifier
-        let now = Date()
-        let leaf = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: leafPublicKey,
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
-            issuer: root.subject, subject: try DistinguishedName { CommonName(hosts.first ?? "localhost") },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(names)
-                AuthorityKeyIdentifier(keyIdentifier: authorityKeyID)
-            },
-            issuerPrivateKey: Certificate.PrivateKey(rootKey))
+        let leaf = try issue(
+            for: leafKey, subject: try DistinguishedName { CommonName(hosts.first ?? "localhost") },
+            usage: .serverAuth, subjectAlternativeNames: names)
         let chain = try [leaf, root].map { try NIOSSLCertificate(bytes: Self.derBytes(of: $0), format: .der) }
         let privateKey = try NIOSSLPrivateKey(bytes: Array(leafKey.pemRepresentation.utf8), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
         configuration.applicationProtocols = ["h2"]
+        if acceptingClientCertificates {
+            configuration.certificateVerification = .optionalVerification
+            configuration.trustRoots = .certificates([rootCertificate])
+        }
         return configuration
+    }
+
+    /// An APNs provider certificate for the app `bundleID`, shaped like the ones Apple issues: the bundle ID in the
+    /// subject's UID attribute, `CN=Apple Push Services: <bundleID>`, the `clientAuth` extended key usage, and a
+    /// fresh P-256 key. Valid from an hour ago for a day.
+    /// - Throws: When the certificate cannot be signed or encoded, or NIOSSL rejects it.
+    public func apnsCertificate(bundleID: String) throws -> TestAPNsCertificate {
+        let key = P256.Signing.PrivateKey()
+        // Most general first, as in Apple's certificates (which also carry the team in OU, and C).
+        let subject = try DistinguishedName([
+            RelativeDistinguishedName.Attribute(type: .RDNAttributeType.organizationName, utf8String: "Herald tests"),
+            RelativeDistinguishedName.Attribute(
+                type: .RDNAttributeType.commonName, utf8String: "Apple Push Services: \(bundleID)"),
+            RelativeDistinguishedName.Attribute(type: TestAPNsCertificate.userIDAttribute, utf8String: bundleID),
+        ])
+        let leaf = try issue(for: key, subject: subject, usage: .clientAuth, subjectAlternativeNames: [])
+        return try TestAPNsCertificate(bundleID: bundleID, certificate: leaf, privateKey: key)
+    }
+
+    /// Signs a leaf certificate for `key` with this root, valid from an hour ago for a day.
+    private func issue(
+        for key: P256.Signing.PrivateKey, subject: DistinguishedName, usage: ExtendedKeyUsage.Usage,
+        subjectAlternativeNames: [GeneralName]
+    ) throws -> Certificate {
+        let authorityKeyID = SubjectKeyIdentifier(hash: root.publicKey).keyIdentifier
+        let now = Date()
+        return try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
+            issuer: root.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([usage])
+                if !subjectAlternativeNames.isEmpty {
+                    SubjectAlternativeNames(subjectAlternativeNames)
+                }
+                AuthorityKeyIdentifier(keyIdentifier: authorityKeyID)
+            },
+            issuerPrivateKey: Certificate.PrivateKey(rootKey))
     }
 
     /// A TLS configuration for a client that trusts this root and nothing else, offering HTTP/2 through ALPN.

@@ -2,7 +2,9 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import SwiftASN1
 import Testing
+import X509
 
 @testable import HeraldTestSupport
 
@@ -32,6 +34,27 @@ struct TestCertificateAuthorityTests {
         try await client.shutdown()
         try await server.shutdown()
         #expect(server.requests.isEmpty)
+    }
+
+    @Test("An APNs provider certificate names its app as Apple's do, and is for client authentication")
+    func apnsCertificate() throws {
+        let ca = try TestCertificateAuthority()
+        let issued = try ca.apnsCertificate(bundleID: "com.example.app")
+        #expect(issued.bundleID == "com.example.app")
+        #expect(issued.chain == [issued.certificate])
+        #expect(issued.privateKeyPEM.hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        #expect(try NIOSSLCertificate.fromPEMBytes(Array(issued.certificatePEM.utf8)) == [issued.certificate])
+
+        let certificate = try Certificate(derEncoded: issued.certificate.toDERBytes())
+        let root = try Certificate(derEncoded: ca.rootCertificate.toDERBytes())
+        #expect(certificate.issuer == root.subject)
+        #expect(TestAPNsCertificate.bundleID(of: certificate) == "com.example.app")
+        #expect(TestAPNsCertificate.bundleID(of: root) == nil)
+        let commonNames = certificate.subject.flatMap { $0 }.filter { $0.type == .RDNAttributeType.commonName }
+        #expect(commonNames.map { String(describing: $0.value) } == ["Apple Push Services: com.example.app"])
+        let usages = try #require(try certificate.extensions.extendedKeyUsage)
+        #expect(Array(usages) == [.clientAuth])
+        #expect(try certificate.extensions.basicConstraints == .notCertificateAuthority)
     }
 
     @Test(

@@ -3,6 +3,7 @@ import Foundation
 import HeraldTestSupport
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// A response as the tests look at it.
 struct Reply: Sendable {
@@ -34,9 +35,19 @@ struct Reply: Sendable {
     }
 }
 
-/// An AsyncHTTPClient that trusts only `ca` and negotiates HTTP/2.
-func makeHTTPClient(trusting ca: TestCertificateAuthority) -> HTTPClient {
-    var configuration = HTTPClient.Configuration(tlsConfiguration: ca.clientTLSConfiguration())
+/// An AsyncHTTPClient that trusts only `ca` and negotiates HTTP/2, presenting `certificate` as its TLS client
+/// certificate when given.
+func makeHTTPClient(
+    trusting ca: TestCertificateAuthority, presenting certificate: TestAPNsCertificate? = nil
+)
+    -> HTTPClient
+{
+    var tls = ca.clientTLSConfiguration()
+    if let certificate {
+        tls.certificateChain = certificate.chain.map { .certificate($0) }
+        tls.privateKey = .privateKey(certificate.privateKey)
+    }
+    var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
     configuration.httpVersion = .automatic
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 }

@@ -30,8 +30,9 @@ final class APNsEndpoint: Sendable {
         let apnsID = requestedID.flatMap { APNsRequestRules.isUUID($0) ? $0 : nil } ?? UUID().uuidString
         var record = MockAPNsServer.RecordedRequest(
             method: request.method, path: request.path, token: nil, headers: request.headers, body: request.body,
-            json: request.body.isEmpty ? nil : try? JSONValue.parse(request.body), providerToken: nil, status: 200,
-            reason: nil, apnsID: apnsID, connectionID: request.connectionID, streamID: request.streamID)
+            json: request.body.isEmpty ? nil : try? JSONValue.parse(request.body), providerToken: nil,
+            authentication: nil, status: 200, reason: nil, apnsID: apnsID, connectionID: request.connectionID,
+            streamID: request.streamID)
 
         var response = TestHTTPResponse(status: 200, headers: [("apns-id", apnsID)])
         if let rejection = await check(request, record: &record) {
@@ -58,7 +59,7 @@ final class APNsEndpoint: Sendable {
         return response
     }
 
-    /// Runs APNs' checks in the order a request meets them: method, path, headers, provider token, device token,
+    /// Runs APNs' checks in the order a request meets them: method, path, headers, authentication, device token,
     /// topic and push type, options, payload.
     private func check(
         _ request: TestHTTPRequest, record: inout MockAPNsServer.RecordedRequest
@@ -72,23 +73,46 @@ final class APNsEndpoint: Sendable {
         record.token = token
         if let rejection = APNsRequestRules.checkDuplicates(in: request) { return rejection }
 
-        let (verified, tokenRejection) = await verifier.verify(
-            authorization: request.header("authorization"), now: Date())
-        record.providerToken = verified?.claims
-        if let tokenRejection { return tokenRejection }
-        guard let verified else { return .invalidProviderToken }
+        let allowedTopics: Set<String>
+        switch await authenticate(request, record: &record) {
+        case .failure(let rejection): return rejection
+        case .success(let topics): allowedTopics = topics
+        }
 
         if let rejection = APNsRequestRules.checkDeviceToken(token) { return rejection }
         let pushType: String
         switch APNsRequestRules.checkTopic(
             request.header("apns-topic"), pushType: request.header("apns-push-type"),
-            allowedTopics: verified.credential.topics)
+            allowedTopics: allowedTopics)
         {
         case .failure(let rejection): return rejection
         case .success(let value): pushType = value
         }
         if let rejection = APNsRequestRules.checkOptions(of: request) { return rejection }
         return APNsRequestRules.checkPayload(request.body, json: record.json, pushType: pushType)
+    }
+
+    /// Authenticates a request and returns the topics its credential may push to.
+    ///
+    /// A request with an `authorization` header is judged by its provider token, whatever the connection; one
+    /// without is judged by the connection's client certificate (NIOSSL has already checked that the mock's CA issued
+    /// it), which covers the app in its subject's UID and that app's push-type topics. With neither, APNs answers
+    /// `MissingProviderToken`.
+    private func authenticate(
+        _ request: TestHTTPRequest, record: inout MockAPNsServer.RecordedRequest
+    ) async -> Result<Set<String>, APNsRejection> {
+        let authorization = request.header("authorization")
+        if authorization?.isEmpty ?? true, let certificate = request.clientCertificate {
+            guard let bundleID = TestAPNsCertificate.bundleID(of: certificate) else { return .failure(.badCertificate) }
+            record.authentication = .certificate(bundleID: bundleID)
+            return .success([bundleID])
+        }
+        let (verified, tokenRejection) = await verifier.verify(authorization: authorization, now: Date())
+        record.providerToken = verified?.claims
+        if let tokenRejection { return .failure(tokenRejection) }
+        guard let verified else { return .failure(.invalidProviderToken) }
+        record.authentication = .token(keyID: verified.claims.keyID)
+        return .success(verified.credential.topics)
     }
 
     private static func errorBody(reason: String, timestamp: Date?) -> [UInt8] {

@@ -19,6 +19,7 @@ struct APNsRejection: Error, Sendable, Equatable {
     static let missingTopic = APNsRejection(status: 400, reason: "MissingTopic")
     static let payloadEmpty = APNsRejection(status: 400, reason: "PayloadEmpty")
     static let topicDisallowed = APNsRejection(status: 400, reason: "TopicDisallowed")
+    static let badCertificate = APNsRejection(status: 403, reason: "BadCertificate")
     static let expiredProviderToken = APNsRejection(status: 403, reason: "ExpiredProviderToken")
     static let invalidProviderToken = APNsRejection(status: 403, reason: "InvalidProviderToken")
     static let missingProviderToken = APNsRejection(status: 403, reason: "MissingProviderToken")

@@ -1,10 +1,12 @@
 import Crypto
 
 extension MockAPNsServer {
-    /// A provider credential the mock accepts.
+    /// A token-based provider credential (an APNs auth key) the mock accepts.
     ///
-    /// Token-based authentication is the one APNs mode the mock speaks: certificate-based (mutual TLS) providers
-    /// are not modelled.
+    /// Certificate-based (mutual TLS) providers need no credential here: as with APNs, the certificate is the
+    /// credential. The mock accepts any client certificate its certificate authority issued
+    /// (``TestCertificateAuthority/apnsCertificate(bundleID:)``) for the bundle ID in the certificate's subject UID
+    /// and that app's push-type topics, on requests without an `authorization` header.
     public struct Credential: Sendable {
         /// The Apple Developer team ID: the provider token's `iss`.
         public var teamID: String

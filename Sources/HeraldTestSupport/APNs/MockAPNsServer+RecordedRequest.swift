@@ -3,6 +3,14 @@ import HeraldCore
 extension MockAPNsServer {
     /// A request the mock received, with the answer it gave.
     public struct RecordedRequest: Sendable {
+        /// How a request authenticated.
+        public enum Authentication: Sendable, Hashable {
+            /// A provider token (`authorization: bearer …`) signed by the auth key `keyID`.
+            case token(keyID: String)
+            /// The connection's TLS client certificate, issued for the app `bundleID`.
+            case certificate(bundleID: String)
+        }
+
         /// The `:method` pseudo-header.
         public var method: String
         /// The `:path` pseudo-header.
@@ -17,6 +25,9 @@ extension MockAPNsServer {
         public var json: JSONValue?
         /// The provider token's claims, when the token verified (even if it had expired).
         public var providerToken: ProviderTokenClaims?
+        /// How the request authenticated, when it did: set even if a later check (topic, payload) refused it; nil
+        /// when authentication itself failed (no credential, an invalid or expired token).
+        public var authentication: Authentication?
         /// The status the mock answered with.
         public var status: Int
         /// The `reason` the mock answered with; nil on success.

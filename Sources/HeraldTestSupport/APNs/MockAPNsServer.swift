@@ -1,6 +1,6 @@
 /// A stand-in for APNs (api.push.apple.com) for tests: HTTP/2 over TLS on 127.0.0.1, with APNs' request checks,
-/// provider-token verification, error reasons and response headers, plus scripts for device-level answers and
-/// connection-level misbehaviour, and a log of every request.
+/// provider-token and client-certificate authentication, error reasons and response headers, plus scripts for
+/// device-level answers and connection-level misbehaviour, and a log of every request.
 ///
 /// ```swift
 /// let ca = try TestCertificateAuthority()
@@ -9,6 +9,11 @@
 /// defer { Task { try await apns.shutdown() } }
 /// apns.script(token: deadToken, .unregistered())
 /// ```
+///
+/// Like APNs, the mock serves both kinds of provider on one host: it asks every client for a TLS certificate and
+/// accepts connections without one. A client that presents a certificate from
+/// ``TestCertificateAuthority/apnsCertificate(bundleID:)`` of the mock's `ca` may send requests without an
+/// `authorization` header; one from any other issuer fails the TLS handshake.
 public final class MockAPNsServer: MockHTTP2Server {
     private let server: HTTP2TestServer
 
@@ -22,7 +27,7 @@ public final class MockAPNsServer: MockHTTP2Server {
     }
 
     /// Starts a mock on an ephemeral port of 127.0.0.1, with a TLS certificate from `ca` for `localhost` and
-    /// `127.0.0.1`.
+    /// `127.0.0.1`, accepting client certificates that `ca` issued.
     /// - Parameters:
     ///   - credentials: The provider keys whose tokens the mock accepts.
     ///   - maxConcurrentStreams: The SETTINGS_MAX_CONCURRENT_STREAMS each connection starts with.
@@ -32,7 +37,8 @@ public final class MockAPNsServer: MockHTTP2Server {
     ) async throws -> MockAPNsServer {
         let endpoint = try await APNsEndpoint(credentials: credentials)
         let server = try await HTTP2TestServer.start(
-            tls: try ca.serverTLSConfiguration(), maxConcurrentStreams: maxConcurrentStreams
+            tls: try ca.serverTLSConfiguration(acceptingClientCertificates: true),
+            maxConcurrentStreams: maxConcurrentStreams
         ) { request in
             await endpoint.respond(to: request)
         }

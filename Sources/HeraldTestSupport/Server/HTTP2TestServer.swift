@@ -4,6 +4,7 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
+import X509
 
 /// The HTTP/2-over-TLS engine under the mock provider servers: it accepts connections on 127.0.0.1, hands every
 /// stream's request to a handler, writes the handler's answer, and plays connection-level scripts (SETTINGS,
@@ -108,6 +109,7 @@ public final class HTTP2TestServer: Sendable {
         let channel: any Channel
         let streamID: Int
         let disposition: StreamDisposition
+        let clientCertificate: Certificate?
         let request: EventLoopFuture<CollectedRequest>
     }
 
@@ -135,11 +137,13 @@ public final class HTTP2TestServer: Sendable {
                 let streamID = Int(try stream.syncOptions!.getOption(HTTP2StreamChannelOptions.streamID))
                 let (script, generation) = registry.currentScript
                 let disposition = connection.streamOpened(streamID: streamID, script: script, generation: generation)
+                let clientCertificate = connection.clientCertificate()
                 stream.closeFuture.whenComplete { _ in connection.streamClosed() }
                 let promise = stream.eventLoop.makePromise(of: CollectedRequest.self)
                 try stream.pipeline.syncOperations.addHandler(StreamRequestCollector(promise: promise))
                 return AcceptedStream(
-                    channel: stream, streamID: streamID, disposition: disposition, request: promise.futureResult)
+                    channel: stream, streamID: streamID, disposition: disposition,
+                    clientCertificate: clientCertificate, request: promise.futureResult)
             }
         }
         return AcceptedConnection(connection: connection, multiplexer: multiplexer)
@@ -176,8 +180,7 @@ public final class HTTP2TestServer: Sendable {
         defer { connection.streamFinished(counted: counted) }
         do {
             let collected = try await stream.request.get()
-            let response = await handler(
-                request(from: collected, connectionID: connection.id, streamID: stream.streamID))
+            let response = await handler(request(from: collected, on: connection.id, stream: stream))
             if response.delay > .zero {
                 try await Task.sleep(for: response.delay)
             }
@@ -187,7 +190,9 @@ public final class HTTP2TestServer: Sendable {
         }
     }
 
-    private static func request(from collected: CollectedRequest, connectionID: Int, streamID: Int) -> TestHTTPRequest {
+    private static func request(
+        from collected: CollectedRequest, on connectionID: Int, stream: AcceptedStream
+    ) -> TestHTTPRequest {
         var method = ""
         var path = ""
         var headers: [(String, String)] = []
@@ -201,7 +206,7 @@ public final class HTTP2TestServer: Sendable {
         }
         return TestHTTPRequest(
             method: method, path: path, headers: headers, body: Array(buffer: collected.body),
-            connectionID: connectionID, streamID: streamID)
+            connectionID: connectionID, streamID: stream.streamID, clientCertificate: stream.clientCertificate)
     }
 
     private static func write(_ response: TestHTTPResponse, to channel: any Channel) async throws {

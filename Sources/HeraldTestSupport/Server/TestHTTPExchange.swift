@@ -1,3 +1,5 @@
+import X509
+
 /// One request as an HTTP/2 stream delivered it to a mock server.
 struct TestHTTPRequest: Sendable {
     /// The `:method` pseudo-header.
@@ -12,6 +14,9 @@ struct TestHTTPRequest: Sendable {
     var connectionID: Int
     /// The HTTP/2 stream identifier.
     var streamID: Int
+    /// The certificate the client presented in the connection's TLS handshake, already verified against the
+    /// server's trust roots; nil when it presented none.
+    var clientCertificate: Certificate?
 
     /// The first value of the header `name`.
     func header(_ name: String) -> String? {

@@ -1,13 +1,22 @@
 import NIOCore
 import NIOHTTP2
 import NIOSSL
+import SwiftASN1
 import Synchronization
+import X509
 
-/// One accepted connection of an ``HTTP2TestServer``: its channel and its script bookkeeping.
+/// One accepted connection of an ``HTTP2TestServer``: its channel, its script bookkeeping and the client's
+/// certificate.
 final class TestServerConnection: Sendable {
+    private enum PeerCertificate {
+        case unread
+        case read(Certificate?)
+    }
+
     let id: Int
     let channel: any Channel
     private let state = Mutex(ConnectionScriptState())
+    private let peerCertificate = Mutex(PeerCertificate.unread)
 
     init(id: Int, channel: any Channel) {
         self.id = id
@@ -17,6 +26,18 @@ final class TestServerConnection: Sendable {
     /// The highest number of streams this connection had open at once.
     var peakOpenStreams: Int {
         state.withLock { $0.peakOpenStreams }
+    }
+
+    /// The certificate the client presented in the TLS handshake (verified by NIOSSL against the server's trust
+    /// roots), or nil when it presented none; read from the TLS handler once, then remembered.
+    ///
+    /// Must be called on the connection's event loop after the handshake, which is where and when streams open.
+    func clientCertificate() -> Certificate? {
+        if case .read(let certificate) = peerCertificate.withLock({ $0 }) { return certificate }
+        let presented = try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate
+        let certificate = presented.flatMap { try? Certificate(derEncoded: $0.toDERBytes()) }
+        peerCertificate.withLock { $0 = .read(certificate) }
+        return certificate
     }
 
     /// Classifies a stream the client opened and performs whatever the script asks of the connection.
