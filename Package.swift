@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldSQLite", targets: ["HeraldSQLite"]),
+        .library(name: "HeraldEngine", targets: ["HeraldEngine"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
     ],
     dependencies: [
@@ -98,10 +99,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HeraldEngine",
+            dependencies: [
+                "HeraldCore", "HeraldAPNs", "HeraldFCM",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore",
                 "HeraldSQLite",
+                "HeraldEngine",
+                "HeraldAPNs",
+                "HeraldFCM",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -121,7 +135,11 @@ let package = Package(
                 "HeraldCore",
                 "HeraldServer",
                 "HeraldSQLite",
+                "HeraldEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -220,7 +238,8 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldTestSupport",
+                "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldEngine", "HeraldAPNs",
+                "HeraldFCM", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -56,6 +56,75 @@ extension SQLiteStore {
                     CREATE INDEX installation_channels_installation ON installation_channels (installation_id);
                     """)
         }
+        migrator.registerMigration("v2_dispatch") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE notifications (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL,
+                        status TEXT NOT NULL,
+                        spec BLOB NOT NULL,
+                        spec_sealed INTEGER NOT NULL DEFAULT 0,
+                        idempotency_key TEXT,
+                        not_before REAL,
+                        expires_at REAL,
+                        targeted INTEGER NOT NULL DEFAULT 0,
+                        sent INTEGER NOT NULL DEFAULT 0,
+                        failed INTEGER NOT NULL DEFAULT 0,
+                        invalid INTEGER NOT NULL DEFAULT 0,
+                        skipped_preferences INTEGER NOT NULL DEFAULT 0,
+                        skipped_expired INTEGER NOT NULL DEFAULT 0,
+                        rate_limited INTEGER NOT NULL DEFAULT 0,
+                        cursor TEXT,
+                        created_at REAL NOT NULL,
+                        started_at REAL,
+                        completed_at REAL
+                    );
+                    CREATE INDEX notifications_app ON notifications (app_id, id);
+                    CREATE INDEX notifications_app_status ON notifications (app_id, status, id);
+                    CREATE UNIQUE INDEX notifications_idempotency ON notifications (app_id, idempotency_key)
+                        WHERE idempotency_key IS NOT NULL;
+                    CREATE TABLE jobs (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        kind TEXT NOT NULL,
+                        reference TEXT NOT NULL,
+                        run_at REAL NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        locked_by TEXT,
+                        locked_until REAL,
+                        last_error TEXT,
+                        UNIQUE (kind, reference)
+                    );
+                    CREATE INDEX jobs_due ON jobs (run_at);
+                    CREATE TABLE pending_deliveries (
+                        notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+                        recipient TEXT NOT NULL,
+                        run_at REAL NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        reason TEXT NOT NULL,
+                        PRIMARY KEY (notification_id, recipient)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX pending_deliveries_due ON pending_deliveries (notification_id, run_at);
+                    CREATE TABLE deliveries (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+                        installation_id TEXT,
+                        token_suffix TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        outcome TEXT NOT NULL,
+                        provider_id TEXT,
+                        reason TEXT,
+                        attempts INTEGER NOT NULL,
+                        at REAL NOT NULL
+                    );
+                    CREATE INDEX deliveries_notification ON deliveries (notification_id, outcome, sequence);
+                    CREATE TABLE preferences (
+                        installation_id TEXT PRIMARY KEY NOT NULL REFERENCES installations (id) ON DELETE CASCADE,
+                        body TEXT NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 }

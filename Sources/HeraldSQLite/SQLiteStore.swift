@@ -14,6 +14,7 @@ public final class SQLiteStore: Store {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in db.add(function: InstallationQuery.regexpFunction) }
         self.database = try DatabasePool(path: path, configuration: configuration)
         self.cipher = cipher
     }
@@ -75,43 +76,71 @@ public final class SQLiteStore: Store {
     ) async throws
         -> RegistrationResult
     {
-        let index = cipher.index(registration.token.identity, service: registration.service)
-        let sealed = try cipher.seal(registration.token.storageBytes)
+        let sealed = try seal(registration)
         return try await database.write { db in
-            let byToken = try self.fetchOne(
-                db, where: "app_id = ? AND service = ? AND token_index = ?",
-                [appID, registration.service.rawValue, Data(index)])
-            let byDevice = try registration.deviceID.flatMap { deviceID in
-                try self.fetchOne(
-                    db, where: "app_id = ? AND device_id = ? AND service = ?",
-                    [appID, deviceID, registration.service.rawValue])
-            }
-            var existing: Installation?
-            switch (byDevice, byToken) {
-            case (let device?, let token?) where device.id != token.id:
-                // The token moves to the device that presents it now.
-                try self.delete(db, id: token.id)
-                existing = device
-            case (let device?, _):
-                existing = device
-            case (nil, let token?):
-                if let held = token.deviceID, let presented = registration.deviceID, held != presented {
-                    try self.delete(db, id: token.id)
-                } else {
-                    existing = token
-                }
-            case (nil, nil):
-                existing = nil
-            }
-            if var installation = existing {
-                installation.merge(registration, now: now)
-                try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: false)
-                return RegistrationResult(installation: installation, created: false)
-            }
-            let installation = Installation(registration, id: Identifier.make(now: now), appID: appID, now: now)
-            try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: true)
-            return RegistrationResult(installation: installation, created: true)
+            try self.register(registration, sealed: sealed, appID: appID, now: now, db)
         }
+    }
+
+    /// Registers many installations in one transaction (the bulk import path), with the same
+    /// identity rules as ``register(_:appID:now:)``.
+    public func register(
+        batch registrations: [InstallationRegistration], appID: String, now: Date
+    ) async throws -> [RegistrationResult] {
+        let sealed = try registrations.map(seal)
+        return try await database.write { db in
+            try zip(registrations, sealed).map { registration, sealed in
+                try self.register(registration, sealed: sealed, appID: appID, now: now, db)
+            }
+        }
+    }
+
+    private func seal(_ registration: InstallationRegistration) throws -> (index: [UInt8], sealed: [UInt8]) {
+        (
+            cipher.index(registration.token.identity, service: registration.service),
+            try cipher.seal(registration.token.storageBytes)
+        )
+    }
+
+    private func register(
+        _ registration: InstallationRegistration, sealed token: (index: [UInt8], sealed: [UInt8]), appID: String,
+        now: Date, _ db: Database
+    ) throws -> RegistrationResult {
+        let index = token.index
+        let sealed = token.sealed
+        let byToken = try self.fetchOne(
+            db, where: "app_id = ? AND service = ? AND token_index = ?",
+            [appID, registration.service.rawValue, Data(index)])
+        let byDevice = try registration.deviceID.flatMap { deviceID in
+            try self.fetchOne(
+                db, where: "app_id = ? AND device_id = ? AND service = ?",
+                [appID, deviceID, registration.service.rawValue])
+        }
+        var existing: Installation?
+        switch (byDevice, byToken) {
+        case (let device?, let token?) where device.id != token.id:
+            // The token moves to the device that presents it now.
+            try self.delete(db, id: token.id)
+            existing = device
+        case (let device?, _):
+            existing = device
+        case (nil, let token?):
+            if let held = token.deviceID, let presented = registration.deviceID, held != presented {
+                try self.delete(db, id: token.id)
+            } else {
+                existing = token
+            }
+        case (nil, nil):
+            existing = nil
+        }
+        if var installation = existing {
+            installation.merge(registration, now: now)
+            try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: false)
+            return RegistrationResult(installation: installation, created: false)
+        }
+        let installation = Installation(registration, id: Identifier.make(now: now), appID: appID, now: now)
+        try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: true)
+        return RegistrationResult(installation: installation, created: true)
     }
 
     public func installation(appID: String, id: String) async throws -> Installation? {
@@ -265,7 +294,7 @@ public final class SQLiteStore: Store {
         }
     }
 
-    private func decode(_ row: Row) throws -> Installation {
+    func decode(_ row: Row) throws -> Installation {
         func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
         func enumeration<Value: RawRepresentable>(_ column: String) throws -> Value where Value.RawValue == String {
             guard let value = Value(rawValue: row[column]) else {

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldEngine
 import Hummingbird
 import Logging
 
@@ -8,7 +9,7 @@ import Logging
 public enum HeraldApplication {
     /// The router with every route and middleware, and the table of routes it serves.
     public static func router(
-        configuration: HeraldConfiguration, store: any Store, apps: AppDirectory,
+        configuration: HeraldConfiguration, store: any DispatchStore, apps: AppDirectory, dispatcher: Dispatcher,
         now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
@@ -19,16 +20,20 @@ public enum HeraldApplication {
         let api = router.group("v1").add(middleware: BearerAuthenticator(apps: apps))
         InstallationRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
+        PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
+            .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
+        NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
+            .register(on: api.group("notifications"), prefix: "/v1/notifications", table: &table)
         return (router, table.routes)
     }
 
     /// The runnable application listening where the configuration says.
     public static func make(
-        configuration: HeraldConfiguration, store: any Store, apps: AppDirectory, logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        configuration: HeraldConfiguration, store: any DispatchStore, apps: AppDirectory, dispatcher: Dispatcher,
+        logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: router(configuration: configuration, store: store, apps: apps).router,
+            router: router(configuration: configuration, store: store, apps: apps, dispatcher: dispatcher).router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -23,7 +23,7 @@ struct CommonOptions: ParsableArguments {
     }
 
     /// Opens and migrates the configured store.
-    func openStore(_ configuration: HeraldConfiguration, logger: Logger) async throws -> any Store {
+    func openStore(_ configuration: HeraldConfiguration, logger: Logger) async throws -> any DispatchStore {
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
         case .sqlite(let path):

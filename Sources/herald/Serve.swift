@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import HeraldCore
+import HeraldEngine
 import HeraldServer
 import Logging
 import ServiceLifecycle
@@ -39,16 +40,21 @@ struct Serve: AsyncParsableCommand {
                     backend), the hck_ key may only register devices (safe to ship in apps).
                     """)
             })
+        let dispatcher = Dispatcher(
+            store: store, transports: try TransportFactory.make(configuration.providers),
+            configuration: configuration.engine, logger: logger)
         let application = HeraldApplication.make(
-            configuration: configuration, store: store, apps: apps, logger: logger
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, logger: logger
         ) { port in
             logger.info("herald listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
             say("Herald is listening on http://\(configuration.host):\(port)")
         }
         let group = ServiceGroup(
             configuration: .init(
-                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [application, DispatchWorker(dispatcher: dispatcher)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+        await dispatcher.shutdown()
         logger.info("herald stopped")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldEngine
 import HeraldSQLite
 import HeraldServer
 import HeraldTestSupport
@@ -35,8 +36,12 @@ struct ServerHarness {
     let es256Users: UserTokenIssuer
     let configuration: HeraldConfiguration
     let apps: AppDirectory
+    let dispatcher: Dispatcher
 
-    init(maxBodyBytes: Int = 64 * 1024) async throws {
+    init(
+        maxBodyBytes: Int = 64 * 1024, transports: [String: AppTransports] = [:],
+        engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil)
+    ) async throws {
         directory = try TemporaryDirectory()
         store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
         try await store.migrate()
@@ -57,12 +62,14 @@ struct ServerHarness {
                         audience: Self.audience, leewaySeconds: 60))
             ])
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
+        dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.now })
     }
 
     /// The router and the routes it serves.
     func router() -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let clock = self.clock
-        return HeraldApplication.router(configuration: configuration, store: store, apps: apps, now: { clock.now })
+        return HeraldApplication.router(
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.now })
     }
 
     /// Runs `test` against the router.

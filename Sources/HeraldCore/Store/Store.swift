@@ -26,6 +26,12 @@ public protocol Store: Sendable {
     ) async throws
         -> RegistrationResult
 
+    /// Registers many installations in one transaction (bulk import), each as
+    /// ``register(_:appID:now:)`` would.
+    func register(
+        batch registrations: [InstallationRegistration], appID: String, now: Date
+    ) async throws -> [RegistrationResult]
+
     /// One installation of an app.
     func installation(appID: String, id: String) async throws -> Installation?
 

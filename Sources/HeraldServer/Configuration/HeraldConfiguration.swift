@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HeraldCore
+import HeraldEngine
 import Logging
 
 /// Everything `herald serve` reads at start-up.
@@ -27,13 +28,18 @@ public struct HeraldConfiguration: Sendable {
     public var apps: [AppConfiguration]
     /// User-token settings for the generated `default` app (used only when `apps` is empty).
     public var defaultAppUserTokens: UserTokenConfiguration
+    /// Push providers per app id.
+    public var providers: [String: ProviderConfiguration]
+    /// The dispatch engine's settings.
+    public var engine: EngineConfiguration
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
-        defaultAppUserTokens: UserTokenConfiguration = .init()
+        defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
+        engine: EngineConfiguration = .init()
     ) {
         self.host = host
         self.port = port
@@ -44,6 +50,8 @@ public struct HeraldConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.apps = apps
         self.defaultAppUserTokens = defaultAppUserTokens
+        self.providers = providers
+        self.engine = engine
     }
 
     /// Reads the configuration.
@@ -58,6 +66,8 @@ public struct HeraldConfiguration: Sendable {
     /// - `apps` (string array of app ids; empty: one generated app, `default`)
     /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
+    /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
+    /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
@@ -84,6 +94,12 @@ public struct HeraldConfiguration: Sendable {
         self.apps = apps
         defaultAppUserTokens = try UserTokenConfiguration(
             reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "jwt"])))
+        var providers: [String: ProviderConfiguration] = [:]
+        for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
+            providers[id] = try ProviderConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id])))
+        }
+        self.providers = providers
+        engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
     }
 
     /// The file the generated master key is kept in.
@@ -94,9 +110,14 @@ public struct HeraldConfiguration: Sendable {
     }
 
     /// An integer setting; a value that is present but not an integer is an error, not the default.
-    static func integer(_ reader: ConfigReader, _ key: String, default value: Int) throws -> Int {
-        if let number = reader.int(forKey: ConfigKey(key)) { return number }
-        guard reader.string(forKey: ConfigKey(key)) == nil else { throw invalid(key, "must be an integer") }
+    /// `key` names the setting in errors when `name` is relative to a scoped reader.
+    static func integer(_ reader: ConfigReader, _ name: String, default value: Int, key: String? = nil) throws -> Int {
+        if let number = reader.int(forKey: ConfigKey(name)) { return number }
+        if let text = reader.string(forKey: ConfigKey(name)) {
+            // Environment variables arrive as strings.
+            guard let number = Int(text) else { throw invalid(key ?? name, "must be an integer") }
+            return number
+        }
         return value
     }
 

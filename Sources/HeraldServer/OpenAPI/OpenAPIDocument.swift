@@ -128,6 +128,139 @@ enum OpenAPIDocument {
                 "204": {description: Deleted.}
                 "401": {$ref: "#/components/responses/Error"}
                 "404": {$ref: "#/components/responses/Error"}
+          /v1/installations/{id}/preferences:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}}
+            get:
+              summary: The installation's preferences (defaults when none are stored); server key or its user.
+              responses:
+                "200":
+                  description: The preferences.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/Preferences"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+            put:
+              summary: Replace the installation's preferences.
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: "#/components/schemas/Preferences"}
+              responses:
+                "200":
+                  description: The stored preferences.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/Preferences"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+          /v1/notifications:
+            post:
+              summary: Send a notification (server key). 202 once it and its job are committed.
+              parameters:
+                - {name: Idempotency-Key, in: header, required: false, schema: {type: string, maxLength: 255}}
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: "#/components/schemas/SendRequest"}
+              responses:
+                "202":
+                  description: Accepted.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          id: {type: string}
+                          status: {type: string, enum: [scheduled, queued]}
+                "200":
+                  description: A repeated idempotency key (the first notification), or a dry run's audience.
+                  content:
+                    application/json:
+                      schema:
+                        oneOf:
+                          - {$ref: "#/components/schemas/Notification"}
+                          - type: object
+                            properties:
+                              dry_run: {type: boolean}
+                              targeted: {type: integer}
+                              by_service: {type: object, additionalProperties: {type: integer}}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "413": {$ref: "#/components/responses/Error"}
+            get:
+              summary: The app's notifications, newest first.
+              parameters:
+                - {name: status, in: query, schema: {type: string, enum: [scheduled, queued, sending, done, canceled, expired, failed]}}
+                - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
+                - {name: cursor, in: query, schema: {type: string}}
+              responses:
+                "200":
+                  description: A page.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          data: {type: array, items: {$ref: "#/components/schemas/Notification"}}
+                          next_cursor: {type: [string, "null"]}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+          /v1/notifications/{id}:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}}
+            get:
+              summary: One notification with its status and counts.
+              responses:
+                "200":
+                  description: The notification.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/Notification"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+            delete:
+              summary: Cancel a scheduled, queued or sending notification (what was sent stays sent).
+              responses:
+                "200":
+                  description: The canceled notification.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/Notification"}
+                "401": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+                "409": {$ref: "#/components/responses/Error"}
+          /v1/notifications/{id}/deliveries:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}}
+            get:
+              summary: The notification's delivery ledger (failures always; successes with delivery_log all).
+              parameters:
+                - {name: outcome, in: query, schema: {type: string, enum: [delivered, invalid, failed, skipped, expired, retrying]}}
+                - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
+                - {name: cursor, in: query, schema: {type: string}}
+              responses:
+                "200":
+                  description: A page of the ledger.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          data: {type: array, items: {$ref: "#/components/schemas/Delivery"}}
+                          next_cursor: {type: [string, "null"]}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
         components:
           securitySchemes:
             bearer:
@@ -144,6 +277,118 @@ enum OpenAPIDocument {
                 application/json:
                   schema: {$ref: "#/components/schemas/Error"}
           schemas:
+            Preferences:
+              type: object
+              additionalProperties: false
+              properties:
+                enabled_sources: {type: [array, "null"], items: {type: string}, description: null means every source}
+                enabled_categories: {type: [array, "null"], items: {type: string}, description: null means every category}
+                quiet_hours:
+                  type: [object, "null"]
+                  properties:
+                    start: {type: string, example: "22:00"}
+                    end: {type: string, example: "07:00"}
+                    timezone: {type: string, description: IANA zone; default the installation's, else UTC}
+                quiet_hours_mode: {type: string, enum: [skip, defer]}
+                sound_enabled: {type: boolean}
+                muted_until: {type: [string, "null"], format: date-time}
+            SendRequest:
+              type: object
+              additionalProperties: false
+              required: [target, payload]
+              properties:
+                target:
+                  type: object
+                  description: exactly one of installation_ids, tokens, user_ids, channels, where, all
+                  properties:
+                    installation_ids: {type: array, items: {type: string}}
+                    tokens:
+                      type: array
+                      items:
+                        type: object
+                        required: [token, service]
+                        properties:
+                          token: {type: string}
+                          service: {type: string, enum: [apns, fcm]}
+                          environment: {type: string, enum: [sandbox, production]}
+                          platform: {type: string}
+                    user_ids: {type: array, items: {type: string}}
+                    channels: {type: array, items: {type: string}}
+                    where: {type: object, description: "LeanCloud/Parse query: $eq $ne $in $nin $exists $lt $lte $gt $gte $regex $all $and $or"}
+                    all: {type: boolean, enum: [true]}
+                    platforms: {type: array, items: {type: string}}
+                    services: {type: array, items: {type: string}}
+                payload:
+                  type: object
+                  additionalProperties: false
+                  properties:
+                    title: {type: string}
+                    subtitle: {type: string}
+                    body: {type: string}
+                    badge: {oneOf: [{type: integer}, {type: string, enum: [increment]}]}
+                    sound: {type: string}
+                    category: {type: string}
+                    thread_id: {type: string}
+                    image: {type: string}
+                    deep_link: {type: string}
+                    data: {type: object}
+                    content_available: {type: boolean}
+                    mutable_content: {type: boolean}
+                    interruption_level: {type: string, enum: [passive, active, time-sensitive, critical]}
+                    priority: {type: string, enum: [high, normal]}
+                    collapse_id: {type: string, maxLength: 64}
+                    ttl: {type: integer}
+                    overrides:
+                      type: object
+                      properties:
+                        apns: {type: object, description: "aps, headers and other payload keys merged over the rendered ones"}
+                        fcm: {type: object, description: "android, apns, webpush, fcm_options, data, notification merged over the rendered ones"}
+                overrides: {type: object, description: the same as payload.overrides}
+                source: {type: string, description: matched against enabled_sources}
+                push_time: {type: string, description: "RFC 3339; without an offset, each device's local time"}
+                expiration_time: {type: string, format: date-time}
+                expiration_interval: {type: integer, minimum: 1}
+                respect_preferences: {type: boolean, default: true}
+                dry_run: {type: boolean}
+                idempotency_key: {type: string, maxLength: 255}
+            Notification:
+              type: object
+              properties:
+                id: {type: string}
+                app_id: {type: string}
+                status: {type: string, enum: [scheduled, queued, sending, done, canceled, expired, failed]}
+                target: {type: object, description: raw tokens are shown as their count}
+                payload: {type: object}
+                source: {type: [string, "null"]}
+                push_time: {type: [string, "null"]}
+                not_before: {type: [string, "null"], format: date-time}
+                expires_at: {type: [string, "null"], format: date-time}
+                respect_preferences: {type: boolean}
+                idempotency_key: {type: [string, "null"]}
+                counts:
+                  type: object
+                  properties:
+                    targeted: {type: integer}
+                    sent: {type: integer}
+                    failed: {type: integer}
+                    invalid: {type: integer}
+                    skipped_preferences: {type: integer}
+                    skipped_expired: {type: integer}
+                    rate_limited: {type: integer}
+                created_at: {type: string, format: date-time}
+                started_at: {type: [string, "null"], format: date-time}
+                completed_at: {type: [string, "null"], format: date-time}
+            Delivery:
+              type: object
+              properties:
+                installation_id: {type: [string, "null"]}
+                token_suffix: {type: string}
+                service: {type: string}
+                outcome: {type: string, enum: [delivered, invalid, failed, skipped, expired, retrying]}
+                provider_id: {type: [string, "null"]}
+                reason: {type: [string, "null"]}
+                attempts: {type: integer}
+                at: {type: string, format: date-time}
             Status:
               type: object
               properties:

@@ -55,7 +55,7 @@ enum InstallationView {
         return .object(object)
     }
 
-    private static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+    static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
 
     static func timestamp(_ date: Date?) -> JSONValue {
         date.map { .string(Date.ISO8601FormatStyle(includingFractionalSeconds: true).format($0)) } ?? .null

@@ -1,0 +1,177 @@
+/// Who a notification goes to: exactly one audience form, optionally narrowed by platform or service.
+public struct NotificationTarget: Sendable, Equatable {
+    /// A device token sent without registration (like gorush): the service and environment say where.
+    public struct RawToken: Sendable, Equatable {
+        public var token: String
+        public var service: PushService
+        public var environment: PushEnvironment
+        public var platform: Platform
+
+        /// Creates a raw token recipient.
+        public init(token: String, service: PushService, environment: PushEnvironment, platform: Platform) {
+            self.token = token
+            self.service = service
+            self.environment = environment
+            self.platform = platform
+        }
+    }
+
+    /// The audience.
+    public enum Audience: Sendable, Equatable {
+        case installationIDs([String])
+        case tokens([RawToken])
+        case userIDs([String])
+        /// Installations subscribed to any of the channels.
+        case channels([String])
+        /// A LeanCloud/Parse query over installation fields and attributes, kept as sent.
+        case query(JSONValue)
+        case all
+    }
+
+    public var audience: Audience
+    /// Only these platforms, when set.
+    public var platforms: Set<Platform>?
+    /// Only these services, when set.
+    public var services: Set<PushService>?
+
+    /// Creates a target.
+    public init(audience: Audience, platforms: Set<Platform>? = nil, services: Set<PushService>? = nil) {
+        self.audience = audience
+        self.platforms = platforms
+        self.services = services
+    }
+
+    /// The largest explicit list a target accepts (ids, users, channels, tokens).
+    public static let maxListCount = 10_000
+
+    /// Reads the `target` object of a send request; the `where` query is parsed by the caller.
+    /// - Throws: `HeraldError` naming the field at fault.
+    public init(parsing value: JSONValue, field: String = "target") throws(HeraldError) {
+        let reader = try JSONObjectReader(value, path: field)
+        let forms = ["installation_ids", "tokens", "user_ids", "channels", "where", "all"]
+        try reader.rejectUnknown(allowed: Set(forms + ["platforms", "services"]))
+        let present = forms.filter { reader.members[$0] != nil && reader.members[$0] != .null }
+        guard present.count == 1, let form = present.first else {
+            throw .invalidValue(
+                field, code: "invalid_target",
+                "The target needs exactly one of: \(forms.joined(separator: ", ")); it has \(present.count).")
+        }
+        func list(_ key: String, maxLength: Int) throws(HeraldError) -> [String] {
+            let items = try reader.strings(key) ?? []
+            guard !items.isEmpty else {
+                throw .invalidValue(reader.name(key), code: "empty_target", "'\(reader.name(key))' is empty.")
+            }
+            guard items.count <= Self.maxListCount else {
+                throw .invalidValue(
+                    reader.name(key), code: "target_too_large",
+                    "'\(reader.name(key))' lists more than \(Self.maxListCount) entries.")
+            }
+            for (index, item) in items.enumerated() where item.isEmpty || item.count > maxLength {
+                throw .invalidValue(
+                    "\(reader.name(key))[\(index)]", code: "invalid_length",
+                    "Entries must be 1 to \(maxLength) characters long.")
+            }
+            return items
+        }
+        switch form {
+        case "installation_ids": audience = .installationIDs(try list(form, maxLength: 64))
+        case "user_ids": audience = .userIDs(try list(form, maxLength: 256))
+        case "channels": audience = .channels(try list(form, maxLength: 128))
+        case "where":
+            guard case .object = reader.members[form] else {
+                throw .invalidType(reader.name(form), expected: "an object")
+            }
+            audience = .query(reader.members[form] ?? .object([:]))
+        case "all":
+            guard try reader.bool("all") == true else {
+                throw .invalidValue(reader.name("all"), code: "invalid_target", "'\(reader.name("all"))' must be true.")
+            }
+            audience = .all
+        default:
+            audience = .tokens(try Self.rawTokens(reader, key: form))
+        }
+        platforms = try Self.set("platforms", of: Platform.self, in: reader)
+        services = try Self.set("services", of: PushService.self, in: reader)
+    }
+
+    /// A filter list of enum values, nil when absent.
+    private static func set<Value: RawRepresentable & CaseIterable & Hashable>(
+        _ key: String, of type: Value.Type, in reader: JSONObjectReader
+    ) throws(HeraldError) -> Set<Value>? where Value.RawValue == String {
+        guard let names = try reader.strings(key) else { return nil }
+        var values = Set<Value>()
+        for (index, raw) in names.enumerated() {
+            guard let value = Value(rawValue: raw) else {
+                throw .invalidValue(
+                    "\(reader.name(key))[\(index)]",
+                    "Allowed values: \(Value.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            values.insert(value)
+        }
+        return values
+    }
+
+    private static func rawTokens(_ reader: JSONObjectReader, key: String) throws(HeraldError) -> [RawToken] {
+        guard case .array(let items)? = reader.members[key] else {
+            throw .invalidType(reader.name(key), expected: "an array of token objects")
+        }
+        guard !items.isEmpty else {
+            throw .invalidValue(reader.name(key), code: "empty_target", "'\(reader.name(key))' is empty.")
+        }
+        guard items.count <= maxListCount else {
+            throw .invalidValue(
+                reader.name(key), code: "target_too_large", "'\(reader.name(key))' lists more than \(maxListCount).")
+        }
+        var tokens: [RawToken] = []
+        for (index, item) in items.enumerated() {
+            let entry = try JSONObjectReader(item, path: "\(reader.name(key))[\(index)]")
+            try entry.rejectUnknown(allowed: ["token", "service", "environment", "platform"])
+            let service = try entry.enumeration("service", as: PushService.self)
+            guard let service else { throw .missingField(entry.name("service")) }
+            guard service == .apns || service == .fcm else {
+                throw .invalidValue(
+                    entry.name("service"), code: "unsupported_service",
+                    "Raw tokens can be sent through apns or fcm; register \(service.rawValue) installations instead.")
+            }
+            let token = try entry.requiredString("token")
+            if service == .apns {
+                try InstallationRules.validateAPNsToken(token, field: entry.name("token"))
+            } else {
+                try InstallationRules.validateFCMToken(token, field: entry.name("token"))
+            }
+            let environment = try entry.enumeration("environment", as: PushEnvironment.self) ?? .production
+            let platform = try entry.enumeration("platform", as: Platform.self) ?? (service == .apns ? .ios : .android)
+            tokens.append(RawToken(token: token, service: service, environment: environment, platform: platform))
+        }
+        return tokens
+    }
+
+    /// The target as the send API writes it (raw tokens included: store it sealed).
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [:]
+        switch audience {
+        case .installationIDs(let ids): object["installation_ids"] = .array(ids.map(JSONValue.string))
+        case .userIDs(let ids): object["user_ids"] = .array(ids.map(JSONValue.string))
+        case .channels(let channels): object["channels"] = .array(channels.map(JSONValue.string))
+        case .query(let query): object["where"] = query
+        case .all: object["all"] = .bool(true)
+        case .tokens(let tokens):
+            object["tokens"] = .array(
+                tokens.map {
+                    .object([
+                        "token": .string($0.token), "service": .string($0.service.rawValue),
+                        "environment": .string($0.environment.rawValue), "platform": .string($0.platform.rawValue),
+                    ])
+                })
+        }
+        if let platforms { object["platforms"] = .array(platforms.map(\.rawValue).sorted().map(JSONValue.string)) }
+        if let services { object["services"] = .array(services.map(\.rawValue).sorted().map(JSONValue.string)) }
+        return .object(object)
+    }
+
+    /// Whether the target holds raw tokens (secrets that must be stored sealed).
+    public var holdsTokens: Bool {
+        if case .tokens = audience { return true }
+        return false
+    }
+}

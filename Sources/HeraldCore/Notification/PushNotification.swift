@@ -1,0 +1,162 @@
+import Foundation
+
+/// Where a notification is in its life.
+public enum NotificationStatus: String, Sendable, CaseIterable, Codable {
+    /// Waiting for its push time.
+    case scheduled
+    /// Due, waiting for a worker.
+    case queued
+    /// A worker is fanning it out, or deliveries wait for a retry or a device's local time.
+    case sending
+    /// Every recipient has an outcome.
+    case done
+    /// Canceled before it finished; what was sent stays sent.
+    case canceled
+    /// Its expiration passed before every recipient had an outcome.
+    case expired
+    /// Nothing could be delivered (for example: no credentials for any targeted provider).
+    case failed
+
+    /// Whether the notification will not change any more.
+    public var isFinal: Bool {
+        switch self {
+        case .done, .canceled, .expired, .failed: true
+        case .scheduled, .queued, .sending: false
+        }
+    }
+}
+
+/// What happened to a notification's recipients so far.
+public struct NotificationCounts: Sendable, Equatable {
+    /// Recipients resolved from the target.
+    public var targeted = 0
+    /// Accepted by the provider.
+    public var sent = 0
+    /// Failed for good (rejected, configuration failure, retries exhausted).
+    public var failed = 0
+    /// The provider said the token is no longer valid.
+    public var invalid = 0
+    /// Skipped by the recipient's preferences (sources, categories, mute, quiet hours).
+    public var skippedPreferences = 0
+    /// Still undelivered when the notification expired.
+    public var skippedExpired = 0
+    /// Deferred because the provider asked Herald to slow down.
+    public var rateLimited = 0
+
+    /// Creates counts.
+    public init(
+        targeted: Int = 0, sent: Int = 0, failed: Int = 0, invalid: Int = 0, skippedPreferences: Int = 0,
+        skippedExpired: Int = 0, rateLimited: Int = 0
+    ) {
+        self.targeted = targeted
+        self.sent = sent
+        self.failed = failed
+        self.invalid = invalid
+        self.skippedPreferences = skippedPreferences
+        self.skippedExpired = skippedExpired
+        self.rateLimited = rateLimited
+    }
+
+    /// Adds another set of counts.
+    public static func + (lhs: Self, rhs: Self) -> Self {
+        Self(
+            targeted: lhs.targeted + rhs.targeted, sent: lhs.sent + rhs.sent, failed: lhs.failed + rhs.failed,
+            invalid: lhs.invalid + rhs.invalid, skippedPreferences: lhs.skippedPreferences + rhs.skippedPreferences,
+            skippedExpired: lhs.skippedExpired + rhs.skippedExpired, rateLimited: lhs.rateLimited + rhs.rateLimited)
+    }
+
+    /// The counts as the API writes them.
+    public var json: JSONValue {
+        .object([
+            "targeted": .number(Double(targeted)), "sent": .number(Double(sent)), "failed": .number(Double(failed)),
+            "invalid": .number(Double(invalid)), "skipped_preferences": .number(Double(skippedPreferences)),
+            "skipped_expired": .number(Double(skippedExpired)), "rate_limited": .number(Double(rateLimited)),
+        ])
+    }
+}
+
+/// One send request, as accepted and stored: what to send, to whom, when, and how far it got.
+public struct PushNotification: Sendable, Equatable {
+    public var id: String
+    public var appID: String
+    public var target: NotificationTarget
+    public var payload: NotificationPayload
+    /// What sent it (a camera id, a service name), matched against `enabled_sources` preferences.
+    public var source: String?
+    /// The push time as sent (RFC 3339; without an offset it is each device's local time).
+    public var pushTime: String?
+    /// Nothing is sent before this instant (the push time, or its earliest local instant).
+    public var notBefore: Date?
+    /// Nothing is sent at or after this instant.
+    public var expiresAt: Date?
+    public var respectPreferences: Bool
+    public var idempotencyKey: String?
+    public var status: NotificationStatus
+    public var counts: NotificationCounts
+    public var createdAt: Date
+    public var startedAt: Date?
+    public var completedAt: Date?
+
+    /// Creates a notification record.
+    public init(
+        id: String, appID: String, target: NotificationTarget, payload: NotificationPayload, source: String? = nil,
+        pushTime: String? = nil, notBefore: Date? = nil, expiresAt: Date? = nil, respectPreferences: Bool = true,
+        idempotencyKey: String? = nil, status: NotificationStatus = .queued, counts: NotificationCounts = .init(),
+        createdAt: Date, startedAt: Date? = nil, completedAt: Date? = nil
+    ) {
+        self.id = id
+        self.appID = appID
+        self.target = target
+        self.payload = payload
+        self.source = source
+        self.pushTime = pushTime
+        self.notBefore = notBefore
+        self.expiresAt = expiresAt
+        self.respectPreferences = respectPreferences
+        self.idempotencyKey = idempotencyKey
+        self.status = status
+        self.counts = counts
+        self.createdAt = createdAt
+        self.startedAt = startedAt
+        self.completedAt = completedAt
+    }
+}
+
+/// One recipient's outcome in a notification's ledger.
+public struct DeliveryRecord: Sendable, Equatable {
+    /// The ledger's outcome names.
+    public enum Outcome: String, Sendable, CaseIterable {
+        case delivered, invalid, failed, skipped, expired
+        /// A transient failure; another attempt is scheduled.
+        case retrying
+    }
+
+    public var notificationID: String
+    /// The installation, or nil for a raw token.
+    public var installationID: String?
+    /// The last characters of the token, to recognise it without revealing it.
+    public var tokenSuffix: String
+    public var service: PushService
+    public var outcome: Outcome
+    /// The provider's id for the push (apns-id, FCM message name).
+    public var providerID: String?
+    public var reason: String?
+    public var attempts: Int
+    public var at: Date
+
+    /// Creates a ledger entry.
+    public init(
+        notificationID: String, installationID: String?, tokenSuffix: String, service: PushService, outcome: Outcome,
+        providerID: String? = nil, reason: String? = nil, attempts: Int, at: Date
+    ) {
+        self.notificationID = notificationID
+        self.installationID = installationID
+        self.tokenSuffix = tokenSuffix
+        self.service = service
+        self.outcome = outcome
+        self.providerID = providerID
+        self.reason = reason
+        self.attempts = attempts
+        self.at = at
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+
+/// The store's side of dispatch: notifications, their durable jobs, the fan-out cursor, pending
+/// deliveries (retries and deferrals), the delivery ledger, preferences and token lifecycle.
+/// Every method that changes several tables does so in one transaction.
+public protocol DispatchStore: Store {
+    /// Stores a notification and its job (due at `runAt`) in one transaction. With an idempotency
+    /// key already used by the app within `idempotencyWindow`, stores nothing.
+    /// - Returns: The stored notification, and whether it is new (false: the earlier one with the key).
+    func insertNotification(
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+    ) async throws -> (notification: PushNotification, created: Bool)
+
+    /// One notification of an app.
+    func notification(appID: String, id: String) async throws -> PushNotification?
+
+    /// A notification by id, whatever its app (for workers).
+    func notification(id: String) async throws -> PushNotification?
+
+    /// The fan-out cursor: the last recipient handled, `done` when the target is exhausted.
+    func cursor(notificationID: String) async throws -> String?
+
+    /// A page of an app's notifications, newest first, optionally with one status.
+    func notifications(
+        appID: String, status: NotificationStatus?, page: PageRequest
+    ) async throws -> [PushNotification]
+
+    /// Cancels a notification that is not final: its job and pending deliveries go, its status
+    /// becomes `canceled`. Returns the notification as stored afterwards, nil when there is none.
+    func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification?
+
+    /// A page of a notification's ledger in order of record, optionally with one outcome.
+    func deliveries(
+        notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest
+    ) async throws -> [LedgerEntry]
+
+    // MARK: Jobs
+
+    /// Stores a job unless one with the same kind and reference exists (then moves its run time
+    /// earlier when `runAt` is earlier).
+    func scheduleJob(kind: String, reference: String, runAt: Date) async throws
+
+    /// Locks the next due job of one of `kinds` for `owner` until `lockedUntil`: a job whose
+    /// lock expired (its worker died) is due again.
+    func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job?
+
+    /// Extends the lock; false when the job is no longer held by `owner`.
+    func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool
+
+    /// Unlocks the job and sets when it is due next.
+    func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws
+
+    /// Deletes a finished job.
+    func finishJob(id: Int64, owner: String) async throws
+
+    /// Unlocks jobs whose workers died with an earlier process. A single-node store (SQLite)
+    /// unlocks every job at start; a shared store leaves locks to expire.
+    /// - Returns: How many jobs were unlocked.
+    func recoverJobs() async throws -> Int
+
+    // MARK: Fan-out
+
+    /// The next page of installations a target resolves to, in id order after `after`: valid
+    /// installations of the notification's app matching the audience and its filters.
+    /// - Throws: `HeraldError` when the target's query is invalid.
+    func resolve(
+        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+    ) async throws -> [Installation]
+
+    /// How many installations the target resolves to now (for dry runs), by service.
+    func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int]
+
+    /// Installations by id (valid or not), for pending deliveries.
+    func installations(appID: String, ids: [String]) async throws -> [Installation]
+
+    /// Pending deliveries of a notification due at `now`, in recipient order.
+    func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery]
+
+    /// The earliest run time among a notification's pending deliveries.
+    func nextPending(notificationID: String) async throws -> Date?
+
+    /// Stored preferences (as JSON) of installations that have any.
+    func preferences(installationIDs: [String]) async throws -> [String: JSONValue]
+
+    /// Increments the stored badge of each installation by one, atomically, and returns the new values.
+    func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int]
+
+    /// Writes a page's (or a batch of pending deliveries') results in one transaction, if the job
+    /// is still held by `owner`: ledger entries, counts, installation lifecycle, pending
+    /// deliveries, the cursor, the status. False (nothing written) when the lock was lost.
+    func commit(_ page: PageCommit) async throws -> Bool
+
+    // MARK: Preferences
+
+    /// The preferences of an installation, nil when it has none stored.
+    func preferences(appID: String, installationID: String) async throws -> JSONValue?
+
+    /// Replaces an installation's preferences; false when the installation does not exist.
+    func setPreferences(appID: String, installationID: String, preferences: JSONValue, now: Date) async throws -> Bool
+
+    // MARK: Clean-up
+
+    /// Deletes dead installations and old notifications, as the policy says.
+    func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport
+}
+
+/// A durable unit of work.
+public struct Job: Sendable, Equatable {
+    public var id: Int64
+    public var kind: String
+    /// What the job is about (a notification id).
+    public var reference: String
+    /// Claims so far, this one included.
+    public var attempts: Int
+
+    /// Creates a job value.
+    public init(id: Int64, kind: String, reference: String, attempts: Int) {
+        self.id = id
+        self.kind = kind
+        self.reference = reference
+        self.attempts = attempts
+    }
+}
+
+/// A delivery that waits: a retry after a transient failure, a device's local push time, the end
+/// of its quiet hours, or a paused provider.
+public struct PendingDelivery: Sendable, Equatable {
+    /// Why it waits.
+    public enum Reason: String, Sendable {
+        case retry, localTime = "local_time", quietHours = "quiet_hours", providerPaused = "provider_paused"
+    }
+
+    public var notificationID: String
+    /// The installation id, or `token:<index>` for a raw token of the target.
+    public var recipient: String
+    public var runAt: Date
+    /// Attempts already made.
+    public var attempts: Int
+    public var reason: Reason
+
+    /// Creates a pending delivery.
+    public init(notificationID: String, recipient: String, runAt: Date, attempts: Int, reason: Reason) {
+        self.notificationID = notificationID
+        self.recipient = recipient
+        self.runAt = runAt
+        self.attempts = attempts
+        self.reason = reason
+    }
+}
+
+/// What happens to an installation after a delivery.
+public enum InstallationEvent: Sendable, Equatable {
+    /// Delivered: failures reset, `last_delivered_at` set.
+    case delivered(at: Date)
+    /// The provider called the token invalid at `since` (nil: now). An invalidation older than
+    /// the installation's last update is ignored (the token was registered again after it).
+    case invalidated(reason: String, since: Date?, at: Date)
+    /// A failure that counts against the device; `maxFailures` in a row deactivate it.
+    case failed(reason: String, at: Date, maxFailures: Int)
+}
+
+/// One transaction's worth of dispatch results.
+public struct PageCommit: Sendable {
+    public var jobID: Int64
+    public var owner: String
+    public var notificationID: String
+    public var ledger: [DeliveryRecord]
+    public var counts: NotificationCounts
+    public var installationEvents: [(id: String, event: InstallationEvent)]
+    /// Pending deliveries to store or replace.
+    public var pending: [PendingDelivery]
+    /// Pending deliveries (recipients) that are done.
+    public var resolvedPending: [String]
+    /// The new fan-out cursor: the last recipient handled, or `done`; nil leaves it.
+    public var cursor: String?
+    /// A new status, nil leaves it.
+    public var status: NotificationStatus?
+    public var startedAt: Date?
+    public var completedAt: Date?
+
+    /// Creates an empty commit for a job.
+    public init(jobID: Int64, owner: String, notificationID: String) {
+        self.jobID = jobID
+        self.owner = owner
+        self.notificationID = notificationID
+        self.ledger = []
+        self.counts = NotificationCounts()
+        self.installationEvents = []
+        self.pending = []
+        self.resolvedPending = []
+    }
+}
+
+/// A ledger entry with its position, the cursor of the ledger's pages.
+public struct LedgerEntry: Sendable, Equatable {
+    public var sequence: Int64
+    public var record: DeliveryRecord
+
+    /// Creates an entry.
+    public init(sequence: Int64, record: DeliveryRecord) {
+        self.sequence = sequence
+        self.record = record
+    }
+}
+
+/// What the clean-up job deletes.
+public struct CleanupPolicy: Sendable, Equatable {
+    /// Invalid installations invalidated longer ago than this go.
+    public var invalidAfter: Duration
+    /// Installations with at least `failureThreshold` failures and no delivery within `failingAfter` go.
+    public var failureThreshold: Int
+    public var failingAfter: Duration
+    /// Installations not seen (nor updated) within this go; nil keeps them.
+    public var unseenAfter: Duration?
+    /// Final notifications (and their ledgers) older than this go.
+    public var notificationRetention: Duration
+
+    /// Creates a policy with Herald's defaults.
+    public init(
+        invalidAfter: Duration = .seconds(30 * 86_400), failureThreshold: Int = 5,
+        failingAfter: Duration = .seconds(7 * 86_400), unseenAfter: Duration? = nil,
+        notificationRetention: Duration = .seconds(30 * 86_400)
+    ) {
+        self.invalidAfter = invalidAfter
+        self.failureThreshold = failureThreshold
+        self.failingAfter = failingAfter
+        self.unseenAfter = unseenAfter
+        self.notificationRetention = notificationRetention
+    }
+}
+
+/// What a clean-up run deleted.
+public struct CleanupReport: Sendable, Equatable {
+    public var invalidInstallations = 0
+    public var failingInstallations = 0
+    public var unseenInstallations = 0
+    public var notifications = 0
+
+    /// Creates a report.
+    public init(
+        invalidInstallations: Int = 0, failingInstallations: Int = 0, unseenInstallations: Int = 0,
+        notifications: Int = 0
+    ) {
+        self.invalidInstallations = invalidInstallations
+        self.failingInstallations = failingInstallations
+        self.unseenInstallations = unseenInstallations
+        self.notifications = notifications
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    public var timeInterval: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}

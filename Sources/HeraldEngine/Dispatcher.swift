@@ -1,0 +1,67 @@
+import Foundation
+import HeraldCore
+import Logging
+import Synchronization
+
+/// Herald's dispatch engine: accepts send requests durably, and turns each into deliveries to
+/// many devices, page by page, with preferences, schedules, retries and token lifecycle applied.
+/// Workers (``DispatchWorker``) call ``process(_:owner:isStopping:)`` for each job they claim.
+public final class Dispatcher: Sendable {
+    let store: any DispatchStore
+    let transports: [String: AppTransports]
+    let configuration: EngineConfiguration
+    let now: @Sendable () -> Date
+    let logger: Logger
+    let gate = ProviderGate()
+    private let wakeups = Atomic<Int>(0)
+
+    /// Creates an engine over a store and the apps' provider clients.
+    public init(
+        store: any DispatchStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
+        logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.store = store
+        self.transports = transports
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Tells idle workers to look for due jobs now (a notification was accepted, a clock moved).
+    public func wake() {
+        wakeups.add(1, ordering: .relaxed)
+    }
+
+    /// Consumes a pending wake-up, if there is one.
+    func takeWakeup() -> Bool {
+        wakeups.exchange(0, ordering: .relaxed) > 0
+    }
+
+    /// Closes every provider connection.
+    public func shutdown() async {
+        for transport in transports.values { await transport.shutdown() }
+    }
+
+    /// Whether an app's ledger keeps successes.
+    func logsSuccesses(appID: String) -> Bool {
+        (configuration.deliveryLog[appID] ?? configuration.defaultDeliveryLog) == .all
+    }
+}
+
+extension Dispatcher {
+    /// Claims and works every job due now, one after another, until none is left; returns how
+    /// many ran. `herald send --direct` and tests use it to dispatch without a worker pool.
+    public func runDueJobs(owner: String = "inline-\(ProcessInfo.processInfo.processIdentifier)") async throws -> Int {
+        var ran = 0
+        while true {
+            let now = self.now()
+            guard
+                let job = try await store.claimJob(
+                    kinds: ["notification"], owner: owner, now: now,
+                    lockedUntil: now.addingTimeInterval(configuration.lease.timeInterval))
+            else { return ran }
+            try await process(job, owner: owner, isStopping: { false })
+            ran += 1
+        }
+    }
+}

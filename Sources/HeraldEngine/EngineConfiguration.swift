@@ -1,0 +1,52 @@
+import HeraldCore
+
+/// How the dispatch engine works: page sizes, workers, leases, retries, lifecycle and clean-up.
+public struct EngineConfiguration: Sendable {
+    /// Which deliveries the ledger keeps.
+    public enum DeliveryLog: String, Sendable, CaseIterable {
+        /// Failures, invalid tokens, skips and expiries; not successes.
+        case failures
+        /// Every outcome, successes included.
+        case all
+    }
+
+    /// Recipients resolved, sent and committed together.
+    public var pageSize: Int
+    /// Jobs processed at once (one notification each).
+    public var workers: Int
+    /// How long a claimed job stays locked without renewal; a dead worker's job is taken over after it.
+    public var lease: Duration
+    /// How often idle workers look for due jobs (a new notification also wakes them).
+    public var pollInterval: Duration
+    public var retryPolicy: RetryPolicy
+    /// Failures in a row (no success between) that deactivate an installation.
+    public var maxFailures: Int
+    /// A repeated idempotency key within this window returns the first notification.
+    public var idempotencyWindow: Duration
+    /// Ledger policy per app id; apps not listed use `defaultDeliveryLog`.
+    public var deliveryLog: [String: DeliveryLog]
+    public var defaultDeliveryLog: DeliveryLog
+    /// How often the clean-up job runs; nil never schedules it.
+    public var cleanupInterval: Duration?
+    public var cleanupPolicy: CleanupPolicy
+
+    /// Creates a configuration with Herald's defaults.
+    public init(
+        pageSize: Int = 500, workers: Int = 2, lease: Duration = .seconds(60), pollInterval: Duration = .seconds(1),
+        retryPolicy: RetryPolicy = RetryPolicy(), maxFailures: Int = 5, idempotencyWindow: Duration = .seconds(86_400),
+        deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,
+        cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy()
+    ) {
+        self.pageSize = max(1, pageSize)
+        self.workers = max(1, workers)
+        self.lease = lease
+        self.pollInterval = pollInterval
+        self.retryPolicy = retryPolicy
+        self.maxFailures = max(1, maxFailures)
+        self.idempotencyWindow = idempotencyWindow
+        self.deliveryLog = deliveryLog
+        self.defaultDeliveryLog = defaultDeliveryLog
+        self.cleanupInterval = cleanupInterval
+        self.cleanupPolicy = cleanupPolicy
+    }
+}

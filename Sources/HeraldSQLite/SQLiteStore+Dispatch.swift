@@ -1,0 +1,535 @@
+import Foundation
+import GRDB
+import HeraldCore
+
+extension SQLiteStore: DispatchStore {
+    // MARK: Notifications
+
+    public func insertNotification(
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+    ) async throws -> (notification: PushNotification, created: Bool) {
+        let spec = try sealSpec(notification)
+        return try await database.write { db in
+            if let key = notification.idempotencyKey,
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM notifications WHERE app_id = ? AND idempotency_key = ?",
+                    arguments: [notification.appID, key])
+            {
+                let earlier = try self.decodeNotification(row)
+                if notification.createdAt.timeIntervalSince(earlier.createdAt) < idempotencyWindow.timeInterval {
+                    return (earlier, false)
+                }
+                // The key is free again once its window has passed.
+                try db.execute(
+                    sql: "UPDATE notifications SET idempotency_key = NULL WHERE id = ?", arguments: [earlier.id])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
+                        expires_at, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
+                    notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
+                    notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
+                ])
+            try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
+            return (notification, true)
+        }
+    }
+
+    public func notification(appID: String, id: String) async throws -> PushNotification? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?", arguments: [appID, id]
+            ).map(self.decodeNotification)
+        }
+    }
+
+    public func notification(id: String) async throws -> PushNotification? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM notifications WHERE id = ?", arguments: [id])
+                .map(self.decodeNotification)
+        }
+    }
+
+    public func notifications(
+        appID: String, status: NotificationStatus?, page: PageRequest
+    ) async throws -> [PushNotification] {
+        var sql = "SELECT * FROM notifications WHERE app_id = ?"
+        var arguments: [any DatabaseValueConvertible] = [appID]
+        if let status {
+            sql += " AND status = ?"
+            arguments.append(status.rawValue)
+        }
+        if let after = page.after {
+            sql += " AND id < ?"
+            arguments.append(after)
+        }
+        sql += " ORDER BY id DESC LIMIT ?"
+        arguments.append(page.limit)
+        let values = StatementArguments(arguments.map(\.databaseValue))
+        let query = sql
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: query, arguments: values).map(self.decodeNotification)
+        }
+    }
+
+    public func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification? {
+        try await database.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?", arguments: [appID, id])
+            else { return nil }
+            let notification = try self.decodeNotification(row)
+            guard !notification.status.isFinal else { return notification }
+            try db.execute(
+                sql: "UPDATE notifications SET status = 'canceled', completed_at = ? WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, id])
+            try db.execute(sql: "DELETE FROM jobs WHERE kind = 'notification' AND reference = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM pending_deliveries WHERE notification_id = ?", arguments: [id])
+            return try Row.fetchOne(db, sql: "SELECT * FROM notifications WHERE id = ?", arguments: [id])
+                .map(self.decodeNotification)
+        }
+    }
+
+    public func deliveries(
+        notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest
+    ) async throws -> [LedgerEntry] {
+        var sql = "SELECT * FROM deliveries WHERE notification_id = ?"
+        var arguments: [any DatabaseValueConvertible] = [notificationID]
+        if let outcome {
+            sql += " AND outcome = ?"
+            arguments.append(outcome.rawValue)
+        }
+        if let after = page.after.flatMap(Int64.init) {
+            sql += " AND sequence > ?"
+            arguments.append(after)
+        }
+        sql += " ORDER BY sequence LIMIT ?"
+        arguments.append(page.limit)
+        let values = StatementArguments(arguments.map(\.databaseValue))
+        let query = sql
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: query, arguments: values).map { row in
+                LedgerEntry(
+                    sequence: row["sequence"],
+                    record: DeliveryRecord(
+                        notificationID: row["notification_id"], installationID: row["installation_id"],
+                        tokenSuffix: row["token_suffix"], service: PushService(rawValue: row["service"]) ?? .apns,
+                        outcome: DeliveryRecord.Outcome(rawValue: row["outcome"]) ?? .failed,
+                        providerID: row["provider_id"], reason: row["reason"], attempts: row["attempts"],
+                        at: Date(timeIntervalSince1970: row["at"])))
+            }
+        }
+    }
+
+    // MARK: Jobs
+
+    public func scheduleJob(kind: String, reference: String, runAt: Date) async throws {
+        try await database.write { db in try self.scheduleJob(db, kind: kind, reference: reference, runAt: runAt) }
+    }
+
+    private func scheduleJob(_ db: Database, kind: String, reference: String, runAt: Date) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO jobs (kind, reference, run_at) VALUES (?, ?, ?)
+                ON CONFLICT (kind, reference) DO UPDATE SET run_at = min(run_at, excluded.run_at)
+                """,
+            arguments: [kind, reference, runAt.timeIntervalSince1970])
+    }
+
+    public func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
+        let marks = Array(repeating: "?", count: kinds.count).joined(separator: ", ")
+        let nowValue = now.timeIntervalSince1970
+        var arguments: [any DatabaseValueConvertible] = [owner, lockedUntil.timeIntervalSince1970]
+        arguments += kinds
+        arguments += [nowValue, nowValue]
+        let values = StatementArguments(arguments.map(\.databaseValue))
+        return try await database.write { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    UPDATE jobs SET locked_by = ?, locked_until = ?, attempts = attempts + 1
+                    WHERE id = (
+                        SELECT id FROM jobs WHERE kind IN (\(marks)) AND run_at <= ?
+                            AND (locked_until IS NULL OR locked_until < ?)
+                        ORDER BY run_at LIMIT 1)
+                    RETURNING id, kind, reference, attempts
+                    """,
+                arguments: values
+            ).map { Job(id: $0["id"], kind: $0["kind"], reference: $0["reference"], attempts: $0["attempts"]) }
+        }
+    }
+
+    public func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE jobs SET locked_until = ? WHERE id = ? AND locked_by = ?",
+                arguments: [lockedUntil.timeIntervalSince1970, id, owner])
+            return db.changesCount > 0
+        }
+    }
+
+    public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = ?, last_error = ?
+                    WHERE id = ? AND locked_by = ?
+                    """,
+                arguments: [runAt.timeIntervalSince1970, error, id, owner])
+        }
+    }
+
+    public func finishJob(id: Int64, owner: String) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM jobs WHERE id = ? AND locked_by = ?", arguments: [id, owner])
+        }
+    }
+
+    public func recoverJobs() async throws -> Int {
+        // One SQLite database serves one node: a lock that exists before this process claimed
+        // anything belongs to a process that is gone.
+        try await database.write { db in
+            try db.execute(sql: "UPDATE jobs SET locked_by = NULL, locked_until = NULL WHERE locked_by IS NOT NULL")
+            return db.changesCount
+        }
+    }
+
+    // MARK: Fan-out
+
+    public func resolve(
+        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+    ) async throws -> [Installation] {
+        guard var (condition, arguments) = try audienceCondition(target, appID: appID) else { return [] }
+        if let after {
+            condition += " AND id > ?"
+            arguments += [after]
+        }
+        arguments += [limit]
+        let sql = "SELECT * FROM installations WHERE \(condition) ORDER BY id LIMIT ?"
+        let values = arguments
+        return try await database.read { db in try Row.fetchAll(db, sql: sql, arguments: values).map(self.decode) }
+    }
+
+    public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {
+        guard let (condition, arguments) = try audienceCondition(target, appID: appID) else { return [:] }
+        let sql = "SELECT service, count(*) AS n FROM installations WHERE \(condition) GROUP BY service"
+        return try await database.read { db in
+            var counts: [PushService: Int] = [:]
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+                if let service = PushService(rawValue: row["service"]) { counts[service] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
+    private func audienceCondition(
+        _ target: NotificationTarget, appID: String
+    ) throws -> (String, StatementArguments)? {
+        var conditions = ["app_id = ?", "valid = 1"]
+        var arguments: StatementArguments = [appID]
+        func list(_ column: String, _ values: [String]) {
+            conditions.append("\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))")
+            arguments += StatementArguments(values)
+        }
+        switch target.audience {
+        case .tokens: return nil
+        case .all: break
+        case .installationIDs(let ids): list("id", ids)
+        case .userIDs(let ids): list("user_id", ids)
+        case .channels(let channels):
+            let marks = Array(repeating: "?", count: channels.count).joined(separator: ", ")
+            conditions.append(
+                "id IN (SELECT installation_id FROM installation_channels WHERE app_id = ? AND channel IN (\(marks)))")
+            arguments += [appID]
+            arguments += StatementArguments(channels)
+        case .query(let query):
+            let compiled = try InstallationQuery(parsing: query).sqliteCondition()
+            conditions.append("(\(compiled.sql))")
+            arguments += compiled.arguments
+        }
+        if let platforms = target.platforms { list("platform", platforms.map(\.rawValue).sorted()) }
+        if let services = target.services { list("service", services.map(\.rawValue).sorted()) }
+        return (conditions.joined(separator: " AND "), arguments)
+    }
+
+    public func installations(appID: String, ids: [String]) async throws -> [Installation] {
+        guard !ids.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        let values = StatementArguments(([appID] + ids).map(\.databaseValue))
+        return try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM installations WHERE app_id = ? AND id IN (\(marks)) ORDER BY id",
+                arguments: values
+            ).map(self.decode)
+        }
+    }
+
+    public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM pending_deliveries WHERE notification_id = ? AND run_at <= ?
+                    ORDER BY recipient LIMIT ?
+                    """,
+                arguments: [notificationID, now.timeIntervalSince1970, limit]
+            ).map { row in
+                PendingDelivery(
+                    notificationID: row["notification_id"], recipient: row["recipient"],
+                    runAt: Date(timeIntervalSince1970: row["run_at"]), attempts: row["attempts"],
+                    reason: PendingDelivery.Reason(rawValue: row["reason"]) ?? .retry)
+            }
+        }
+    }
+
+    public func nextPending(notificationID: String) async throws -> Date? {
+        try await database.read { db in
+            try Double.fetchOne(
+                db, sql: "SELECT min(run_at) FROM pending_deliveries WHERE notification_id = ?",
+                arguments: [notificationID]
+            ).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    public func preferences(installationIDs: [String]) async throws -> [String: JSONValue] {
+        guard !installationIDs.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: installationIDs.count).joined(separator: ", ")
+        let values = StatementArguments(installationIDs.map(\.databaseValue))
+        return try await database.read { db in
+            var result: [String: JSONValue] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT installation_id, body FROM preferences WHERE installation_id IN (\(marks))",
+                arguments: values)
+            {
+                result[row["installation_id"]] = try JSONValue.parse(Array((row["body"] as String).utf8))
+            }
+            return result
+        }
+    }
+
+    public func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int] {
+        guard !installationIDs.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: installationIDs.count).joined(separator: ", ")
+        let values = StatementArguments(installationIDs.map(\.databaseValue))
+        return try await database.write { db in
+            var result: [String: Int] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "UPDATE installations SET badge = badge + 1 WHERE id IN (\(marks)) RETURNING id, badge",
+                arguments: values)
+            {
+                result[row["id"]] = row["badge"]
+            }
+            return result
+        }
+    }
+
+    public func commit(_ page: PageCommit) async throws -> Bool {
+        try await database.write { db in
+            guard
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM jobs WHERE id = ? AND locked_by = ?", arguments: [page.jobID, page.owner])
+                    == true
+            else { return false }
+            for record in page.ledger {
+                try db.execute(
+                    sql: """
+                        INSERT INTO deliveries (notification_id, installation_id, token_suffix, service, outcome,
+                            provider_id, reason, attempts, at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        record.notificationID, record.installationID, record.tokenSuffix, record.service.rawValue,
+                        record.outcome.rawValue, record.providerID, record.reason, record.attempts,
+                        record.at.timeIntervalSince1970,
+                    ])
+            }
+            for (id, event) in page.installationEvents { try self.apply(event, to: id, db) }
+            for pending in page.pending {
+                try db.execute(
+                    sql: """
+                        INSERT INTO pending_deliveries (notification_id, recipient, run_at, attempts, reason)
+                        VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (notification_id, recipient) DO UPDATE SET
+                            run_at = excluded.run_at, attempts = excluded.attempts, reason = excluded.reason
+                        """,
+                    arguments: [
+                        pending.notificationID, pending.recipient, pending.runAt.timeIntervalSince1970,
+                        pending.attempts, pending.reason.rawValue,
+                    ])
+            }
+            for recipient in page.resolvedPending {
+                try db.execute(
+                    sql: "DELETE FROM pending_deliveries WHERE notification_id = ? AND recipient = ?",
+                    arguments: [page.notificationID, recipient])
+            }
+            let counts = page.counts
+            try db.execute(
+                sql: """
+                    UPDATE notifications SET targeted = targeted + ?, sent = sent + ?, failed = failed + ?,
+                        invalid = invalid + ?, skipped_preferences = skipped_preferences + ?,
+                        skipped_expired = skipped_expired + ?, rate_limited = rate_limited + ?,
+                        cursor = coalesce(?, cursor), status = coalesce(?, status),
+                        started_at = coalesce(started_at, ?), completed_at = coalesce(?, completed_at)
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    counts.targeted, counts.sent, counts.failed, counts.invalid, counts.skippedPreferences,
+                    counts.skippedExpired, counts.rateLimited, page.cursor, page.status?.rawValue,
+                    page.startedAt?.timeIntervalSince1970, page.completedAt?.timeIntervalSince1970,
+                    page.notificationID,
+                ])
+            return true
+        }
+    }
+
+    private func apply(_ event: InstallationEvent, to id: String, _ db: Database) throws {
+        switch event {
+        case .delivered(let at):
+            try db.execute(
+                sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id = ?",
+                arguments: [at.timeIntervalSince1970, id])
+        case .invalidated(let reason, let since, let at):
+            // APNs: a 410 whose timestamp is older than the installation's last update is stale
+            // (the app registered the token again after APNs saw it go).
+            try db.execute(
+                sql: """
+                    UPDATE installations SET valid = 0, invalidated_at = ?, last_failure_at = ?,
+                        last_failure_reason = ?
+                    WHERE id = ? AND (? IS NULL OR updated_at <= ?)
+                    """,
+                arguments: [
+                    at.timeIntervalSince1970, at.timeIntervalSince1970, reason, id,
+                    since?.timeIntervalSince1970, since?.timeIntervalSince1970,
+                ])
+        case .failed(let reason, let at, let maxFailures):
+            try db.execute(
+                sql: """
+                    UPDATE installations SET failure_count = failure_count + 1, last_failure_at = ?,
+                        last_failure_reason = ?,
+                        valid = CASE WHEN failure_count + 1 >= ? THEN 0 ELSE valid END,
+                        invalidated_at = CASE WHEN failure_count + 1 >= ? AND valid = 1 THEN ? ELSE invalidated_at END
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    at.timeIntervalSince1970, reason, maxFailures, maxFailures, at.timeIntervalSince1970, id,
+                ])
+        }
+    }
+
+    // MARK: Preferences
+
+    public func preferences(appID: String, installationID: String) async throws -> JSONValue? {
+        try await database.read { db in
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT p.body FROM preferences p JOIN installations i ON i.id = p.installation_id
+                    WHERE i.app_id = ? AND i.id = ?
+                    """,
+                arguments: [appID, installationID]
+            ).map { try JSONValue.parse(Array($0.utf8)) }
+        }
+    }
+
+    public func setPreferences(
+        appID: String, installationID: String, preferences: JSONValue, now: Date
+    ) async throws -> Bool {
+        let body = String(decoding: preferences.serialized(), as: UTF8.self)
+        return try await database.write { db in
+            guard
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM installations WHERE app_id = ? AND id = ?",
+                    arguments: [appID, installationID]) == true
+            else { return false }
+            try db.execute(
+                sql: """
+                    INSERT INTO preferences (installation_id, body, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (installation_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                    """,
+                arguments: [installationID, body, now.timeIntervalSince1970])
+            return true
+        }
+    }
+
+    // MARK: Clean-up
+
+    public func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport {
+        let nowValue = now.timeIntervalSince1970
+        return try await database.write { db in
+            var report = CleanupReport()
+            try db.execute(
+                sql: "DELETE FROM installations WHERE valid = 0 AND invalidated_at IS NOT NULL AND invalidated_at < ?",
+                arguments: [nowValue - policy.invalidAfter.timeInterval])
+            report.invalidInstallations = db.changesCount
+            try db.execute(
+                sql: """
+                    DELETE FROM installations WHERE failure_count >= ?
+                        AND coalesce(last_delivered_at, created_at) < ? AND coalesce(last_failure_at, 0) > 0
+                    """,
+                arguments: [policy.failureThreshold, nowValue - policy.failingAfter.timeInterval])
+            report.failingInstallations = db.changesCount
+            if let unseenAfter = policy.unseenAfter {
+                try db.execute(
+                    sql: "DELETE FROM installations WHERE max(coalesce(last_seen_at, 0), updated_at) < ?",
+                    arguments: [nowValue - unseenAfter.timeInterval])
+                report.unseenInstallations = db.changesCount
+            }
+            try db.execute(
+                sql: """
+                    DELETE FROM notifications WHERE status IN ('done', 'canceled', 'expired', 'failed')
+                        AND coalesce(completed_at, created_at) < ?
+                    """,
+                arguments: [nowValue - policy.notificationRetention.timeInterval])
+            report.notifications = db.changesCount
+            return report
+        }
+    }
+
+    // MARK: Rows
+
+    private func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
+        var spec: [String: JSONValue] = [
+            "target": notification.target.json, "payload": notification.payload.json,
+            "respect_preferences": .bool(notification.respectPreferences),
+        ]
+        spec["source"] = notification.source.map(JSONValue.string)
+        spec["push_time"] = notification.pushTime.map(JSONValue.string)
+        let bytes = JSONValue.object(spec).serialized()
+        // Raw tokens are secrets: a spec that holds them is sealed like installation tokens.
+        if notification.target.holdsTokens { return (Data(try cipher.seal(bytes)), true) }
+        return (Data(bytes), false)
+    }
+
+    func decodeNotification(_ row: Row) throws -> PushNotification {
+        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
+        var bytes = Array(row["spec"] as Data)
+        if row["spec_sealed"] as Bool { bytes = try cipher.open(bytes) }
+        let spec = try JSONObjectReader(try JSONValue.parse(bytes))
+        guard let target = spec.members["target"], let payload = spec.members["payload"],
+            let status = NotificationStatus(rawValue: row["status"])
+        else { throw HeraldError.internal("Stored notification is unreadable.") }
+        return PushNotification(
+            id: row["id"], appID: row["app_id"], target: try NotificationTarget(parsing: target),
+            payload: try NotificationPayload(parsing: payload), source: try spec.string("source"),
+            pushTime: try spec.string("push_time"), notBefore: date("not_before"), expiresAt: date("expires_at"),
+            respectPreferences: try spec.bool("respect_preferences") ?? true, idempotencyKey: row["idempotency_key"],
+            status: status,
+            counts: NotificationCounts(
+                targeted: row["targeted"], sent: row["sent"], failed: row["failed"], invalid: row["invalid"],
+                skippedPreferences: row["skipped_preferences"], skippedExpired: row["skipped_expired"],
+                rateLimited: row["rate_limited"]),
+            createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0), startedAt: date("started_at"),
+            completedAt: date("completed_at"))
+    }
+
+    public func cursor(notificationID: String) async throws -> String? {
+        try await database.read { db in
+            try String.fetchOne(db, sql: "SELECT cursor FROM notifications WHERE id = ?", arguments: [notificationID])
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldEngine
+import Hummingbird
+import Logging
+
+/// The native send API: `/v1/notifications` (server key only).
+struct NotificationRoutes: Sendable {
+    let store: any DispatchStore
+    let dispatcher: Dispatcher
+    let maxBodyBytes: Int
+    let now: @Sendable () -> Date
+
+    func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
+        table.on(group, prefix: prefix, "", method: .post, use: send)
+        table.on(group, prefix: prefix, "", method: .get, use: list)
+        table.on(group, prefix: prefix, "{id}", method: .get, use: read)
+        table.on(group, prefix: prefix, "{id}", method: .delete, use: cancel)
+        table.on(group, prefix: prefix, "{id}/deliveries", method: .get, use: deliveries)
+    }
+
+    @Sendable func send(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let appID = try Self.server(context)
+        let body = try await request.jsonBody(limit: maxBodyBytes)
+        let key = request.headers[.idempotencyKey]
+        switch try await dispatcher.submit(body, appID: appID, idempotencyKey: key) {
+        case .accepted(let notification, let created):
+            if created {
+                return .json(
+                    .object(["id": .string(notification.id), "status": .string(notification.status.rawValue)]),
+                    status: .accepted)
+            }
+            return .json(NotificationView.json(notification), status: .ok)
+        case .dryRun(let audience):
+            var byService: [String: JSONValue] = [:]
+            for (service, count) in audience { byService[service.rawValue] = .number(Double(count)) }
+            return .json(
+                .object([
+                    "dry_run": .bool(true), "targeted": .number(Double(audience.values.reduce(0, +))),
+                    "by_service": .object(byService),
+                ]))
+        }
+    }
+
+    @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let appID = try Self.server(context)
+        let query = try ListQuery(request.uri.queryParameters, allowed: ["status"])
+        let status = try query.enumeration("status", as: NotificationStatus.self)
+        let page = try query.page()
+        var notifications = try await store.notifications(
+            appID: appID, status: status, page: PageRequest(after: page.after, limit: page.limit + 1))
+        var next: String?
+        if notifications.count > page.limit {
+            notifications.removeLast()
+            next = notifications.last.map { ListQuery.cursor(after: $0.id) }
+        }
+        return .json(ListQuery.page(notifications.map(NotificationView.json), next: next))
+    }
+
+    @Sendable func read(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        .json(NotificationView.json(try await notification(context)))
+    }
+
+    @Sendable func cancel(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let appID = try Self.server(context)
+        let found = try await notification(context)
+        guard !found.status.isFinal else {
+            throw HeraldError(
+                kind: .conflict, code: "notification_final",
+                message:
+                    "The notification is already \(found.status.rawValue); only scheduled, queued or sending ones can be canceled."
+            )
+        }
+        guard let canceled = try await store.cancelNotification(appID: appID, id: found.id, now: now()) else {
+            throw HeraldError.notFound("Notification")
+        }
+        context.logger.info("notification canceled", metadata: ["herald.notification": "\(canceled.id)"])
+        return .json(NotificationView.json(canceled))
+    }
+
+    @Sendable func deliveries(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let found = try await notification(context)
+        let query = try ListQuery(request.uri.queryParameters, allowed: ["outcome"])
+        let outcome = try query.enumeration("outcome", as: DeliveryRecord.Outcome.self)
+        let page = try query.page()
+        var entries = try await store.deliveries(
+            notificationID: found.id, outcome: outcome, page: PageRequest(after: page.after, limit: page.limit + 1))
+        var next: String?
+        if entries.count > page.limit {
+            entries.removeLast()
+            next = entries.last.map { ListQuery.cursor(after: String($0.sequence)) }
+        }
+        return .json(ListQuery.page(entries.map(NotificationView.json), next: next))
+    }
+
+    private func notification(_ context: HeraldRequestContext) async throws -> PushNotification {
+        let appID = try Self.server(context)
+        guard let id = context.parameters.get("id"), id.count <= 64,
+            let notification = try await store.notification(appID: appID, id: id)
+        else { throw HeraldError.notFound("Notification") }
+        return notification
+    }
+
+    /// Sending and reading notifications takes the server key.
+    static func server(_ context: HeraldRequestContext) throws(HeraldError) -> String {
+        guard case .server(let appID) = try context.principal() else {
+            throw .forbidden("Sending and reading notifications takes the app's server key.")
+        }
+        return appID
+    }
+}
+
+extension HTTPField.Name {
+    /// `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header).
+    static let idempotencyKey = Self("Idempotency-Key")!
+}

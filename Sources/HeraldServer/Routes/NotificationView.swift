@@ -1,0 +1,47 @@
+import Foundation
+import HeraldCore
+
+/// The native JSON rendering of notifications and their ledger.
+enum NotificationView {
+    static func json(_ notification: PushNotification) -> JSONValue {
+        var target = notification.target.json
+        if notification.target.holdsTokens, case .object(var members) = target,
+            case .array(let tokens)? = members["tokens"]
+        {
+            // Raw tokens are secrets: the record shows how many, not what they are.
+            members["tokens"] = .number(Double(tokens.count))
+            target = .object(members)
+        }
+        return .object([
+            "id": .string(notification.id),
+            "app_id": .string(notification.appID),
+            "status": .string(notification.status.rawValue),
+            "target": target,
+            "payload": notification.payload.json,
+            "source": InstallationView.string(notification.source),
+            "push_time": InstallationView.string(notification.pushTime),
+            "not_before": InstallationView.timestamp(notification.notBefore),
+            "expires_at": InstallationView.timestamp(notification.expiresAt),
+            "respect_preferences": .bool(notification.respectPreferences),
+            "idempotency_key": InstallationView.string(notification.idempotencyKey),
+            "counts": notification.counts.json,
+            "created_at": InstallationView.timestamp(notification.createdAt),
+            "started_at": InstallationView.timestamp(notification.startedAt),
+            "completed_at": InstallationView.timestamp(notification.completedAt),
+        ])
+    }
+
+    static func json(_ entry: LedgerEntry) -> JSONValue {
+        let record = entry.record
+        return .object([
+            "installation_id": InstallationView.string(record.installationID),
+            "token_suffix": .string(record.tokenSuffix),
+            "service": .string(record.service.rawValue),
+            "outcome": .string(record.outcome.rawValue),
+            "provider_id": InstallationView.string(record.providerID),
+            "reason": InstallationView.string(record.reason),
+            "attempts": .number(Double(record.attempts)),
+            "at": InstallationView.timestamp(record.at),
+        ])
+    }
+}

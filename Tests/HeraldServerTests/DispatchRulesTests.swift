@@ -1,0 +1,198 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldEngine
+import HeraldSQLite
+import HeraldTestSupport
+import Testing
+
+@Suite("Preferences, retries and token lifecycle in dispatch", .serialized)
+struct DispatchRulesTests {
+    @Test("Each preference rule: sources, categories, mute, quiet hours (skip and defer), sound, critical")
+    func preferences() async throws {
+        let harness = try await EngineHarness()
+        // 23:30 in Paris (UTC+1 in winter).
+        harness.server.clock.set(ISO8601DateFormatter().date(from: "2026-01-15T22:30:00Z")!)
+        let tokens = (0..<6).map { _ in Fixtures.apnsToken() }
+        try await harness.run { api in
+            var ids: [String] = []
+            for token in tokens {
+                ids.append(try await api.register(#"{"platform":"ios","token":"\#(token)","timezone":"Europe/Paris"}"#))
+            }
+            let rules = [
+                #"{"enabled_sources":["front-door"]}"#,
+                #"{"enabled_categories":["person"]}"#,
+                #"{"muted_until":"2026-01-16T00:00:00Z"}"#,
+                #"{"quiet_hours":{"start":"22:00","end":"07:00"}}"#,
+                #"{"quiet_hours":{"start":"22:00","end":"07:00"},"quiet_hours_mode":"defer"}"#,
+                #"{"sound_enabled":false}"#,
+            ]
+            for (id, rule) in zip(ids, rules) {
+                let stored = try await api.call(.put, "/v1/installations/\(id)/preferences", body: rule)
+                #expect(stored.status == .ok, "\(rule): \(String(describing: stored.json))")
+            }
+            let read = try await api.call(.get, "/v1/installations/\(ids[3])/preferences")
+            #expect(read["quiet_hours.start"] == .string("22:00"))
+            let bad = try await api.call(
+                .put, "/v1/installations/\(ids[0])/preferences",
+                body: #"{"quiet_hours":{"start":"25:00","end":"07:00"}}"#)
+            #expect(bad.status == .badRequest)
+            #expect(bad.errorField == "quiet_hours.start")
+
+            let id = try await api.send(
+                #"{"target":{"all":true},"source":"garage","payload":{"title":"Vehicle","category":"vehicle","sound":"default"}}"#
+            )
+            try await harness.drain()
+            let record = try await api.notification(id)
+            #expect(record.int("counts.skipped_preferences") == 4)
+            #expect(record.int("counts.sent") == 1)
+            #expect(record.string("status") == "sending")
+            let silent = try #require(harness.apns.requests.first)
+            #expect(silent.token == tokens[5])
+            #expect(silent.json?.objectValue?["aps"]?.objectValue?["sound"] == nil)
+            let skipped = try await api.call(.get, "/v1/notifications/\(id)/deliveries?outcome=skipped")
+            let reasons = Set(
+                skipped.items.compactMap { $0.objectValue?["reason"] }.compactMap { value -> String? in
+                    if case .string(let text) = value { return text }
+                    return nil
+                })
+            #expect(reasons == ["source_disabled", "category_disabled", "muted", "quiet_hours"])
+
+            // The deferred device gets it when its quiet hours end, 07:00 in Paris.
+            harness.server.clock.set(ISO8601DateFormatter().date(from: "2026-01-16T05:59:00Z")!)
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 1)
+            harness.server.clock.set(ISO8601DateFormatter().date(from: "2026-01-16T06:00:00Z")!)
+            try await harness.drain()
+            #expect(harness.apns.requests.map(\.token) == [tokens[5], tokens[4]])
+            #expect(try await api.notification(id).string("status") == "done")
+
+            // A critical alert goes through quiet hours (but not through disabled sources).
+            harness.server.clock.set(ISO8601DateFormatter().date(from: "2026-01-16T23:00:00Z")!)
+            let critical = try await api.send(
+                #"{"target":{"installation_ids":["\#(ids[3])","\#(ids[4])"]},"payload":{"title":"Smoke","interruption_level":"critical","sound":"alarm"}}"#
+            )
+            try await harness.drain()
+            #expect(try await api.notification(critical).int("counts.sent") == 2)
+            let last = try #require(harness.apns.requests.last)
+            #expect(last.json?.objectValue?["aps"]?.objectValue?["sound"]?.objectValue?["critical"] == .number(1))
+        }
+    }
+
+    @Test("Transient failures retry after Retry-After; a paused provider does not hold up the other")
+    func retries() async throws {
+        let harness = try await EngineHarness()
+        let fcmToken = Fixtures.fcmToken()
+        let apnsToken = Fixtures.apnsToken()
+        try await harness.run { api in
+            _ = try await api.register(#"{"platform":"android","token":"\#(fcmToken)"}"#)
+            _ = try await api.register(#"{"platform":"ios","token":"\#(apnsToken)"}"#)
+            harness.fcm.script(token: fcmToken, .quotaExceeded(retryAfter: 30), times: 1)
+            let first = try await api.send(#"{"target":{"all":true},"payload":{"title":"one"}}"#)
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 1)
+            #expect(harness.apns.requests.count == 1)
+            var record = try await api.notification(first)
+            #expect(record.string("status") == "sending")
+            #expect(record.int("counts.rate_limited") == 1)
+
+            // FCM is paused for 30 s: a second notification reaches APNs now and FCM later.
+            harness.server.clock.advance(by: 5)
+            let second = try await api.send(#"{"target":{"all":true},"payload":{"title":"two"}}"#)
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 2)
+            #expect(harness.fcm.requests.count == 1)
+            #expect(try await api.notification(second).int("counts.rate_limited") == 1)
+
+            harness.server.clock.advance(by: 20)
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 1)
+            harness.server.clock.advance(by: 6)
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 3)
+            record = try await api.notification(first)
+            #expect(record.string("status") == "done")
+            #expect(record.int("counts.sent") == 2)
+            #expect(try await api.notification(second).string("status") == "done")
+        }
+    }
+
+    @Test("Invalid tokens invalidate at once, a stale 410 does not, five failures deactivate")
+    func tokenLifecycle() async throws {
+        let harness = try await EngineHarness(
+            engine: EngineConfiguration(retryPolicy: RetryPolicy(maxAttempts: 1), cleanupInterval: nil))
+        let gone = Fixtures.apnsToken()
+        let stale = Fixtures.apnsToken()
+        let failing = Fixtures.apnsToken()
+        try await harness.run { api in
+            let goneID = try await api.register(#"{"platform":"ios","token":"\#(gone)"}"#)
+            let staleID = try await api.register(#"{"platform":"ios","token":"\#(stale)"}"#)
+            let failingID = try await api.register(#"{"platform":"ios","token":"\#(failing)"}"#)
+            harness.apns.script(token: gone, .unregistered(since: harness.server.clock.now.addingTimeInterval(60)))
+            // APNs saw the token go before the app registered it again: the 410 is stale.
+            harness.apns.script(token: stale, .unregistered(since: harness.server.clock.now.addingTimeInterval(-3600)))
+            harness.apns.script(token: failing, .error(status: 400, reason: "BadExpirationDate"))
+            for round in 1...5 {
+                let id = try await api.send(
+                    #"{"target":{"installation_ids":["\#(failingID)","\#(goneID)","\#(staleID)"]},"payload":{"title":"\#(round)"}}"#
+                )
+                try await harness.drain()
+                if round == 1 {
+                    let record = try await api.notification(id)
+                    #expect(record.int("counts.invalid") == 2)
+                    #expect(record.int("counts.failed") == 1)
+                }
+                harness.server.clock.advance(by: 1)
+            }
+            #expect(try await api.call(.get, "/v1/installations/\(goneID)")["valid"] == .bool(false))
+            #expect(try await api.call(.get, "/v1/installations/\(staleID)")["valid"] == .bool(true))
+            let failingNow = try await api.call(.get, "/v1/installations/\(failingID)")
+            #expect(failingNow["valid"] == .bool(false))
+            #expect(failingNow.int("failure_count") == 5)
+            #expect(harness.apns.requests.filter { $0.token == gone }.count == 1)
+
+            // Registering the token again revives the installation.
+            _ = try await api.register(#"{"platform":"ios","token":"\#(gone)"}"#)
+            #expect(try await api.call(.get, "/v1/installations/\(goneID)")["valid"] == .bool(true))
+        }
+    }
+
+    @Test("Clean-up deletes old invalid and failing installations and old notifications, keeps the rest")
+    func cleanup() async throws {
+        let harness = try await EngineHarness()
+        let store = harness.server.store
+        try await harness.run { api in
+            let keep = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let invalidOld = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let invalidNew = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let failing = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let now = harness.server.clock.now
+            try harness.server.execute(
+                "UPDATE installations SET valid = 0, invalidated_at = ? WHERE id = ?",
+                [now.addingTimeInterval(-31 * 86_400).timeIntervalSince1970, invalidOld])
+            try harness.server.execute(
+                "UPDATE installations SET valid = 0, invalidated_at = ? WHERE id = ?",
+                [now.addingTimeInterval(-86_400).timeIntervalSince1970, invalidNew])
+            try harness.server.execute(
+                "UPDATE installations SET failure_count = 5, last_failure_at = ?, created_at = ? WHERE id = ?",
+                [now.timeIntervalSince1970, now.addingTimeInterval(-8 * 86_400).timeIntervalSince1970, failing])
+            let old = try await api.send(#"{"target":{"installation_ids":["\#(keep)"]},"payload":{"title":"x"}}"#)
+            try await harness.drain()
+            harness.server.clock.advance(by: 31 * 86_400)
+            let report = try await store.cleanup(
+                CleanupPolicy(), now: harness.server.clock.now.addingTimeInterval(-31 * 86_400 + 1))
+            #expect(report.invalidInstallations == 1)
+            #expect(report.failingInstallations == 1)
+            #expect(report.notifications == 0)
+            #expect(try await api.call(.get, "/v1/installations/\(invalidOld)").status == .notFound)
+            #expect(try await api.call(.get, "/v1/installations/\(invalidNew)").status == .ok)
+            #expect(try await api.call(.get, "/v1/installations/\(failing)").status == .notFound)
+            let later = try await store.cleanup(
+                CleanupPolicy(unseenAfter: .seconds(30 * 86_400)), now: harness.server.clock.now)
+            #expect(later.notifications == 1)
+            #expect(later.unseenInstallations + later.invalidInstallations == 2)
+            #expect(try await api.notification(old).status == .notFound)
+            #expect(try await api.call(.get, "/v1/installations/\(keep)").status == .notFound)
+        }
+    }
+}

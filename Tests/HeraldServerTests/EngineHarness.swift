@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import HeraldAPNs
+import HeraldCore
+import HeraldEngine
+import HeraldFCM
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+
+/// The server harness with real provider clients pointed at the mock APNs and FCM servers.
+struct EngineHarness {
+    static let topic = "com.example.herald"
+
+    let server: ServerHarness
+    let apns: MockAPNsServer
+    let fcm: MockFCMServer
+    let transports: AppTransports
+
+    init(
+        engine: EngineConfiguration = EngineConfiguration(
+            retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil)
+    ) async throws {
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: [Self.topic])])
+        let account = try TestServiceAccount()
+        fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
+        let signing = try APNsSigningKey(teamID: key.teamID, keyID: key.keyID, pem: key.p8PEM)
+        let apnsClient = try APNsClient(
+            configuration: APNsConfiguration(
+                environment: .custom(host: "127.0.0.1", port: apns.port), authentication: .token(signing),
+                trustRoots: [ca.rootCertificate], connections: 1))
+        let fcmClient = try FCMClient(
+            configuration: .init(
+                account: try FCMServiceAccount(json: Array(account.json(tokenURI: fcm.tokenURI).utf8)),
+                host: "127.0.0.1", port: fcm.port, trustRoots: [ca.rootCertificate], connections: 1))
+        transports = AppTransports(
+            apns: .init(production: apnsClient, sandbox: apnsClient, topic: Self.topic), fcm: fcmClient)
+        server = try await ServerHarness(transports: ["demo": transports], engine: engine)
+    }
+
+    /// Works every due job, as a worker would.
+    @discardableResult
+    func drain() async throws -> Int {
+        try await server.dispatcher.runDueJobs()
+    }
+
+    func stop() async {
+        await transports.shutdown()
+        try? await apns.shutdown()
+        try? await fcm.shutdown()
+    }
+
+    /// Runs `test` against the router, then stops the mocks.
+    func run(_ test: @Sendable (API) async throws -> Void) async throws {
+        do {
+            try await server.run(test)
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+    }
+}
+
+extension API {
+    /// Registers a device and returns its installation id.
+    func register(_ body: String) async throws -> String {
+        let response = try await call(.post, "/v1/installations", body: body)
+        guard let id = response.string("id") else {
+            throw TestFailure("registration failed: \(response.status) \(String(describing: response.json))")
+        }
+        return id
+    }
+
+    /// Sends a notification and returns its id.
+    func send(_ body: String, headers: HTTPFields = [:]) async throws -> String {
+        let response = try await call(.post, "/v1/notifications", body: body, headers: headers)
+        guard response.status == .accepted, let id = response.string("id") else {
+            throw TestFailure("send failed: \(response.status) \(String(describing: response.json))")
+        }
+        return id
+    }
+
+    /// The notification's record.
+    func notification(_ id: String) async throws -> APIResponse {
+        try await call(.get, "/v1/notifications/\(id)")
+    }
+}
+
+/// A failure in a test's own set-up.
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension APIResponse {
+    /// A number at a dotted path, as an integer.
+    func int(_ path: String) -> Int? {
+        if case .number(let value)? = self[path] { return Int(value) }
+        return nil
+    }
+}
+
+extension ServerHarness {
+    /// Runs SQL on the harness's database through a connection of its own (to age rows).
+    func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws {
+        let queue = try DatabaseQueue(path: directory.file("herald.sqlite"))
+        try queue.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
+        }
+    }
+}

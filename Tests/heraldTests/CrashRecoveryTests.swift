@@ -1,0 +1,151 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("herald survives kill -9 mid-broadcast", .serialized)
+struct CrashRecoveryTests {
+    static let devices = 20_000
+    static let pageSize = 500
+
+    @Test("Every device gets the broadcast at least once after a kill -9, with at most one page sent twice")
+    func killDuringBroadcast() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
+        // A slow provider: each answer takes 40 ms, so the broadcast takes seconds and the kill lands mid-way.
+        for token in tokens { apns.script(token: token, .success(after: .milliseconds(40))) }
+
+        let config = try ProviderFixture.config(
+            directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: Self.pageSize)
+
+        let lines = tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
+        let importFile = directory.file("devices.jsonl")
+        try lines.write(toFile: importFile, atomically: true, encoding: .utf8)
+        let importer = try HeraldProcess(["import", importFile, "--config", config])
+        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+        #expect(importer.text.contains("imported \(Self.devices) installations"))
+
+        let first = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await first.line(startingWith: "Herald is listening on ")
+        let serverKey = try await first.line(startingWith: "server key: ")
+        let sent = try await request(
+            "POST", "\(address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+
+        try await apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
+        kill(first.process.processIdentifier, SIGKILL)
+        _ = try await first.exitStatus()
+        let beforeRestart = apns.requests.count
+        #expect(beforeRestart < Self.devices, "the kill came after the broadcast finished")
+
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
+        var status = ""
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            let record = try await request("GET", "\(secondAddress)/v1/notifications/\(id)", bearer: serverKey)
+            status =
+                ((try JSONSerialization.jsonObject(with: Data(record.body.utf8)) as? [String: Any])?["status"]
+                    as? String) ?? ""
+            if status == "done" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        second.process.terminate()
+        #expect(try await second.exitStatus() == 0)
+        #expect(status == "done")
+
+        let received = apns.requests.compactMap(\.token)
+        let distinct = Set(received)
+        let missing = Set(tokens).subtracting(distinct).count
+        #expect(missing == 0)
+        let duplicates = received.count - distinct.count
+        #expect(duplicates <= Self.pageSize, "\(duplicates) duplicates")
+        try await apns.shutdown()
+    }
+}
+
+/// A Herald configuration whose `default` app sends through a mock APNs.
+enum ProviderFixture {
+    static func config(
+        directory: TemporaryDirectory, ca: TestCertificateAuthority, key: TestAPNsAuthKey, apnsPort: Int,
+        pageSize: Int = 500
+    ) throws -> String {
+        let keyFile = directory.file("AuthKey.p8")
+        try key.p8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let caFile = directory.file("ca.pem")
+        try ca.rootPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        let config = directory.file("herald.yaml")
+        try """
+        database: \(directory.file("herald.sqlite"))
+        app:
+          default:
+            apns:
+              key_file: \(keyFile)
+              key_id: \(key.keyID)
+              team_id: \(key.teamID)
+              topic: com.example.crash
+              url: https://127.0.0.1:\(apnsPort)
+              ca_file: \(caFile)
+        engine:
+          page_size: \(pageSize)
+          poll_interval_ms: 100
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        return config
+    }
+}
+
+@Suite("herald send, import and cleanup as processes", .serialized)
+struct SendCommandTests {
+    @Test("send through a running server waits for done; send --direct reaches one token; cleanup reports")
+    func sendVerbs() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let config = try ProviderFixture.config(directory: directory, ca: ca, key: key, apnsPort: apns.port)
+        let registered = Fixtures.apnsToken()
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        let created = try await request(
+            "POST", "\(address)/v1/installations", bearer: serverKey,
+            json: #"{"platform":"ios","token":"\#(registered)","user_id":"ann"}"#)
+        #expect(created.status == 201)
+
+        let send = try HeraldProcess(
+            ["send", "--server", address, "--key", serverKey, "--user-id", "ann", "--title", "Hi", "--wait"])
+        #expect(try await send.exitStatus(timeout: .seconds(60)) == 0, "\(send.text)")
+        #expect(send.text.contains(#""status":"done""#), "\(send.text)")
+        #expect(apns.requests.map(\.token) == [registered])
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+
+        let direct = Fixtures.apnsToken()
+        let once = try HeraldProcess(
+            ["send", "--direct", "--config", config, "--token", direct, "--service", "apns", "--title", "Direct"])
+        #expect(try await once.exitStatus(timeout: .seconds(60)) == 0, "\(once.text)")
+        #expect(once.text.contains("delivered"))
+        #expect(apns.requests.last?.token == direct)
+        apns.script(token: direct, .unregistered())
+        let refused = try HeraldProcess(
+            ["send", "--direct", "--config", config, "--token", direct, "--service", "apns", "--title", "Again"])
+        #expect(try await refused.exitStatus(timeout: .seconds(60)) == 1)
+        #expect(refused.text.contains("invalidToken"))
+
+        let cleanup = try HeraldProcess(["cleanup", "--config", config])
+        #expect(try await cleanup.exitStatus() == 0)
+        #expect(cleanup.text.contains("invalid installations deleted: 0"))
+        try await apns.shutdown()
+    }
+}
