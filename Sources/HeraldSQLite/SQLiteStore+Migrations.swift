@@ -59,6 +59,9 @@ extension SQLiteStore {
         migrator.registerMigration("v2_dispatch") { db in
             try db.execute(
                 sql: """
+                    -- Fan-out pages walk an app's installations in id order (keyset): without this
+                    -- index SQLite picks installations_user for app_id and sorts every page.
+                    CREATE INDEX installations_app ON installations (app_id, id);
                     CREATE TABLE notifications (
                         id TEXT PRIMARY KEY NOT NULL,
                         app_id TEXT NOT NULL,

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# One broadcast to every installation, through Herald's engine and APNs pool, against the nginx sink:
+#   1. installs nginx-light and nghttp2-client when missing; starts the sink (bench/sink.sh);
+#   2. builds the release `herald`, writes N installations as JSON Lines and bulk-imports them
+#      (`herald import`), timing it;
+#   3. measures the ceiling with h2load (same body size, same connections, 100 streams each);
+#   4. starts `herald serve` with the sink as its APNs host, sends one notification to `all`, and
+#      waits for `done`; prints notifications/s, the ratio to the ceiling, Herald's CPU seconds per
+#      1,000 notifications, its peak RSS and the time to `done`.
+# Usage: bench/broadcast.sh [installations=1000000] [connections=2]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-1000000}
+connections=${2:-2}
+port=${BENCH_PORT:-18443}
+http_port=${BENCH_HTTP_PORT:-18080}
+
+need=()
+command -v nginx >/dev/null 2>&1 || need+=(nginx-light)
+command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if ((${#need[@]})); then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+echo "== building herald (release)"
+swift build -c release --product herald >/dev/null
+herald=$(swift build -c release --show-bin-path)/herald
+
+work=$(mktemp -d)
+server_pid=""
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; bench/sink.sh stop "$work"; rm -rf "$work"' EXIT
+bench/sink.sh start "$work" "$port"
+sleep 0.5
+
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/ec.pem" 2>/dev/null
+openssl pkcs8 -topk8 -nocrypt -in "$work/ec.pem" -out "$work/AuthKey.p8"
+cat > "$work/herald.yaml" <<YAML
+server: {host: 127.0.0.1, port: $http_port}
+database: $work/herald.sqlite
+log: {level: warning}
+app:
+  default:
+    apns:
+      key_file: $work/AuthKey.p8
+      key_id: BENCHKEY01
+      team_id: BENCHTEAM1
+      topic: com.example.herald
+      url: https://127.0.0.1:$port
+      ca_file: $work/ca.pem
+      connections: $connections
+engine:
+  page_size: 1000
+YAML
+
+echo "== importing $count installations"
+python3 - "$count" > "$work/devices.jsonl" <<'PY'
+import os, sys
+n = int(sys.argv[1])
+out = sys.stdout
+for i in range(n):
+    out.write('{"platform":"ios","token":"%s","user_id":"u%d"}\n' % (os.urandom(32).hex(), i))
+PY
+import_start=$(date +%s.%N)
+"$herald" import "$work/devices.jsonl" --config "$work/herald.yaml"
+import_end=$(date +%s.%N)
+
+cat > "$work/body.json" <<'JSON'
+{"aps":{"alert":{"body":"A silver sedan pulled into the driveway and parked near the garage door.","title":"Vehicle detected at Front Door"},"mutable-content":1,"sound":"default"},"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}
+JSON
+token=$(printf 'ab%.0s' $(seq 32))
+ceiling_count=$((count < 200000 ? count : 200000))
+echo "== ceiling: h2load, $ceiling_count requests, $connections connections x 100 streams"
+h2load_out=$(h2load -n "$ceiling_count" -c "$connections" -m 100 -d "$work/body.json" \
+    -H 'apns-topic: com.example.herald' -H 'apns-push-type: alert' -H 'apns-priority: 10' \
+    "https://127.0.0.1:$port/3/device/$token")
+echo "$h2load_out" | grep -E 'finished in|status codes'
+ceiling=$(echo "$h2load_out" | sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p')
+
+echo "== broadcast to all through herald serve"
+"$herald" serve --config "$work/herald.yaml" > "$work/serve.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do grep -q "server key:" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
+key=$(sed -n 's/^server key: //p' "$work/serve.log")
+cpu() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+ticks=$(getconf CLK_TCK)
+cpu_before=$(cpu)
+start=$(date +%s.%N)
+id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+    -d '{"target":{"all":true},"payload":{"title":"Vehicle detected at Front Door","body":"A silver sedan pulled into the driveway and parked near the garage door.","sound":"default","mutable_content":true,"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","data":{"cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}}}' \
+    "http://127.0.0.1:$http_port/v1/notifications" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+while true; do
+    record=$(curl -sf -H "Authorization: Bearer $key" "http://127.0.0.1:$http_port/v1/notifications/$id")
+    status=$(echo "$record" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+    case "$status" in done|failed|expired|canceled) break ;; esac
+    sleep 0.2
+done
+end=$(date +%s.%N)
+cpu_after=$(cpu)
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
+echo "$record" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("status:", r["status"], "counts:", r["counts"])'
+python3 - "$count" "$ceiling" "$start" "$end" "$cpu_before" "$cpu_after" "$ticks" "$rss_kb" "$import_start" "$import_end" <<'PY'
+import sys
+count, ceiling, start, end, c0, c1, ticks, rss, i0, i1 = (float(x) for x in sys.argv[1:])
+seconds = end - start
+rate = count / seconds
+print(f"import:           {count:,.0f} installations in {i1 - i0:.1f} s ({count / (i1 - i0):,.0f}/s)")
+print(f"ceiling (h2load): {ceiling:,.0f} req/s")
+print(f"herald broadcast: {rate:,.0f} notifications/s, done in {seconds:.1f} s")
+print(f"ratio:            {rate / ceiling:.2f}")
+print(f"herald CPU:       {(c1 - c0) / ticks / count * 1000:.3f} s per 1,000 notifications")
+print(f"peak RSS:         {rss / 1024:.0f} MB")
+PY
