@@ -23,21 +23,31 @@ extension Dispatcher {
             return try await expire(notification, job: job, owner: owner)
         }
         let metadata: Logger.Metadata = ["herald.notification": "\(notification.id)"]
-        var cursor = try await store.cursor(notificationID: notification.id)
-        while cursor != "done" {
-            if isStopping() { return try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil) }
-            let (recipients, last) = try await nextPage(of: notification, after: cursor)
-            var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-            commit.status = .sending
-            commit.startedAt = now()
-            commit.counts.targeted = recipients.count
-            try await deliver(recipients, of: notification, into: &commit)
-            commit.cursor = last ?? "done"
-            guard try await store.commit(commit) else {
-                return logger.warning("job lock lost; another worker has the notification", metadata: metadata)
+        let cursor = try await store.cursor(notificationID: notification.id)
+        if cursor != "done" {
+            var page = try await nextPage(of: notification, after: cursor)
+            while true {
+                if isStopping() {
+                    return try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil)
+                }
+                // Read the next page while this one is sent: the database and the network overlap.
+                // Reading ahead is safe: the cursor only moves when this page's commit does.
+                let last = page.last
+                async let upcoming = self.page(of: notification, after: last)
+                var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
+                commit.status = .sending
+                commit.startedAt = now()
+                commit.counts.targeted = page.recipients.count
+                try await deliver(page.recipients, of: notification, into: &commit)
+                commit.cursor = last ?? "done"
+                guard try await store.commit(commit) else {
+                    _ = try? await upcoming
+                    return logger.warning("job lock lost; another worker has the notification", metadata: metadata)
+                }
+                _ = try await store.renewJob(id: job.id, owner: owner, lockedUntil: leaseEnd())
+                page = try await upcoming
+                if last == nil { break }
             }
-            cursor = commit.cursor
-            _ = try await store.renewJob(id: job.id, owner: owner, lockedUntil: leaseEnd())
         }
 
         while true {
@@ -112,6 +122,14 @@ extension Dispatcher {
 
     private func leaseEnd() -> Date {
         now().addingTimeInterval(configuration.lease.timeInterval)
+    }
+
+    /// The page after a page's last key; an empty page when there was no last key (the target is exhausted).
+    private func page(
+        of notification: PushNotification, after last: String?
+    ) async throws -> (recipients: [Recipient], last: String?) {
+        guard let last else { return ([], nil) }
+        return try await nextPage(of: notification, after: last)
     }
 
     /// The next page of the target after the cursor, and the page's last key (nil: the target is exhausted).

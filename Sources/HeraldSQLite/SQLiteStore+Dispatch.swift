@@ -348,7 +348,24 @@ extension SQLiteStore: DispatchStore {
                         record.at.timeIntervalSince1970,
                     ])
             }
-            for (id, event) in page.installationEvents { try self.apply(event, to: id, db) }
+            // Deliveries are most events: one statement per chunk of them, not one per device.
+            var delivered: [Double: [String]] = [:]
+            for (id, event) in page.installationEvents {
+                if case .delivered(let at) = event {
+                    delivered[at.timeIntervalSince1970, default: []].append(id)
+                } else {
+                    try self.apply(event, to: id, db)
+                }
+            }
+            for (at, ids) in delivered {
+                for start in stride(from: 0, to: ids.count, by: 500) {
+                    let chunk = ids[start..<min(ids.count, start + 500)]
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                    try db.execute(
+                        sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id IN (\(marks))",
+                        arguments: StatementArguments([at] + chunk.map { $0 as any DatabaseValueConvertible }))
+                }
+            }
             for pending in page.pending {
                 try db.execute(
                     sql: """

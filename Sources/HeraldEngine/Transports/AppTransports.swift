@@ -119,14 +119,31 @@ public final class AppTransports: Sendable {
         var results = [TransportResult?](repeating: nil, count: pushes.count)
         var rendered: [APNsNotification] = []
         var positions: [Int] = []
+        // Devices that share a bundle id, badge and sound setting get the same rendering: render it
+        // once and change only the token (a broadcast renders a handful of payloads, not one per device).
+        struct Variant: Hashable {
+            var bundleID: String?
+            var badge: Int?
+            var soundEnabled: Bool
+        }
+        var variants: [Variant: Result<APNsNotification, HeraldError>] = [:]
         for (index, push) in pushes.enumerated() {
-            do {
-                rendered.append(
+            let variant = Variant(
+                bundleID: push.recipient.installation?.bundleID, badge: push.badge, soundEnabled: push.soundEnabled)
+            let template =
+                variants[variant]
+                ?? Result { () throws(HeraldError) in
                     try renderer.render(
-                        notification, token: push.recipient.token, bundleID: push.recipient.installation?.bundleID,
-                        badge: push.badge, soundEnabled: push.soundEnabled, now: now))
+                        notification, token: push.recipient.token, bundleID: variant.bundleID, badge: variant.badge,
+                        soundEnabled: variant.soundEnabled, now: now)
+                }
+            variants[variant] = template
+            switch template {
+            case .success(var request):
+                request.deviceToken = push.recipient.token
+                rendered.append(request)
                 positions.append(index)
-            } catch {
+            case .failure(let error):
                 results[index] = TransportResult(.configurationFailure(reason: error.message))
             }
         }
