@@ -232,8 +232,11 @@ public final class SQLiteStore: Store {
     ) throws
         -> Installation?
     {
-        try Row.fetchOne(db, sql: "SELECT * FROM installations WHERE \(condition)", arguments: arguments)
-            .map(decode)
+        // Cached statements: registration and import run these once per device.
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE \(condition)"), arguments: arguments
+        )
+        .map(decode)
     }
 
     private func delete(_ db: Database, id: String) throws {
@@ -280,10 +283,12 @@ public final class SQLiteStore: Store {
         if insert {
             let names = columns.map(\.0).joined(separator: ", ")
             let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-            try db.execute(sql: "INSERT INTO installations (\(names), id) VALUES (\(marks))", arguments: values)
+            try db.cachedStatement(sql: "INSERT INTO installations (\(names), id) VALUES (\(marks))")
+                .execute(arguments: values)
         } else {
             let assignments = columns.map { "\($0.0) = ?" }.joined(separator: ", ")
-            try db.execute(sql: "UPDATE installations SET \(assignments) WHERE id = ?", arguments: values)
+            try db.cachedStatement(sql: "UPDATE installations SET \(assignments) WHERE id = ?").execute(
+                arguments: values)
             try db.execute(
                 sql: "DELETE FROM installation_channels WHERE installation_id = ?", arguments: [installation.id])
         }
