@@ -299,32 +299,53 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// The columns of `installations` in table order (`SELECT *` returns them so): fan-out decodes
+    /// thousands of rows per page, and reading by position skips a name search per column.
+    private enum Column: Int {
+        case id, appID, userID, deviceID, platform, service, environment, tokenIndex, tokenSealed, channels, locale
+        case timezone, badge, appVersion, osVersion, deviceModel, bundleID, attributes, snsEndpointARN, valid
+        case failureCount, lastFailureAt, lastFailureReason, lastDeliveredAt, lastSeenAt, createdAt, updatedAt
+        case invalidatedAt
+    }
+
     func decode(_ row: Row) throws -> Installation {
-        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
-        func enumeration<Value: RawRepresentable>(_ column: String) throws -> Value where Value.RawValue == String {
-            guard let value = Value(rawValue: row[column]) else {
+        guard row.count > Column.invalidatedAt.rawValue else {
+            throw HeraldError.internal("Installation rows must be read with SELECT *.")
+        }
+        func value<Value: DatabaseValueConvertible>(_ column: Column) -> Value { row[column.rawValue] }
+        func optional<Value: DatabaseValueConvertible>(_ column: Column) -> Value? { row[column.rawValue] }
+        func date(_ column: Column) -> Date? { (optional(column) as Double?).map(Date.init(timeIntervalSince1970:)) }
+        func enumeration<Value: RawRepresentable>(_ column: Column) throws -> Value where Value.RawValue == String {
+            guard let value = Value(rawValue: value(column)) else {
                 throw HeraldError.internal("Stored installation has an unknown \(column).")
             }
             return value
         }
-        let service: PushService = try enumeration("service")
-        let token = try PushToken(storageBytes: try cipher.open(Array(row["token_sealed"] as Data)), service: service)
-        let channels = try JSONValue.parse(Array((row["channels"] as String).utf8))
-        let attributes = try JSONValue.parse(Array((row["attributes"] as String).utf8))
-        guard case .array(let channelValues) = channels, case .object(let attributeMembers) = attributes else {
+        /// Empty collections are most rows': no parser needed for them.
+        func json(_ column: Column, empty: JSONValue) throws -> JSONValue {
+            let text: String = value(column)
+            if text == "[]" || text == "{}" { return empty }
+            return try JSONValue.parse(Array(text.utf8))
+        }
+        let service: PushService = try enumeration(.service)
+        let token = try PushToken(
+            storageBytes: try cipher.open(Array(value(.tokenSealed) as Data)), service: service)
+        guard case .array(let channelValues) = try json(.channels, empty: .array([])),
+            case .object(let attributeMembers) = try json(.attributes, empty: .object([:]))
+        else {
             throw HeraldError.internal("Stored installation has unreadable channels or attributes.")
         }
         return Installation(
-            id: row["id"], appID: row["app_id"], userID: row["user_id"], deviceID: row["device_id"],
-            platform: try enumeration("platform"), service: service, environment: try enumeration("environment"),
+            id: value(.id), appID: value(.appID), userID: optional(.userID), deviceID: optional(.deviceID),
+            platform: try enumeration(.platform), service: service, environment: try enumeration(.environment),
             token: token,
             channels: channelValues.compactMap { if case .string(let name) = $0 { name } else { nil } },
-            locale: row["locale"], timezone: row["timezone"], badge: row["badge"], appVersion: row["app_version"],
-            osVersion: row["os_version"], deviceModel: row["device_model"], bundleID: row["bundle_id"],
-            attributes: attributeMembers, snsEndpointARN: row["sns_endpoint_arn"], valid: row["valid"],
-            failureCount: row["failure_count"], lastFailureAt: date("last_failure_at"),
-            lastFailureReason: row["last_failure_reason"], lastDeliveredAt: date("last_delivered_at"),
-            lastSeenAt: date("last_seen_at"), createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0),
-            updatedAt: date("updated_at") ?? Date(timeIntervalSince1970: 0), invalidatedAt: date("invalidated_at"))
+            locale: optional(.locale), timezone: optional(.timezone), badge: value(.badge),
+            appVersion: optional(.appVersion), osVersion: optional(.osVersion), deviceModel: optional(.deviceModel),
+            bundleID: optional(.bundleID), attributes: attributeMembers, snsEndpointARN: optional(.snsEndpointARN),
+            valid: value(.valid), failureCount: value(.failureCount), lastFailureAt: date(.lastFailureAt),
+            lastFailureReason: optional(.lastFailureReason), lastDeliveredAt: date(.lastDeliveredAt),
+            lastSeenAt: date(.lastSeenAt), createdAt: date(.createdAt) ?? Date(timeIntervalSince1970: 0),
+            updatedAt: date(.updatedAt) ?? Date(timeIntervalSince1970: 0), invalidatedAt: date(.invalidatedAt))
     }
 }
