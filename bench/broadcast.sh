@@ -52,7 +52,7 @@ app:
       ca_file: $work/ca.pem
       connections: $connections
 engine:
-  page_size: 1000
+  page_size: ${BENCH_PAGE_SIZE:-1000}
 YAML
 
 echo "== importing $count installations"
