@@ -98,6 +98,71 @@ struct NotificationRoutesTests {
         }
     }
 
+    @Test("Malformed, mistyped and oversized bodies and queries on the new routes are 4xx and change nothing")
+    func badInput() async throws {
+        let harness = try await EngineHarness()
+        try await harness.run { api in
+            let id = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let big = #"{"target":{"all":true},"payload":{"title":"\#(String(repeating: "x", count: 70_000))"}}"#
+            let cases: [(HTTPRequest.Method, String, String?, String?, HTTPResponse.Status, String)] = [
+                (.post, "/v1/notifications", "{not json", "application/json", .badRequest, "invalid_json"),
+                (
+                    .post, "/v1/notifications", #"{"target":{"all":true},"payload":{"title":"x"}}"#, "text/plain",
+                    .badRequest, "invalid_content_type"
+                ),
+                (.post, "/v1/notifications", "[1,2]", "application/json", .badRequest, "invalid_body"),
+                (
+                    .post, "/v1/notifications", #"{"target":"everyone","payload":{"title":"x"}}"#, "application/json",
+                    .badRequest, "invalid_type"
+                ),
+                (
+                    .post, "/v1/notifications", #"{"target":{"all":true},"payload":{"title":7}}"#, "application/json",
+                    .badRequest, "invalid_type"
+                ),
+                (
+                    .post, "/v1/notifications", #"{"target":{"all":true},"payload":{"title":"x"},"dry_run":"yes"}"#,
+                    "application/json", .badRequest, "invalid_type"
+                ),
+                (
+                    .post, "/v1/notifications",
+                    #"{"target":{"all":true},"payload":{"title":"x"},"expiration_interval":0}"#, "application/json",
+                    .badRequest, "invalid_value"
+                ),
+                (.post, "/v1/notifications", big, "application/json", .contentTooLarge, "body_too_large"),
+                (.get, "/v1/notifications?status=lost", nil, nil, .badRequest, "invalid_value"),
+                (.get, "/v1/notifications?limit=0", nil, nil, .badRequest, "invalid_limit"),
+                (.get, "/v1/notifications/none/deliveries", nil, nil, .notFound, "not_found"),
+                (.put, "/v1/installations/\(id)/preferences", "{", "application/json", .badRequest, "invalid_json"),
+                (
+                    .put, "/v1/installations/\(id)/preferences", #"{"sound_enabled":"no"}"#, "application/json",
+                    .badRequest, "invalid_type"
+                ),
+                (
+                    .put, "/v1/installations/\(id)/preferences", #"{"volume":3}"#, "application/json", .badRequest,
+                    "unknown_field"
+                ),
+                (
+                    .put, "/v1/installations/\(id)/preferences",
+                    #"{"enabled_sources":["\#(String(repeating: "s", count: 101))"]}"#, "application/json", .badRequest,
+                    "invalid_length"
+                ),
+                (.put, "/v1/installations/missing/preferences", "{}", "application/json", .notFound, "not_found"),
+            ]
+            for (method, uri, body, contentType, status, code) in cases {
+                let response = try await api.call(method, uri, body: body, contentType: contentType)
+                #expect(response.status == status, "\(method) \(uri.prefix(60)) \(body?.prefix(60) ?? "")")
+                #expect(response.errorCode == code, "\(method) \(uri.prefix(60)) \(body?.prefix(60) ?? "")")
+            }
+            let clientKey = try await api.call(
+                .put, "/v1/installations/\(id)/preferences", bearer: ServerHarness.clientKey, body: "{}")
+            #expect(clientKey.status == .forbidden)
+            #expect(try await api.call(.get, "/v1/notifications").items.isEmpty)
+            let preferences = try await api.call(.get, "/v1/installations/\(id)/preferences")
+            #expect(preferences["sound_enabled"] == .bool(true))
+            #expect(preferences["enabled_sources"] == .null)
+        }
+    }
+
     @Test("Every targeting form resolves the right audience (dry runs send nothing)")
     func targeting() async throws {
         let harness = try await EngineHarness()
