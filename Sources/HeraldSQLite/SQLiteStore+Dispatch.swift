@@ -141,7 +141,7 @@ extension SQLiteStore: DispatchStore {
     }
 
     public func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
-        let marks = Array(repeating: "?", count: kinds.count).joined(separator: ", ")
+        let marks = Self.placeholders(kinds.count)
         let nowValue = now.timeIntervalSince1970
         var arguments: [any DatabaseValueConvertible] = [owner, lockedUntil.timeIntervalSince1970]
         arguments += kinds
@@ -233,7 +233,7 @@ extension SQLiteStore: DispatchStore {
         var conditions = ["app_id = ?", "valid = 1"]
         var arguments: StatementArguments = [appID]
         func list(_ column: String, _ values: [String]) {
-            conditions.append("\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))")
+            conditions.append("\(column) IN (\(Self.placeholders(values.count)))")
             arguments += StatementArguments(values)
         }
         switch target.audience {
@@ -242,7 +242,7 @@ extension SQLiteStore: DispatchStore {
         case .installationIDs(let ids): list("id", ids)
         case .userIDs(let ids): list("user_id", ids)
         case .channels(let channels):
-            let marks = Array(repeating: "?", count: channels.count).joined(separator: ", ")
+            let marks = Self.placeholders(channels.count)
             conditions.append(
                 "id IN (SELECT installation_id FROM installation_channels WHERE app_id = ? AND channel IN (\(marks)))")
             arguments += [appID]
@@ -259,7 +259,7 @@ extension SQLiteStore: DispatchStore {
 
     public func installations(appID: String, ids: [String]) async throws -> [Installation] {
         guard !ids.isEmpty else { return [] }
-        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        let marks = Self.placeholders(ids.count)
         let values = StatementArguments(([appID] + ids).map(\.databaseValue))
         return try await database.read { db in
             try Row.fetchAll(
@@ -298,7 +298,7 @@ extension SQLiteStore: DispatchStore {
 
     public func preferences(installationIDs: [String]) async throws -> [String: JSONValue] {
         guard !installationIDs.isEmpty else { return [:] }
-        let marks = Array(repeating: "?", count: installationIDs.count).joined(separator: ", ")
+        let marks = Self.placeholders(installationIDs.count)
         let values = StatementArguments(installationIDs.map(\.databaseValue))
         return try await database.read { db in
             var result: [String: JSONValue] = [:]
@@ -314,7 +314,7 @@ extension SQLiteStore: DispatchStore {
 
     public func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int] {
         guard !installationIDs.isEmpty else { return [:] }
-        let marks = Array(repeating: "?", count: installationIDs.count).joined(separator: ", ")
+        let marks = Self.placeholders(installationIDs.count)
         let values = StatementArguments(installationIDs.map(\.databaseValue))
         return try await database.write { db in
             var result: [String: Int] = [:]
@@ -360,7 +360,7 @@ extension SQLiteStore: DispatchStore {
             for (at, ids) in delivered {
                 for start in stride(from: 0, to: ids.count, by: 500) {
                     let chunk = ids[start..<min(ids.count, start + 500)]
-                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                    let marks = Self.placeholders(chunk.count)
                     try db.execute(
                         sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id IN (\(marks))",
                         arguments: StatementArguments([at] + chunk.map { $0 as any DatabaseValueConvertible }))

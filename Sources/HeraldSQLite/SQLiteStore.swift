@@ -282,7 +282,7 @@ public final class SQLiteStore: Store {
         let values = StatementArguments(columns.map(\.1) + [installation.id])
         if insert {
             let names = columns.map(\.0).joined(separator: ", ")
-            let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+            let marks = Self.placeholders(columns.count + 1)
             try db.cachedStatement(sql: "INSERT INTO installations (\(names), id) VALUES (\(marks))")
                 .execute(arguments: values)
         } else {
@@ -306,6 +306,11 @@ public final class SQLiteStore: Store {
         case timezone, badge, appVersion, osVersion, deviceModel, bundleID, attributes, snsEndpointARN, valid
         case failureCount, lastFailureAt, lastFailureReason, lastDeliveredAt, lastSeenAt, createdAt, updatedAt
         case invalidatedAt
+    }
+
+    /// `?, ?, …`: the bound parameters of an `IN (…)` list or a `VALUES (…)` row.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
     func decode(_ row: Row) throws -> Installation {
