@@ -8,6 +8,7 @@
 #      waits for `done`; prints notifications/s, the ratio to the ceiling, Herald's CPU seconds per
 #      1,000 notifications, its peak RSS and the time to `done`.
 # Usage: bench/broadcast.sh [installations=1000000] [connections=2]
+# Environment: BENCH_PAGE_SIZE (engine.page_size), BENCH_PERF=<file> (perf record the server while it sends).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000000}
@@ -87,6 +88,12 @@ key=$(sed -n 's/^server key: //p' "$work/serve.log")
 cpu() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 ticks=$(getconf CLK_TCK)
 cpu_before=$(cpu)
+perf_pid=""
+if [ -n "${BENCH_PERF:-}" ]; then
+    # Samples the server during the broadcast (BENCH_PERF names the perf.data file to write).
+    perf record -F 499 -g -o "$BENCH_PERF" -p "$server_pid" >/dev/null 2>&1 &
+    perf_pid=$!
+fi
 start=$(date +%s.%N)
 id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
     -d '{"target":{"all":true},"payload":{"title":"Vehicle detected at Front Door","body":"A silver sedan pulled into the driveway and parked near the garage door.","sound":"default","mutable_content":true,"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","data":{"cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}}}' \
@@ -99,6 +106,7 @@ while true; do
 done
 end=$(date +%s.%N)
 cpu_after=$(cpu)
+[ -n "$perf_pid" ] && kill -INT "$perf_pid" && wait "$perf_pid" || true
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 echo "$record" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("status:", r["status"], "counts:", r["counts"])'
 python3 - "$count" "$ceiling" "$start" "$end" "$cpu_before" "$cpu_after" "$ticks" "$rss_kb" "$import_start" "$import_end" <<'PY'

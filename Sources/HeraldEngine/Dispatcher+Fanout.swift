@@ -25,29 +25,8 @@ extension Dispatcher {
         let metadata: Logger.Metadata = ["herald.notification": "\(notification.id)"]
         let cursor = try await store.cursor(notificationID: notification.id)
         if cursor != "done" {
-            var page = try await nextPage(of: notification, after: cursor)
-            while true {
-                if isStopping() {
-                    return try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil)
-                }
-                // Read the next page while this one is sent: the database and the network overlap.
-                // Reading ahead is safe: the cursor only moves when this page's commit does.
-                let last = page.last
-                async let upcoming = self.page(of: notification, after: last)
-                var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-                commit.status = .sending
-                commit.startedAt = now()
-                commit.counts.targeted = page.recipients.count
-                try await deliver(page.recipients, of: notification, into: &commit)
-                commit.cursor = last ?? "done"
-                guard try await store.commit(commit) else {
-                    _ = try? await upcoming
-                    return logger.warning("job lock lost; another worker has the notification", metadata: metadata)
-                }
-                _ = try await store.renewJob(id: job.id, owner: owner, lockedUntil: leaseEnd())
-                page = try await upcoming
-                if last == nil { break }
-            }
+            guard try await sendTarget(of: notification, after: cursor, job: job, owner: owner, isStopping: isStopping)
+            else { return }
         }
 
         while true {
@@ -86,6 +65,77 @@ extension Dispatcher {
                 "notification done",
                 metadata: metadata.merging(
                     ["herald.sent": "\(counts.sent)", "herald.failed": "\(counts.failed)"], uniquingKeysWith: { $1 }))
+        }
+    }
+
+    /// Sends the target from the cursor on, batch by batch in keyset order. Two batches are in
+    /// flight at once: while one's last responses arrive and it commits, the next one is already
+    /// on the connections. Batches commit in order, each with its cursor, and hold half a page, so
+    /// what a crash can send twice (sent, not committed) stays within one page.
+    /// - Returns: false when the job was released (stopping) or its lock was lost.
+    private func sendTarget(
+        of notification: PushNotification, after cursor: String?, job: Job, owner: String,
+        isStopping: @Sendable () -> Bool
+    ) async throws -> Bool {
+        var batch = try await nextPage(of: notification, after: cursor)
+        var sending: Task<PageCommit, any Error>?
+        /// Commits a batch once all its outcomes are in; false when the job's lock was lost.
+        func commit(_ task: Task<PageCommit, any Error>) async throws -> Bool {
+            guard try await store.commit(try await task.value) else {
+                logger.warning(
+                    "job lock lost; another worker has the notification",
+                    metadata: ["herald.notification": "\(notification.id)"])
+                return false
+            }
+            _ = try await store.renewJob(id: job.id, owner: owner, lockedUntil: leaseEnd())
+            return true
+        }
+        do {
+            while true {
+                if isStopping() {
+                    if let previous = sending {
+                        sending = nil
+                        guard try await commit(previous) else { return false }
+                    }
+                    try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil)
+                    return false
+                }
+                // Read the next batch while this one is sent: the database and the network overlap.
+                // Reading ahead is safe: the cursor only moves when a batch's commit does.
+                let last = batch.last
+                async let upcoming = self.page(of: notification, after: last)
+                if configuration.pageSize < 2, let previous = sending {
+                    // A page of one has no room for a second batch in flight.
+                    sending = nil
+                    guard try await commit(previous) else { return false }
+                }
+                let recipients = batch.recipients
+                let started = now()
+                let previous = sending
+                sending = Task {
+                    var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
+                    commit.status = .sending
+                    commit.startedAt = started
+                    commit.counts.targeted = recipients.count
+                    try await self.deliver(recipients, of: notification, into: &commit)
+                    commit.cursor = last ?? "done"
+                    return commit
+                }
+                if let previous, try await !commit(previous) {
+                    if let sending { _ = try? await sending.value }
+                    return false
+                }
+                batch = try await upcoming
+                if last == nil { break }
+            }
+            guard let final = sending else { return true }
+            sending = nil
+            return try await commit(final)
+        } catch {
+            // What is on the wire still ends before the error propagates; it is committed by the
+            // next run or sent again there, within the page bound.
+            if let sending { _ = try? await sending.value }
+            throw error
         }
     }
 
@@ -139,7 +189,7 @@ extension Dispatcher {
         if case .tokens(let tokens) = notification.target.audience {
             let start = cursor.flatMap(Recipient.tokenIndex(of:)).map { $0 + 1 } ?? 0
             guard start < tokens.count else { return ([], nil) }
-            let end = min(tokens.count, start + configuration.pageSize)
+            let end = min(tokens.count, start + configuration.batchSize)
             let recipients = (start..<end).compactMap { index -> Recipient? in
                 let token = tokens[index]
                 guard notification.target.services?.contains(token.service) ?? true,
@@ -150,7 +200,7 @@ extension Dispatcher {
             return (recipients, Recipient.key(tokenIndex: end - 1))
         }
         let page = try await store.resolve(
-            notification.target, appID: notification.appID, after: cursor, limit: configuration.pageSize
+            notification.target, appID: notification.appID, after: cursor, limit: configuration.batchSize
         ).map(Recipient.init(installation:))
         return (page, page.last?.key)
     }

@@ -10,8 +10,11 @@ public struct EngineConfiguration: Sendable {
         case all
     }
 
-    /// Recipients resolved, sent and committed together.
+    /// The most recipients sent and not yet committed: what a crash can send twice. The fan-out
+    /// resolves, sends and commits batches of half a page with two in flight (``batchSize``).
     public var pageSize: Int
+    /// Recipients resolved, sent and committed together: half a page, so two fit in flight.
+    public var batchSize: Int { max(1, pageSize / 2) }
     /// Jobs processed at once (one notification each).
     public var workers: Int
     /// How long a claimed job stays locked without renewal; a dead worker's job is taken over after it.

@@ -211,7 +211,7 @@ extension SQLiteStore: DispatchStore {
         arguments += [limit]
         let sql = "SELECT * FROM installations WHERE \(condition) ORDER BY id LIMIT ?"
         let values = arguments
-        return try await database.read { db in try Row.fetchAll(db, sql: sql, arguments: values).map(self.decode) }
+        return try await database.read { db in try self.fetchInstallations(db, sql: sql, arguments: values) }
     }
 
     public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {

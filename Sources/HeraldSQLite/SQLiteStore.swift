@@ -221,11 +221,19 @@ public final class SQLiteStore: Store {
         arguments.append(page.limit)
         let values = arguments.map(\.databaseValue)
         return try await database.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map(self.decode)
+            try self.fetchInstallations(db, sql: sql, arguments: StatementArguments(values))
         }
     }
 
     // MARK: Rows
+
+    /// Installations decoded while the cursor stands on each row (no intermediate row copies).
+    func fetchInstallations(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Installation] {
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        var installations: [Installation] = []
+        while let row = try cursor.next() { installations.append(try decode(row)) }
+        return installations
+    }
 
     private func fetchOne(
         _ db: Database, where condition: String, _ arguments: StatementArguments
@@ -317,8 +325,14 @@ public final class SQLiteStore: Store {
         guard row.count > Column.invalidatedAt.rawValue else {
             throw HeraldError.internal("Installation rows must be read with SELECT *.")
         }
-        func value<Value: DatabaseValueConvertible>(_ column: Column) -> Value { row[column.rawValue] }
-        func optional<Value: DatabaseValueConvertible>(_ column: Column) -> Value? { row[column.rawValue] }
+        // `StatementColumnConvertible` selects GRDB's fast path: straight from the SQLite
+        // statement while a cursor is on the row, without boxing a `DatabaseValue` per column.
+        func value<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ column: Column) -> Value {
+            row[column.rawValue]
+        }
+        func optional<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ column: Column) -> Value? {
+            row[column.rawValue]
+        }
         func date(_ column: Column) -> Date? { (optional(column) as Double?).map(Date.init(timeIntervalSince1970:)) }
         func enumeration<Value: RawRepresentable>(_ column: Column) throws -> Value where Value.RawValue == String {
             guard let value = Value(rawValue: value(column)) else {
