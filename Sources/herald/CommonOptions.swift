@@ -23,11 +23,14 @@ struct CommonOptions: ParsableArguments {
     }
 
     /// Opens and migrates the configured store.
-    func openStore(_ configuration: HeraldConfiguration, logger: Logger) async throws -> any DispatchStore {
+    func openStore(
+        _ configuration: HeraldConfiguration, logger: Logger,
+        writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB
+    ) async throws -> any DispatchStore {
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
         case .sqlite(let path):
-            let store = try SQLiteStore(path: path, cipher: cipher)
+            let store = try SQLiteStore(path: path, cipher: cipher, writerCacheKiB: writerCacheKiB)
             try await store.migrate()
             return store
         }

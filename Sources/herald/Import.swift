@@ -13,12 +13,14 @@ struct Import: AsyncParsableCommand {
 
     @Argument(help: "The JSON Lines file, or - for standard input.") var file: String
     @Option(help: "The app the installations belong to.") var app = "default"
-    @Option(help: "Registrations per transaction.") var batch = 2000
+    @Option(help: "Registrations per transaction.") var batch = 10000
+    @Option(help: "The database page cache for the import, in MiB (random token-index inserts want it large).")
+    var cacheMiB = 256
 
     func run() async throws {
         let configuration = try await common.load()
         let logger = bootstrapLogging(level: configuration.logLevel)
-        let store = try await common.openStore(configuration, logger: logger)
+        let store = try await common.openStore(configuration, logger: logger, writerCacheKiB: max(2, cacheMiB) * 1024)
         let handle: FileHandle
         if file == "-" {
             handle = FileHandle.standardInput
@@ -31,11 +33,21 @@ struct Import: AsyncParsableCommand {
         var created = 0
         var updated = 0
         var lineNumber = 0
-        func flush() async throws {
-            guard !pending.isEmpty else { return }
-            for result in try await store.register(batch: pending, appID: app, now: Date()) {
+        // One batch is written while the next one is read and parsed.
+        var writing: Task<[RegistrationResult], any Error>?
+        func finishWriting() async throws {
+            guard let batch = writing else { return }
+            writing = nil
+            for result in try await batch.value {
                 if result.created { created += 1 } else { updated += 1 }
             }
+        }
+        func flush() async throws {
+            guard !pending.isEmpty else { return }
+            try await finishWriting()
+            let batch = pending
+            let app = self.app
+            writing = Task { try await store.register(batch: batch, appID: app, now: Date()) }
             pending.removeAll(keepingCapacity: true)
         }
         var buffer: [UInt8] = []
@@ -63,6 +75,7 @@ struct Import: AsyncParsableCommand {
             buffer.removeFirst(start)
         }
         try await flush()
+        try await finishWriting()
         let elapsed = ContinuousClock.now - started
         print("imported \(created + updated) installations (\(created) created, \(updated) updated) in \(elapsed)")
     }
