@@ -264,7 +264,7 @@ extension Dispatcher {
                 let rules = try? Preferences(parsing: stored)
             {
                 switch rules.decide(
-                    source: notification.source, category: notification.payload.category,
+                    source: notification.source, category: notification.preferenceCategory,
                     interruptionLevel: notification.payload.interruptionLevel?.rawValue,
                     installationTimeZone: installation.timezone, now: now)
                 {

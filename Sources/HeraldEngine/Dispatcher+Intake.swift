@@ -12,7 +12,7 @@ public enum SendResult: Sendable {
 
 extension Dispatcher {
     static let sendFields: Set<String> = [
-        "target", "payload", "overrides", "source", "push_time", "expiration_time", "expiration_interval",
+        "target", "payload", "overrides", "source", "category", "push_time", "expiration_time", "expiration_interval",
         "respect_preferences", "dry_run", "idempotency_key",
     ]
 
@@ -44,6 +44,7 @@ extension Dispatcher {
             payload.overrides = wrapped.overrides
         }
         let source = try reader.string("source", maxLength: 256)
+        let category = try reader.string("category", maxLength: 256)
         let now = self.now()
 
         var pushTime: PushTime?
@@ -112,7 +113,7 @@ extension Dispatcher {
 
         var notification = PushNotification(
             id: Identifier.make(now: now), appID: appID, target: target, payload: payload, source: source,
-            pushTime: pushTime?.rfc3339, notBefore: notBefore, expiresAt: expiresAt,
+            category: category, pushTime: pushTime?.rfc3339, notBefore: notBefore, expiresAt: expiresAt,
             respectPreferences: try reader.bool("respect_preferences") ?? true, idempotencyKey: key,
             status: notBefore == nil ? .queued : .scheduled, createdAt: now)
         try validateSizes(notification, now: now)

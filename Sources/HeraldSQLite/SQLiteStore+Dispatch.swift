@@ -515,6 +515,7 @@ extension SQLiteStore: DispatchStore {
             "respect_preferences": .bool(notification.respectPreferences),
         ]
         spec["source"] = notification.source.map(JSONValue.string)
+        spec["category"] = notification.category.map(JSONValue.string)
         spec["push_time"] = notification.pushTime.map(JSONValue.string)
         let bytes = JSONValue.object(spec).serialized()
         // Raw tokens are secrets: a spec that holds them is sealed like installation tokens.
@@ -533,7 +534,8 @@ extension SQLiteStore: DispatchStore {
         return PushNotification(
             id: row["id"], appID: row["app_id"], target: try NotificationTarget(parsing: target),
             payload: try NotificationPayload(parsing: payload), source: try spec.string("source"),
-            pushTime: try spec.string("push_time"), notBefore: date("not_before"), expiresAt: date("expires_at"),
+            category: try spec.string("category"), pushTime: try spec.string("push_time"),
+            notBefore: date("not_before"), expiresAt: date("expires_at"),
             respectPreferences: try spec.bool("respect_preferences") ?? true, idempotencyKey: row["idempotency_key"],
             status: status,
             counts: NotificationCounts(

@@ -24,6 +24,13 @@ public enum HeraldApplication {
             .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("notifications"), prefix: "/v1/notifications", table: &table)
+        ArgusAIRoutes(
+            store: store, dispatcher: dispatcher, settings: configuration.argus, limiter: ArgusAIRegistrationLimiter(),
+            maxBodyBytes: configuration.maxBodyBytes, now: now
+        )
+        .register(
+            on: router.group("api/v1").add(middleware: BearerAuthenticator(apps: apps)), prefix: "/api/v1",
+            table: &table)
         return (router, table.routes)
     }
 

@@ -83,6 +83,9 @@ public struct PushNotification: Sendable, Equatable {
     public var payload: NotificationPayload
     /// What sent it (a camera id, a service name), matched against `enabled_sources` preferences.
     public var source: String?
+    /// What kind of event it is (an object type such as `person`), matched against
+    /// `enabled_categories` preferences; nil leaves that to `payload.category`.
+    public var category: String?
     /// The push time as sent (RFC 3339; without an offset it is each device's local time).
     public var pushTime: String?
     /// Nothing is sent before this instant (the push time, or its earliest local instant).
@@ -97,18 +100,23 @@ public struct PushNotification: Sendable, Equatable {
     public var startedAt: Date?
     public var completedAt: Date?
 
+    /// The category preferences filter on: `category` when set, else `payload.category` (which is
+    /// also the APNs category, so a sender whose APNs category is not the event's kind sets both).
+    public var preferenceCategory: String? { category ?? payload.category }
+
     /// Creates a notification record.
     public init(
         id: String, appID: String, target: NotificationTarget, payload: NotificationPayload, source: String? = nil,
-        pushTime: String? = nil, notBefore: Date? = nil, expiresAt: Date? = nil, respectPreferences: Bool = true,
-        idempotencyKey: String? = nil, status: NotificationStatus = .queued, counts: NotificationCounts = .init(),
-        createdAt: Date, startedAt: Date? = nil, completedAt: Date? = nil
+        category: String? = nil, pushTime: String? = nil, notBefore: Date? = nil, expiresAt: Date? = nil,
+        respectPreferences: Bool = true, idempotencyKey: String? = nil, status: NotificationStatus = .queued,
+        counts: NotificationCounts = .init(), createdAt: Date, startedAt: Date? = nil, completedAt: Date? = nil
     ) {
         self.id = id
         self.appID = appID
         self.target = target
         self.payload = payload
         self.source = source
+        self.category = category
         self.pushTime = pushTime
         self.notBefore = notBefore
         self.expiresAt = expiresAt

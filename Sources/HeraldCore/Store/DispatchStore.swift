@@ -98,6 +98,12 @@ public protocol DispatchStore: Store {
     /// Replaces an installation's preferences; false when the installation does not exist.
     func setPreferences(appID: String, installationID: String, preferences: JSONValue, now: Date) async throws -> Bool
 
+    /// Stores preferences for an installation that has none (atomically: a concurrent write is
+    /// never replaced); false when it has some already or does not exist.
+    func insertPreferences(
+        appID: String, installationID: String, preferences: JSONValue, now: Date
+    ) async throws -> Bool
+
     // MARK: Clean-up
 
     /// Deletes dead installations and old notifications, as the policy says.

@@ -35,6 +35,10 @@ public protocol Store: Sendable {
     /// One installation of an app.
     func installation(appID: String, id: String) async throws -> Installation?
 
+    /// An app's installations with this client device id (at most one per service), whichever
+    /// user they belong to, oldest first.
+    func installations(appID: String, deviceID: String) async throws -> [Installation]
+
     /// Replaces an installation's writable fields; a changed token moves as in ``register(_:appID:now:)``.
     /// - Returns: The stored installation, or nil when it no longer exists.
     func update(_ installation: Installation, now: Date) async throws -> Installation?

@@ -4,7 +4,8 @@ import HeraldFCM
 
 /// Renders the unified payload as an FCM HTTP v1 `Message`: `notification` from the alert, `data`
 /// as strings (FCM requires it), `android` and `apns` blocks from the payload's options, and the
-/// `fcm` overrides (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`) merged over them.
+/// `fcm` overrides (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`) merged over them;
+/// a `null` `notification` or `apns` override removes that block.
 struct FCMRenderer: Sendable {
     /// The message for one device.
     /// - Throws: `HeraldError` when an override has the wrong shape.
@@ -30,6 +31,9 @@ struct FCMRenderer: Sendable {
             if case .string(let body)? = override["body"] { merged.body = body }
             if case .string(let image)? = override["image"] { merged.image = image }
             alert = merged
+        } else if overrides["notification"] == .null {
+            // A null override removes the block: a data message, which the app displays itself.
+            alert = nil
         }
 
         var androidNotification: [String: JSONValue] = [:]
@@ -68,7 +72,7 @@ struct FCMRenderer: Sendable {
         if payload.mutableContent || payload.image != nil { aps["mutable-content"] = .number(1) }
         var apns: [String: JSONValue] = [:]
         if !aps.isEmpty { apns["payload"] = .object(["aps": .object(aps)]) }
-        apns = apns.merging(deep: overrides["apns"]?.objectValue ?? [:])
+        apns = overrides["apns"] == .null ? [:] : apns.merging(deep: overrides["apns"]?.objectValue ?? [:])
 
         return FCMMessage(
             target: .token(token), notification: alert, data: data.isEmpty ? nil : data, android: android,

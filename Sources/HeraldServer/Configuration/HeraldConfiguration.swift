@@ -32,6 +32,8 @@ public struct HeraldConfiguration: Sendable {
     public var providers: [String: ProviderConfiguration]
     /// The dispatch engine's settings.
     public var engine: EngineConfiguration
+    /// ArgusAI dialect settings per app id (an app without an entry uses the defaults).
+    public var argus: [String: ArgusAIConfiguration]
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -39,7 +41,7 @@ public struct HeraldConfiguration: Sendable {
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
-        engine: EngineConfiguration = .init()
+        engine: EngineConfiguration = .init(), argus: [String: ArgusAIConfiguration] = [:]
     ) {
         self.host = host
         self.port = port
@@ -52,6 +54,7 @@ public struct HeraldConfiguration: Sendable {
         self.defaultAppUserTokens = defaultAppUserTokens
         self.providers = providers
         self.engine = engine
+        self.argus = argus
     }
 
     /// Reads the configuration.
@@ -68,6 +71,7 @@ public struct HeraldConfiguration: Sendable {
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
     /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
+    /// - `app.<id>.argus.*`: see ``ArgusAIConfiguration/init(appID:reader:)``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
@@ -100,6 +104,11 @@ public struct HeraldConfiguration: Sendable {
         }
         self.providers = providers
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
+        var argus: [String: ArgusAIConfiguration] = [:]
+        for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
+            argus[id] = try ArgusAIConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, "argus"])))
+        }
+        self.argus = argus
     }
 
     /// The file the generated master key is kept in.

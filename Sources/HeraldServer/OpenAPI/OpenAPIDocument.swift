@@ -45,6 +45,211 @@ enum OpenAPIDocument {
                   content:
                     application/yaml:
                       schema: {type: string}
+          /api/v1/push/mobile/register:
+            post:
+              tags: [ArgusAI]
+              summary: "ArgusAI: register the caller's device (user JWT); upsert on (device_id, push_service)."
+              description: |
+                Maps to a native installation of the calling user. Always 201; preferences_created says whether
+                this registration gave the device its (default) preferences. A device registered by another user
+                moves to the caller with default preferences. Rate-limited per user (app.<id>.argus.register_rate_limit).
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: "#/components/schemas/ArgusAIRegistration"}
+              responses:
+                "201":
+                  description: Registered.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          id: {type: string}
+                          device_id: {type: string, format: uuid}
+                          platform: {type: string}
+                          push_service: {type: string, enum: [apns, fcm]}
+                          created_at: {type: string, format: date-time}
+                          preferences_created: {type: boolean}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "429":
+                  description: Too many registrations; Retry-After says when to try again (seconds).
+                  headers:
+                    Retry-After: {schema: {type: integer}}
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/Error"}
+          /api/v1/push/mobile/tokens/{device_id}:
+            parameters:
+              - {name: device_id, in: path, required: true, schema: {type: string, format: uuid}}
+            put:
+              tags: [ArgusAI]
+              summary: "ArgusAI: a new token for the caller's device; valid again, failure count reset."
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [device_token]
+                      properties:
+                        device_token: {type: string}
+              responses:
+                "200":
+                  description: Updated.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          id: {type: string}
+                          device_token_updated: {type: boolean, description: false when the token was the same}
+                          updated_at: {type: string, format: date-time}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+            delete:
+              tags: [ArgusAI]
+              summary: "ArgusAI: unregister the caller's device."
+              responses:
+                "204": {description: Unregistered.}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+          /api/v1/push/mobile/preferences:
+            post:
+              tags: [ArgusAI]
+              summary: "ArgusAI: the device's preferences, created with the defaults when it has none."
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [device_id]
+                      properties:
+                        device_id: {type: string, format: uuid}
+              responses:
+                "200":
+                  description: The preferences.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/ArgusAIPreferences"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+            put:
+              tags: [ArgusAI]
+              summary: "ArgusAI: change the members given (for each of the device's installations)."
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: "#/components/schemas/ArgusAIPreferencesUpdate"}
+              responses:
+                "200":
+                  description: The preferences now.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/ArgusAIPreferences"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+          /api/v1/push/mobile/events:
+            post:
+              tags: [ArgusAI]
+              summary: "ArgusAI: notify a camera event (server key), once per event_id."
+              description: |
+                Sends the document's security alert to the users' devices (all devices registered through the
+                dialect without user_ids): source = camera_id, category = smart_detection_type for preferences,
+                APNs category SECURITY_ALERT, FCM data message. Needs app.<id>.argus.public_base_url (503 otherwise).
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      required: [event_id, camera_id, camera_name, smart_detection_type, description]
+                      properties:
+                        event_id: {type: string, pattern: "^[A-Za-z0-9._~-]{1,128}$"}
+                        camera_id: {type: string, maxLength: 100}
+                        camera_name: {type: string, maxLength: 256}
+                        smart_detection_type: {type: string, maxLength: 100, example: person}
+                        description: {type: string, maxLength: 4000}
+                        timestamp: {type: string, format: date-time}
+                        user_ids: {type: array, items: {type: string}}
+              responses:
+                "202":
+                  description: Accepted.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/ArgusAIEventAccepted"}
+                "200":
+                  description: The event_id was notified already (the first notification).
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/ArgusAIEventAccepted"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "503": {$ref: "#/components/responses/Error"}
+          /api/v1/devices:
+            get:
+              tags: [ArgusAI]
+              summary: "ArgusAI: the caller's registered devices."
+              responses:
+                "200":
+                  description: The devices, oldest first.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          devices: {type: array, items: {$ref: "#/components/schemas/ArgusAIDevice"}}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+          /api/v1/devices/{id}:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}}
+            patch:
+              tags: [ArgusAI]
+              summary: "ArgusAI: rename the caller's device (null clears the name)."
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      required: [name]
+                      properties:
+                        name: {type: [string, "null"], minLength: 1, maxLength: 100}
+              responses:
+                "200":
+                  description: The device.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/ArgusAIDevice"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+            delete:
+              tags: [ArgusAI]
+              summary: "ArgusAI: revoke the caller's device."
+              responses:
+                "204": {description: Revoked.}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
           /v1/installations:
             post:
               summary: Register (create or update) an installation.
@@ -277,6 +482,72 @@ enum OpenAPIDocument {
                 application/json:
                   schema: {$ref: "#/components/schemas/Error"}
           schemas:
+            ArgusAIRegistration:
+              type: object
+              required: [device_token, platform, device_id]
+              description: Members not listed are ignored.
+              properties:
+                device_token: {type: string, description: "hex or base64 (an FCM token may join two parts with ':')"}
+                platform: {type: string, enum: [ios, ipados, watchos, tvos, android, macos]}
+                push_service: {type: string, enum: [apns, fcm], description: default apns for Apple platforms, fcm for Android}
+                token_type: {type: string, enum: [sandbox, production], default: production}
+                device_id: {type: string, format: uuid}
+                device_model: {type: string}
+                os_version: {type: string}
+                app_version: {type: string}
+                app_bundle_id: {type: string, description: the APNs topic}
+                device_name: {type: string, maxLength: 100}
+            ArgusAIPreferences:
+              type: object
+              properties:
+                id: {type: string, description: the device's id (one preferences record per device)}
+                token_id: {type: string}
+                enabled_cameras: {type: [array, "null"], items: {type: string}, description: null means every camera}
+                enabled_object_types: {type: [array, "null"], items: {type: string}, description: null means every type}
+                quiet_hours_enabled: {type: boolean}
+                quiet_hours_start: {type: [string, "null"], example: "22:00"}
+                quiet_hours_end: {type: [string, "null"], example: "07:00"}
+                timezone: {type: string, description: the device's IANA time zone, which quiet hours use}
+                sound_enabled: {type: boolean}
+            ArgusAIPreferencesUpdate:
+              type: object
+              required: [device_id]
+              description: Members left out keep their value.
+              properties:
+                device_id: {type: string, format: uuid}
+                enabled_cameras: {type: [array, "null"], items: {type: string}}
+                enabled_object_types: {type: [array, "null"], items: {type: string}}
+                quiet_hours_enabled: {type: boolean}
+                quiet_hours_start: {type: string, example: "22:00"}
+                quiet_hours_end: {type: string, example: "07:00"}
+                timezone: {type: [string, "null"]}
+                sound_enabled: {type: boolean}
+            ArgusAIDevice:
+              type: object
+              properties:
+                id: {type: string}
+                device_id: {type: [string, "null"]}
+                name: {type: [string, "null"]}
+                platform: {type: string}
+                push_service: {type: string}
+                token_type: {type: string, enum: [sandbox, production]}
+                device_model: {type: [string, "null"]}
+                os_version: {type: [string, "null"]}
+                app_version: {type: [string, "null"]}
+                app_bundle_id: {type: [string, "null"]}
+                is_active: {type: boolean}
+                failure_count: {type: integer}
+                last_failure_at: {type: [string, "null"], format: date-time}
+                last_used_at: {type: [string, "null"], format: date-time}
+                created_at: {type: string, format: date-time}
+                updated_at: {type: string, format: date-time}
+            ArgusAIEventAccepted:
+              type: object
+              properties:
+                notification_id: {type: string}
+                status: {type: string}
+                event_id: {type: string}
+                notification: {type: object, description: "the document's unified payload (title, body, event_id, camera_id, camera_name, smart_detection_type, thumbnail_url, url, timestamp, actions, category, sound, priority)"}
             Preferences:
               type: object
               additionalProperties: false
@@ -342,9 +613,10 @@ enum OpenAPIDocument {
                       type: object
                       properties:
                         apns: {type: object, description: "aps, headers and other payload keys merged over the rendered ones"}
-                        fcm: {type: object, description: "android, apns, webpush, fcm_options, data, notification merged over the rendered ones"}
+                        fcm: {type: object, description: "android, apns, webpush, fcm_options, data, notification merged over the rendered ones (null removes a block or key)"}
                 overrides: {type: object, description: the same as payload.overrides}
                 source: {type: string, description: matched against enabled_sources}
+                category: {type: string, description: "matched against enabled_categories; default payload.category"}
                 push_time: {type: string, description: "RFC 3339; without an offset, each device's local time"}
                 expiration_time: {type: string, format: date-time}
                 expiration_interval: {type: integer, minimum: 1}
@@ -360,6 +632,7 @@ enum OpenAPIDocument {
                 target: {type: object, description: raw tokens are shown as their count}
                 payload: {type: object}
                 source: {type: [string, "null"]}
+                category: {type: [string, "null"]}
                 push_time: {type: [string, "null"]}
                 not_before: {type: [string, "null"], format: date-time}
                 expires_at: {type: [string, "null"], format: date-time}

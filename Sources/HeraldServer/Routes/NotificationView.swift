@@ -19,6 +19,7 @@ enum NotificationView {
             "target": target,
             "payload": notification.payload.json,
             "source": InstallationView.string(notification.source),
+            "category": InstallationView.string(notification.category),
             "push_time": InstallationView.string(notification.pushTime),
             "not_before": InstallationView.timestamp(notification.notBefore),
             "expires_at": InstallationView.timestamp(notification.expiresAt),

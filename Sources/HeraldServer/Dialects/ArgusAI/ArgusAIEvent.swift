@@ -1,0 +1,161 @@
+import Foundation
+import HeraldCore
+
+/// A camera event to notify about (`POST /api/v1/push/mobile/events`), and the notification the
+/// document makes of it: its unified payload and, from that, the native send request whose APNs and
+/// FCM renderings are the document's payload adaptations.
+struct ArgusAIEvent: Sendable {
+    /// The channel every ArgusAI registration joins: events without `user_ids` go to it.
+    static let channel = "argusai"
+    /// The APNs category (`UNNotificationCategory`) of every event notification.
+    static let category = "SECURITY_ALERT"
+    /// The Android notification channel of every event notification.
+    static let androidChannel = "security_alerts"
+    /// How long providers keep an event for an offline device (FCM `ttl: "86400s"`).
+    static let timeToLive = 86_400
+
+    static let fields: Set<String> = [
+        "event_id", "camera_id", "camera_name", "smart_detection_type", "description", "timestamp", "user_ids",
+    ]
+
+    var eventID: String
+    var cameraID: String
+    var cameraName: String
+    var detectionType: String
+    var description: String
+    var timestamp: Date
+    /// The users to notify; nil notifies every device registered through the dialect.
+    var userIDs: [String]?
+
+    /// Parses an event body; `timestamp` defaults to `now`.
+    /// - Throws: `HeraldError` naming the first field at fault.
+    init(json: JSONValue, now: Date) throws(HeraldError) {
+        let body = try JSONObjectReader(json)
+        try body.rejectUnknown(allowed: Self.fields)
+        eventID = try body.requiredString("event_id")
+        // The id is written into URL paths and queries: only unreserved characters (RFC 3986 §2.3).
+        guard (1...128).contains(eventID.utf8.count),
+            eventID.utf8.allSatisfy({ $0.isUnreservedURLCharacter })
+        else {
+            throw .invalidValue(
+                "event_id", "Field 'event_id' must be 1 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'.")
+        }
+        // Sources and categories are preference names, which are at most 100 characters.
+        let nameLength = Preferences.maxNameLength
+        cameraID = try Self.required(body, "camera_id", maxLength: nameLength)
+        cameraName = try Self.required(body, "camera_name", maxLength: 256)
+        detectionType = try Self.required(body, "smart_detection_type", maxLength: nameLength)
+        description = try Self.required(body, "description", maxLength: 4000)
+        timestamp = now
+        if let text = try body.string("timestamp") {
+            guard case .instant(let date)? = try? PushTime(parsing: text, field: "timestamp") else {
+                throw .invalidValue(
+                    "timestamp", code: "invalid_timestamp",
+                    "Field 'timestamp' must be an RFC 3339 date-time with an offset, like 2025-12-25T10:30:00Z.")
+            }
+            timestamp = date
+        }
+        userIDs = try body.strings("user_ids")
+    }
+
+    private static func required(_ body: JSONObjectReader, _ key: String, maxLength: Int) throws(HeraldError) -> String
+    {
+        guard let value = try body.string(key, maxLength: maxLength) else { throw .missingField(key) }
+        return value
+    }
+
+    /// `"<Camera>: <Type> Detected"`, the type with a capital first letter.
+    var title: String { "\(cameraName): \(detectionType.prefix(1).uppercased() + detectionType.dropFirst()) Detected" }
+
+    var thumbnailPath: String { "/api/v1/events/\(eventID)/thumbnail" }
+
+    var url: String { "/events?highlight=\(eventID)" }
+
+    /// The document's unified payload, before platform adaptation (`thumbnail_url` relative, as there).
+    var unified: JSONValue {
+        .object([
+            "title": .string(title),
+            "body": .string(description),
+            "event_id": .string(eventID),
+            "camera_id": .string(cameraID),
+            "camera_name": .string(cameraName),
+            "smart_detection_type": .string(detectionType),
+            "thumbnail_url": .string(thumbnailPath),
+            "url": .string(url),
+            "timestamp": ArgusAIDeviceView.timestamp(timestamp),
+            "actions": .array([
+                .object(["id": .string("view"), "title": .string("View")]),
+                .object(["id": .string("dismiss"), "title": .string("Dismiss")]),
+            ]),
+            "category": .string(Self.category),
+            "sound": .string("default"),
+            "priority": .string("high"),
+        ])
+    }
+
+    /// The native `POST /v1/notifications` body: the camera is the notification's source and the
+    /// object type its category (what preferences filter on), while the APNs category stays
+    /// `SECURITY_ALERT`. The APNs rendering of the payload is the document's APNs adaptation; the FCM
+    /// overrides turn the FCM rendering into its data message.
+    func sendRequest(publicBaseURL: String) -> JSONValue {
+        let data: [String: JSONValue] = [
+            "event_id": .string(eventID),
+            "camera_id": .string(cameraID),
+            "camera_name": .string(cameraName),
+            "smart_detection_type": .string(detectionType),
+            "thumbnail_url": .string(publicBaseURL + thumbnailPath),
+            "url": .string(url),
+        ]
+        let target: JSONValue =
+            userIDs.map { .object(["user_ids": .array($0.map(JSONValue.string))]) }
+            ?? .object(["channels": .array([.string(Self.channel)])])
+        return .object([
+            "target": target,
+            "source": .string(cameraID),
+            "category": .string(detectionType),
+            "payload": .object([
+                "title": .string(title),
+                "subtitle": .string("\(cameraName) Camera"),
+                "body": .string(description),
+                "badge": .number(1),
+                "sound": .string("default"),
+                "category": .string(Self.category),
+                "thread_id": .string(cameraID),
+                "mutable_content": .bool(true),
+                "priority": .string("high"),
+                "ttl": .number(Double(Self.timeToLive)),
+                "data": .object(data),
+            ]),
+            "overrides": .object([
+                "fcm": .object([
+                    // A data message: no notification block, no APNs block, title and body in data.
+                    "notification": .null,
+                    "apns": .null,
+                    "data": .object([
+                        "title": .string(title), "body": .string(description), "click_action": .string("OPEN_EVENT"),
+                        "notification_channel": .string(Self.androidChannel),
+                    ]),
+                    "android": .object([
+                        "notification": .object([
+                            "channel_id": .string(Self.androidChannel), "icon": .string("ic_notification"),
+                            "color": .string("#FF5722"), "tag": .string(cameraID),
+                        ])
+                    ]),
+                ])
+            ]),
+        ])
+    }
+}
+
+extension UInt8 {
+    /// RFC 3986 §2.3: `A-Z a-z 0-9 - . _ ~`.
+    fileprivate var isUnreservedURLCharacter: Bool {
+        switch self {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldTestSupport
+import Testing
+
+@Suite("ArgusAI dialect: event notifications through the engine and the mock providers", .serialized)
+struct ArgusAIEventTests {
+    static let settings = ArgusAIConfiguration(publicBaseURL: "https://argusai.local/")
+    static let eventsPath = "/api/v1/push/mobile/events"
+    static let preferencesPath = "/api/v1/push/mobile/preferences"
+
+    /// The document's example event.
+    static func event(users: String? = #"["ann"]"#, eventID: String = "evt-123456") -> String {
+        let audience = users.map { ", \"user_ids\": " + $0 } ?? ""
+        return """
+            {"event_id": "\(eventID)", "camera_id": "cam-789", "camera_name": "Front Door",
+             "smart_detection_type": "person", "description": "A person was detected at the front door at 10:30 AM",
+             "timestamp": "2025-12-25T10:30:00Z"\(audience)}
+            """
+    }
+
+    @Test("An event reaches APNs and FCM exactly as the document's payload adaptations, once per event_id")
+    func payloadAdaptations() async throws {
+        let engine = try await EngineHarness()
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        harness.server.clock.set(ISO8601DateFormatter().date(from: "2025-12-25T10:30:05Z")!)
+        let ann = try await harness.server.userToken("ann")
+        let fcmToken = Fixtures.fcmToken()
+        try await harness.run { api in
+            _ = try await api.argusRegister(ArgusAIHarness.registration(bundleID: EngineHarness.topic), as: ann)
+            _ = try await api.argusRegister(
+                ArgusAIHarness.registration(
+                    deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: fcmToken, platform: "android",
+                    service: "fcm"), as: ann)
+            let accepted = try await api.call(.post, Self.eventsPath, body: Self.event())
+            #expect(accepted.status == .accepted)
+            let id = try #require(accepted.string("notification_id"))
+            #expect(accepted.string("status") == "queued")
+            #expect(
+                accepted["notification"]
+                    == (try JSONValue.literal(
+                        """
+                        {
+                          "title": "Front Door: Person Detected",
+                          "body": "A person was detected at the front door at 10:30 AM",
+                          "event_id": "evt-123456",
+                          "camera_id": "cam-789",
+                          "camera_name": "Front Door",
+                          "smart_detection_type": "person",
+                          "thumbnail_url": "/api/v1/events/evt-123456/thumbnail",
+                          "url": "/events?highlight=evt-123456",
+                          "timestamp": "2025-12-25T10:30:00Z",
+                          "actions": [
+                            {"id": "view", "title": "View"},
+                            {"id": "dismiss", "title": "Dismiss"}
+                          ],
+                          "category": "SECURITY_ALERT",
+                          "sound": "default",
+                          "priority": "high"
+                        }
+                        """)))
+            try await engine.drain()
+            #expect(try await api.notification(id).int("counts.sent") == 2)
+
+            let apns = try #require(engine.apns.requests.first)
+            #expect(apns.token == ArgusAIHarness.deviceToken)
+            #expect(
+                apns.json
+                    == (try JSONValue.literal(
+                        """
+                        {
+                          "aps": {
+                            "alert": {
+                              "title": "Front Door: Person Detected",
+                              "body": "A person was detected at the front door at 10:30 AM",
+                              "subtitle": "Front Door Camera"
+                            },
+                            "badge": 1,
+                            "sound": "default",
+                            "mutable-content": 1,
+                            "category": "SECURITY_ALERT",
+                            "thread-id": "cam-789"
+                          },
+                          "event_id": "evt-123456",
+                          "camera_id": "cam-789",
+                          "camera_name": "Front Door",
+                          "smart_detection_type": "person",
+                          "thumbnail_url": "https://argusai.local/api/v1/events/evt-123456/thumbnail",
+                          "url": "/events?highlight=evt-123456"
+                        }
+                        """)),
+                "\(Self.text(apns.json))")
+            #expect(apns.header("apns-push-type") == "alert")
+            #expect(apns.header("apns-priority") == "10")
+
+            let fcm = try #require(engine.fcm.requests.first)
+            #expect(
+                fcm.json?.objectValue?["message"]
+                    == (try JSONValue.literal(
+                        """
+                        {
+                          "token": "\(fcmToken)",
+                          "data": {
+                            "title": "Front Door: Person Detected",
+                            "body": "A person was detected at the front door at 10:30 AM",
+                            "event_id": "evt-123456",
+                            "camera_id": "cam-789",
+                            "camera_name": "Front Door",
+                            "smart_detection_type": "person",
+                            "thumbnail_url": "https://argusai.local/api/v1/events/evt-123456/thumbnail",
+                            "url": "/events?highlight=evt-123456",
+                            "click_action": "OPEN_EVENT",
+                            "notification_channel": "security_alerts"
+                          },
+                          "android": {
+                            "priority": "high",
+                            "ttl": "86400s",
+                            "notification": {
+                              "channel_id": "security_alerts",
+                              "icon": "ic_notification",
+                              "color": "#FF5722",
+                              "tag": "cam-789"
+                            }
+                          }
+                        }
+                        """)),
+                "\(Self.text(fcm.json))")
+
+            // The same event again is not sent again.
+            let repeated = try await api.call(.post, Self.eventsPath, body: Self.event())
+            #expect(repeated.status == .ok)
+            #expect(repeated.string("notification_id") == id)
+            try await engine.drain()
+            #expect(engine.apns.requests.count == 1)
+            #expect(engine.fcm.requests.count == 1)
+        }
+    }
+
+    @Test("Camera, object-type and quiet-hours preferences (in the device's zone) skip devices; no sound when off")
+    func preferenceFilters() async throws {
+        let engine = try await EngineHarness()
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        // 08:00 UTC is 03:00 in New York: inside 22:00-07:00 there, outside it in UTC.
+        harness.server.clock.set(ISO8601DateFormatter().date(from: "2025-12-25T08:00:00Z")!)
+        let ann = try await harness.server.userToken("ann")
+        let preferences = [
+            #""enabled_cameras": ["cam-1"]"#,
+            #""enabled_object_types": ["vehicle"]"#,
+            #""quiet_hours_enabled": true, "quiet_hours_start": "22:00", "quiet_hours_end": "07:00", "timezone": "America/New_York""#,
+            #""sound_enabled": false"#,
+            #""enabled_cameras": ["cam-789"], "enabled_object_types": ["person"], "quiet_hours_enabled": true, "quiet_hours_start": "22:00", "quiet_hours_end": "07:00""#,
+            #""timezone": "Europe/Paris""#,
+        ]
+        let tokens = preferences.map { _ in Fixtures.apnsToken() }
+        try await harness.run { api in
+            for (index, (members, token)) in zip(preferences, tokens).enumerated() {
+                let deviceID = String(format: "00000000-0000-4000-8000-%012d", index)
+                _ = try await api.argusRegister(
+                    ArgusAIHarness.registration(deviceID: deviceID, token: token, bundleID: EngineHarness.topic),
+                    as: ann)
+                let stored = try await api.call(
+                    .put, Self.preferencesPath, bearer: ann, body: #"{"device_id": "\#(deviceID)", \#(members)}"#)
+                #expect(stored.status == .ok, "\(members): \(String(describing: stored.json))")
+            }
+            let accepted = try await api.call(.post, Self.eventsPath, body: Self.event())
+            let id = try #require(accepted.string("notification_id"))
+            try await engine.drain()
+            let record = try await api.notification(id)
+            #expect(record.int("counts.skipped_preferences") == 3)
+            #expect(record.int("counts.sent") == 3)
+            let received = Dictionary(uniqueKeysWithValues: engine.apns.requests.map { ($0.token ?? "", $0) })
+            #expect(Set(received.keys) == Set(tokens[3...]))
+            #expect(received[tokens[3]]?.json?.objectValue?["aps"]?.objectValue?["sound"] == nil)
+            #expect(received[tokens[4]]?.json?.objectValue?["aps"]?.objectValue?["sound"] == .string("default"))
+            #expect(received[tokens[5]]?.json?.objectValue?["aps"]?.objectValue?["sound"] == .string("default"))
+            let skipped = try await api.call(.get, "/v1/notifications/\(id)/deliveries?outcome=skipped")
+            #expect(
+                Set(skipped.items.compactMap { $0.objectValue?["reason"] })
+                    == [.string("source_disabled"), .string("category_disabled"), .string("quiet_hours")])
+        }
+    }
+
+    @Test("Without user_ids an event goes to every device registered through the dialect")
+    func everyArgusDevice() async throws {
+        let engine = try await EngineHarness()
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        let ann = try await harness.server.userToken("ann")
+        let bob = try await harness.server.userToken("bob")
+        let nativeToken = Fixtures.apnsToken()
+        let bobToken = Fixtures.apnsToken()
+        try await harness.run { api in
+            _ = try await api.argusRegister(ArgusAIHarness.registration(bundleID: EngineHarness.topic), as: ann)
+            _ = try await api.argusRegister(
+                ArgusAIHarness.registration(
+                    deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: bobToken, bundleID: EngineHarness.topic),
+                as: bob)
+            _ = try await api.register(#"{"platform":"ios","token":"\#(nativeToken)","user_id":"ann"}"#)
+            let accepted = try await api.call(.post, Self.eventsPath, body: Self.event(users: nil))
+            #expect(accepted.status == .accepted)
+            try await engine.drain()
+            #expect(Set(engine.apns.requests.compactMap(\.token)) == [ArgusAIHarness.deviceToken, bobToken])
+        }
+    }
+
+    @Test("Events take the server key, a configured public URL and a valid body")
+    func eventValidation() async throws {
+        let engine = try await EngineHarness()
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        let ann = try await harness.server.userToken("ann")
+        try await harness.run { api in
+            #expect(try await api.call(.post, Self.eventsPath, bearer: ann, body: Self.event()).status == .forbidden)
+            #expect(
+                try await api.call(.post, Self.eventsPath, bearer: ServerHarness.clientKey, body: Self.event()).status
+                    == .forbidden)
+            let cases: [(String, String, String)] = [
+                (Self.event(eventID: "evt/../1"), "invalid_value", "event_id"),
+                (
+                    #"{"event_id": "e1", "camera_name": "Door", "smart_detection_type": "person", "description": "x"}"#,
+                    "missing_field", "camera_id"
+                ),
+                (
+                    Self.event().replacingOccurrences(of: "2025-12-25T10:30:00Z", with: "yesterday"),
+                    "invalid_timestamp",
+                    "timestamp"
+                ),
+                (Self.event(users: "[]"), "empty_target", "user_ids"),
+                (
+                    Self.event().replacingOccurrences(of: #""event_id""#, with: #""colour": "red", "event_id""#),
+                    "unknown_field", "colour"
+                ),
+            ]
+            for (body, code, field) in cases {
+                let response = try await api.call(.post, Self.eventsPath, body: body)
+                #expect(response.status == .badRequest, "\(body)")
+                #expect(response.errorCode == code, "\(body)")
+                #expect(response.errorField == field, "\(body)")
+            }
+            #expect(try await api.call(.get, "/v1/notifications").items.isEmpty)
+        }
+        let unconfigured = ArgusAIHarness(engine: try await EngineHarness(), settings: ArgusAIConfiguration())
+        try await unconfigured.run { api in
+            let response = try await api.call(.post, Self.eventsPath, body: Self.event())
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.errorCode == "not_configured")
+        }
+    }
+
+    /// A body as JSON text, for failure messages.
+    static func text(_ json: JSONValue?) -> String {
+        json.map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "nil"
+    }
+}
