@@ -23,7 +23,9 @@ struct CommonOptions: ParsableArguments {
     }
 
     /// Opens and migrates the configured store.
-    func openStore(_ configuration: HeraldConfiguration, logger: Logger) async throws -> any DispatchStore {
+    func openStore(
+        _ configuration: HeraldConfiguration, logger: Logger
+    ) async throws -> any DispatchStore & EventStore {
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
         case .sqlite(let path):

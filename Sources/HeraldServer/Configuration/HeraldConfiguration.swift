@@ -32,6 +32,8 @@ public struct HeraldConfiguration: Sendable {
     public var providers: [String: ProviderConfiguration]
     /// The dispatch engine's settings.
     public var engine: EngineConfiguration
+    /// The AOVIS dialect's settings per app id (an app not listed has the defaults).
+    public var aovis: [String: AOVISConfiguration]
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -39,7 +41,7 @@ public struct HeraldConfiguration: Sendable {
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
-        engine: EngineConfiguration = .init()
+        engine: EngineConfiguration = .init(), aovis: [String: AOVISConfiguration] = [:]
     ) {
         self.host = host
         self.port = port
@@ -52,6 +54,7 @@ public struct HeraldConfiguration: Sendable {
         self.defaultAppUserTokens = defaultAppUserTokens
         self.providers = providers
         self.engine = engine
+        self.aovis = aovis
     }
 
     /// Reads the configuration.
@@ -68,6 +71,7 @@ public struct HeraldConfiguration: Sendable {
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
     /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
+    /// - `app.<id>.aovis.*`: see ``AOVISConfiguration/init(appID:reader:)``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
@@ -95,10 +99,13 @@ public struct HeraldConfiguration: Sendable {
         defaultAppUserTokens = try UserTokenConfiguration(
             reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "jwt"])))
         var providers: [String: ProviderConfiguration] = [:]
+        var aovis: [String: AOVISConfiguration] = [:]
         for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
             providers[id] = try ProviderConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id])))
+            aovis[id] = try AOVISConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, "aovis"])))
         }
         self.providers = providers
+        self.aovis = aovis
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
     }
 
