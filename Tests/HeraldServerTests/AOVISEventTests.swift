@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldSQLite
 import HeraldTestSupport
 import Testing
 
@@ -234,6 +235,28 @@ struct AOVISEventTests {
             let counts = try await api.notification(try #require(read.string("notificationId")))
             #expect(counts.int("counts.sent") == 1)
             #expect(counts.int("counts.invalid") == 1)
+        }
+    }
+
+    @Test("An event keeps pushSent when clean-up deletes its notification")
+    func pushSentOutlivesCleanup() async throws {
+        let harness = try await EngineHarness()
+        let ann = try await harness.server.userToken("ann")
+        try await harness.run { api in
+            try await Self.camera(api, id: "cam-1", owners: ["ann"])
+            _ = try await Self.register(api, "ios", Fixtures.apnsToken(), as: ann)
+            let event = try await Self.event(api, id: "evt-old", device: "cam-1")
+            let id = try #require(event.string("id"))
+            let notificationID = try #require(event.string("notificationId"))
+            try await harness.drain()
+            let sentAt = try #require(try await api.call(.get, "/api/internal/events/\(id)").string("pushSentAt"))
+            try harness.server.execute("UPDATE notifications SET completed_at = 0", [])
+            let report = try await harness.server.store.cleanup(CleanupPolicy(), now: harness.server.clock.now)
+            #expect(report.notifications == 1)
+            #expect(try await api.notification(notificationID).status == .notFound)
+            let read = try await api.call(.get, "/api/internal/events/\(id)")
+            #expect(read["pushSent"] == .bool(true))
+            #expect(read.string("pushSentAt") == sentAt)
         }
     }
 
