@@ -391,14 +391,16 @@ extension SQLiteStore: DispatchStore {
                         invalid = invalid + ?, skipped_preferences = skipped_preferences + ?,
                         skipped_expired = skipped_expired + ?, rate_limited = rate_limited + ?,
                         cursor = coalesce(?, cursor), status = coalesce(?, status),
-                        started_at = coalesce(started_at, ?), completed_at = coalesce(?, completed_at)
+                        started_at = coalesce(started_at, ?), completed_at = coalesce(?, completed_at),
+                        first_sent_at = coalesce(first_sent_at, ?)
                     WHERE id = ?
                     """,
                 arguments: [
                     counts.targeted, counts.sent, counts.failed, counts.invalid, counts.skippedPreferences,
                     counts.skippedExpired, counts.rateLimited, page.cursor, page.status?.rawValue,
                     page.startedAt?.timeIntervalSince1970, page.completedAt?.timeIntervalSince1970,
-                    page.notificationID,
+                    // The page's earliest delivery to an installation (what events' push_sent_at reads).
+                    delivered.keys.min(), page.notificationID,
                 ])
             return true
         }
@@ -496,12 +498,19 @@ extension SQLiteStore: DispatchStore {
                     arguments: [nowValue - unseenAfter.timeInterval])
                 report.unseenInstallations = db.changesCount
             }
+            let old = """
+                status IN ('done', 'canceled', 'expired', 'failed') AND coalesce(completed_at, created_at) < ?
+                """
+            let retained = nowValue - policy.notificationRetention.timeInterval
+            // An event outlives its notification: it keeps when a device first accepted it.
             try db.execute(
                 sql: """
-                    DELETE FROM notifications WHERE status IN ('done', 'canceled', 'expired', 'failed')
-                        AND coalesce(completed_at, created_at) < ?
+                    UPDATE events SET push_sent_at = (
+                        SELECT first_sent_at FROM notifications WHERE notifications.id = events.notification_id)
+                    WHERE push_sent_at IS NULL AND notification_id IN (SELECT id FROM notifications WHERE \(old))
                     """,
-                arguments: [nowValue - policy.notificationRetention.timeInterval])
+                arguments: [retained])
+            try db.execute(sql: "DELETE FROM notifications WHERE \(old)", arguments: [retained])
             report.notifications = db.changesCount
             return report
         }

@@ -128,6 +128,52 @@ extension SQLiteStore {
                     );
                     """)
         }
+        migrator.registerMigration("v3_events") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE source_devices (
+                        app_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        alias TEXT,
+                        name TEXT,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, id)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX source_devices_alias ON source_devices (app_id, alias) WHERE alias IS NOT NULL;
+                    CREATE TABLE source_device_owners (
+                        app_id TEXT NOT NULL,
+                        device_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        status TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, device_id, user_id),
+                        FOREIGN KEY (app_id, device_id) REFERENCES source_devices (app_id, id) ON DELETE CASCADE
+                    ) WITHOUT ROWID;
+                    -- No foreign key to notifications: clean-up deletes old notifications but keeps the
+                    -- event, copying the notification's first_sent_at into push_sent_at first.
+                    CREATE TABLE events (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL,
+                        external_id TEXT NOT NULL,
+                        source_device_id TEXT NOT NULL,
+                        owners TEXT NOT NULL DEFAULT '[]',
+                        type TEXT NOT NULL,
+                        summary TEXT NOT NULL,
+                        thumbnail TEXT,
+                        status TEXT NOT NULL,
+                        occurred_at REAL,
+                        notification_id TEXT,
+                        push_sent_at REAL,
+                        created_at REAL NOT NULL
+                    );
+                    CREATE UNIQUE INDEX events_external ON events (app_id, external_id);
+                    CREATE INDEX events_notification ON events (notification_id) WHERE notification_id IS NOT NULL;
+                    -- When a device first accepted the notification (set by the page commit).
+                    ALTER TABLE notifications ADD COLUMN first_sent_at REAL;
+                    """)
+        }
         return migrator
     }
 }

@@ -9,8 +9,8 @@ import Logging
 public enum HeraldApplication {
     /// The router with every route and middleware, and the table of routes it serves.
     public static func router(
-        configuration: HeraldConfiguration, store: any DispatchStore, apps: AppDirectory, dispatcher: Dispatcher,
-        now: @escaping @Sendable () -> Date = Date.init
+        configuration: HeraldConfiguration, store: any DispatchStore & EventStore, apps: AppDirectory,
+        dispatcher: Dispatcher, now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
@@ -31,13 +31,15 @@ public enum HeraldApplication {
         .register(
             on: router.group("api/v1").add(middleware: BearerAuthenticator(apps: apps)), prefix: "/api/v1",
             table: &table)
+        AOVISRoutes(store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
+            .register(on: router, table: &table)
         return (router, table.routes)
     }
 
     /// The runnable application listening where the configuration says.
     public static func make(
-        configuration: HeraldConfiguration, store: any DispatchStore, apps: AppDirectory, dispatcher: Dispatcher,
-        logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        configuration: HeraldConfiguration, store: any DispatchStore & EventStore, apps: AppDirectory,
+        dispatcher: Dispatcher, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
             router: router(configuration: configuration, store: store, apps: apps, dispatcher: dispatcher).router,

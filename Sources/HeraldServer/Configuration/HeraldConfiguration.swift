@@ -34,6 +34,8 @@ public struct HeraldConfiguration: Sendable {
     public var engine: EngineConfiguration
     /// ArgusAI dialect settings per app id (an app without an entry uses the defaults).
     public var argus: [String: ArgusAIConfiguration]
+    /// The AOVIS dialect's settings per app id (an app not listed has the defaults).
+    public var aovis: [String: AOVISConfiguration]
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -41,7 +43,8 @@ public struct HeraldConfiguration: Sendable {
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
-        engine: EngineConfiguration = .init(), argus: [String: ArgusAIConfiguration] = [:]
+        engine: EngineConfiguration = .init(), argus: [String: ArgusAIConfiguration] = [:],
+        aovis: [String: AOVISConfiguration] = [:]
     ) {
         self.host = host
         self.port = port
@@ -55,6 +58,7 @@ public struct HeraldConfiguration: Sendable {
         self.providers = providers
         self.engine = engine
         self.argus = argus
+        self.aovis = aovis
     }
 
     /// Reads the configuration.
@@ -72,6 +76,7 @@ public struct HeraldConfiguration: Sendable {
     /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
     /// - `app.<id>.argus.*`: see ``ArgusAIConfiguration/init(appID:reader:)``.
+    /// - `app.<id>.aovis.*`: see ``AOVISConfiguration/init(appID:reader:)``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
@@ -99,10 +104,13 @@ public struct HeraldConfiguration: Sendable {
         defaultAppUserTokens = try UserTokenConfiguration(
             reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "jwt"])))
         var providers: [String: ProviderConfiguration] = [:]
+        var aovis: [String: AOVISConfiguration] = [:]
         for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
             providers[id] = try ProviderConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id])))
+            aovis[id] = try AOVISConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, "aovis"])))
         }
         self.providers = providers
+        self.aovis = aovis
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
         var argus: [String: ArgusAIConfiguration] = [:]
         for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {

@@ -250,6 +250,168 @@ enum OpenAPIDocument {
                 "401": {$ref: "#/components/responses/Error"}
                 "403": {$ref: "#/components/responses/Error"}
                 "404": {$ref: "#/components/responses/Error"}
+          /api/internal/push/register:
+            post:
+              tags: [AOVIS]
+              summary: "AOVIS: register an APNs or FCM token for the signed-in user (the AOVIS guide, section 4)."
+              description: |
+                Authorization is the app's user token (a JWT). ios maps to APNs (environment from
+                app.<id>.aovis.apns_environment), android to FCM. Upsert on (user, platform, token): a repeat
+                returns the same push_token_id; a token registered by another user moves to this one.
+                deviceId (a camera's id or alias) must be a device the user owns with ACTIVE status.
+                Errors use the guide's bodies, not the native shape.
+              security: [{bearer: []}]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: "#/components/schemas/AOVISRegistration"}
+              responses:
+                "200":
+                  description: Registered (created or updated).
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [success, push_token_id]
+                        properties:
+                          success: {type: boolean, enum: [true]}
+                          push_token_id: {type: string, description: the installation id}
+                "400":
+                  description: 'A malformed body, or a deviceId not owned ACTIVE by the user: {"error":"invalid_body"}.'
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISError"}
+                "401":
+                  description: 'The app token is missing or invalid: {"error":"invalid_session"}.'
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISError"}
+                "500":
+                  description: 'An unexpected failure: {"error":"internal_error"}.'
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISError"}
+          /api/internal/devices:
+            post:
+              tags: [AOVIS]
+              summary: "AOVIS: create a camera device (server key)."
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      properties:
+                        id: {type: string, maxLength: 100, description: generated when absent}
+                        alias: {type: string, maxLength: 100, description: "aoviseDeviceId, like aovis-n4k-3f9a2c"}
+                        name: {type: string, maxLength: 256, description: "used in titles: Vehicle detected at <name>"}
+              responses:
+                "201":
+                  description: The new device.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISDevice"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "409": {$ref: "#/components/responses/Error"}
+          /api/internal/devices/{id}:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}, description: the device's id or alias}
+            get:
+              tags: [AOVIS]
+              summary: "AOVIS: a camera device and its owners (server key)."
+              responses:
+                "200":
+                  description: The device.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISDevice"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+          /api/internal/devices/{id}/owners/{user_id}:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}, description: the device's id or alias}
+              - {name: user_id, in: path, required: true, schema: {type: string}}
+            put:
+              tags: [AOVIS]
+              summary: "AOVIS: grant (ACTIVE) or revoke (REVOKED) a user's ownership of a camera (server key)."
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      required: [status]
+                      properties:
+                        status: {type: string, enum: [ACTIVE, REVOKED]}
+              responses:
+                "200":
+                  description: The ownership as stored.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISOwnership"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
+          /api/internal/events:
+            post:
+              tags: [AOVIS]
+              summary: "AOVIS: take a classified camera event and notify the camera's ACTIVE owners (server key)."
+              description: |
+                Stored with status classified; every ACTIVE owner's installations get one notification
+                (title from formatPushTitle, the summary cut to 80 characters, deep link
+                aovis://event/<id>, data cloudEventId, deviceId, eventType). A repeated eventId returns
+                the first event (200) and notifies no one again.
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      required: [eventId, deviceId, classifyEventType, classifySummaryShort]
+                      properties:
+                        eventId: {type: string, maxLength: 255, description: the producer's id of the event}
+                        deviceId: {type: string, description: the camera's id or alias}
+                        classifyEventType: {type: string, enum: [person, vehicle, pet, package, other]}
+                        classifySummaryShort: {type: string, maxLength: 1000}
+                        thumbnailS3Key: {type: string}
+                        occurredAt: {type: string, format: date-time}
+              responses:
+                "201":
+                  description: The new event (pushSent becomes true once a device accepts the push).
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISEvent"}
+                "200":
+                  description: The event stored earlier with this eventId.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISEvent"}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+          /api/internal/events/{id}:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}, description: the event's id (cloudEventId)}
+            get:
+              tags: [AOVIS]
+              summary: "AOVIS: one camera event with pushSent and pushSentAt (server key)."
+              responses:
+                "200":
+                  description: The event.
+                  content:
+                    application/json:
+                      schema: {$ref: "#/components/schemas/AOVISEvent"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
+                "404": {$ref: "#/components/responses/Error"}
           /v1/installations:
             post:
               summary: Register (create or update) an installation.
@@ -766,6 +928,54 @@ enum OpenAPIDocument {
                 created_at: {type: string, format: date-time}
                 updated_at: {type: string, format: date-time}
                 invalidated_at: {type: [string, "null"], format: date-time}
+            AOVISError:
+              type: object
+              required: [error]
+              properties:
+                error: {type: string, enum: [invalid_session, invalid_body, internal_error]}
+            AOVISRegistration:
+              type: object
+              required: [platform, token]
+              properties:
+                platform: {type: string, enum: [ios, android]}
+                token: {type: string, minLength: 1, maxLength: 2048, description: APNs (hex) or FCM token}
+                deviceId: {type: string, description: a camera the user owns (ACTIVE), by id or alias}
+                locale: {type: string, default: en}
+                timezone: {type: string, default: America/New_York}
+            AOVISDevice:
+              type: object
+              properties:
+                id: {type: string}
+                alias: {type: [string, "null"]}
+                name: {type: [string, "null"]}
+                owners: {type: array, items: {$ref: "#/components/schemas/AOVISOwnership"}}
+                createdAt: {type: string, format: date-time}
+                updatedAt: {type: string, format: date-time}
+            AOVISOwnership:
+              type: object
+              properties:
+                deviceId: {type: string}
+                userId: {type: string}
+                status: {type: string, enum: [ACTIVE, REVOKED]}
+                createdAt: {type: string, format: date-time}
+                updatedAt: {type: string, format: date-time}
+            AOVISEvent:
+              type: object
+              properties:
+                id: {type: string, description: cloudEventId, the id in aovis://event/<id>}
+                eventId: {type: string}
+                deviceId: {type: string}
+                deviceAlias: {type: [string, "null"]}
+                status: {type: string, enum: [classified]}
+                classifyEventType: {type: string, enum: [person, vehicle, pet, package, other]}
+                classifySummaryShort: {type: string}
+                thumbnailS3Key: {type: [string, "null"]}
+                occurredAt: {type: [string, "null"], format: date-time}
+                owners: {type: array, items: {type: string}, description: the ACTIVE owners when the event came in}
+                notificationId: {type: [string, "null"]}
+                pushSent: {type: boolean}
+                pushSentAt: {type: [string, "null"], format: date-time}
+                createdAt: {type: string, format: date-time}
             InstallationList:
               type: object
               required: [data, next_cursor]

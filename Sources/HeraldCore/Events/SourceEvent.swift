@@ -1,0 +1,55 @@
+import Foundation
+
+/// Something a ``SourceDevice`` saw (a classified camera event), kept with the notification it
+/// caused. Whether a push went out is not stored twice: ``pushSentAt`` is read from the
+/// notification's first accepted delivery.
+public struct SourceEvent: Sendable, Equatable {
+    /// Herald's id of the event (AOVIS: `cloudEvent.id`, the id in the deep link).
+    public var id: String
+    public var appID: String
+    /// The producer's id of the event, unique within the app: a repeated intake returns the first.
+    public var externalID: String
+    /// The source device's id.
+    public var sourceDeviceID: String
+    /// The users who owned the device (actively) when the event came in: its audience.
+    public var owners: [String]
+    /// What was seen (AOVIS: `person`, `vehicle`, `pet`, `package`, `other`).
+    public var type: String
+    /// A short description of what was seen.
+    public var summary: String
+    /// Where the event's picture is (a storage key or URL), when there is one.
+    public var thumbnail: String?
+    /// Where the event is in its pipeline (AOVIS: `classified`).
+    public var status: String
+    /// When the device saw it, when the producer says.
+    public var occurredAt: Date?
+    /// The notification sent to the owners, once submitted.
+    public var notificationID: String?
+    /// When a device first accepted the notification; nil while none has.
+    public var pushSentAt: Date?
+    public var createdAt: Date
+
+    /// Whether any device accepted the event's notification.
+    public var pushSent: Bool { pushSentAt != nil }
+
+    /// Creates an event record.
+    public init(
+        id: String, appID: String, externalID: String, sourceDeviceID: String, owners: [String] = [], type: String,
+        summary: String, thumbnail: String? = nil, status: String, occurredAt: Date? = nil,
+        notificationID: String? = nil, pushSentAt: Date? = nil, createdAt: Date
+    ) {
+        self.id = id
+        self.appID = appID
+        self.externalID = externalID
+        self.sourceDeviceID = sourceDeviceID
+        self.owners = owners
+        self.type = type
+        self.summary = summary
+        self.thumbnail = thumbnail
+        self.status = status
+        self.occurredAt = occurredAt
+        self.notificationID = notificationID
+        self.pushSentAt = pushSentAt
+        self.createdAt = createdAt
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import GRDB
+import HeraldCore
+
+extension SQLiteStore: EventStore {
+    // MARK: Source devices
+
+    public func insertSourceDevice(_ device: SourceDevice) async throws -> SourceDevice {
+        try await database.write { db in
+            // An id and an alias share one namespace: a reference must name one device only.
+            var taken = [device.id]
+            if let alias = device.alias { taken.append(alias) }
+            let marks = Self.placeholders(taken.count)
+            let clash = try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM source_devices WHERE app_id = ? AND (id IN (\(marks)) OR alias IN (\(marks)))",
+                arguments: StatementArguments([device.appID] + taken + taken))
+            guard clash != true else {
+                throw HeraldError(
+                    kind: .conflict, code: "device_exists",
+                    message: "A device of this app already has this id or alias.", field: "id")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO source_devices (app_id, id, alias, name, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    device.appID, device.id, device.alias, device.name, device.createdAt.timeIntervalSince1970,
+                    device.updatedAt.timeIntervalSince1970,
+                ])
+            return device
+        }
+    }
+
+    public func sourceDevice(appID: String, reference: String) async throws -> SourceDevice? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM source_devices WHERE app_id = ? AND (id = ? OR alias = ?)
+                    ORDER BY id = ? DESC LIMIT 1
+                    """,
+                arguments: [appID, reference, reference, reference]
+            ).map(Self.decodeSourceDevice)
+        }
+    }
+
+    // MARK: Ownership
+
+    public func setOwnership(_ ownership: Ownership) async throws -> Ownership? {
+        try await database.write { db in
+            guard
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM source_devices WHERE app_id = ? AND id = ?",
+                    arguments: [ownership.appID, ownership.deviceID]) == true
+            else { return nil }
+            return try Row.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO source_device_owners (app_id, device_id, user_id, status, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, device_id, user_id) DO UPDATE SET
+                        status = excluded.status, updated_at = excluded.updated_at
+                    RETURNING *
+                    """,
+                arguments: [
+                    ownership.appID, ownership.deviceID, ownership.userID, ownership.status.rawValue,
+                    ownership.createdAt.timeIntervalSince1970, ownership.updatedAt.timeIntervalSince1970,
+                ]
+            ).map(Self.decodeOwnership)
+        }
+    }
+
+    public func ownership(appID: String, deviceID: String, userID: String) async throws -> Ownership? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM source_device_owners WHERE app_id = ? AND device_id = ? AND user_id = ?",
+                arguments: [appID, deviceID, userID]
+            ).map(Self.decodeOwnership)
+        }
+    }
+
+    public func ownerships(appID: String, deviceID: String) async throws -> [Ownership] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM source_device_owners WHERE app_id = ? AND device_id = ? ORDER BY user_id",
+                arguments: [appID, deviceID]
+            ).map(Self.decodeOwnership)
+        }
+    }
+
+    // MARK: Events
+
+    public func insertEvent(_ event: SourceEvent) async throws -> (event: SourceEvent, created: Bool) {
+        try await database.write { db in
+            if let earlier = try self.fetchEvent(
+                db, where: "e.app_id = ? AND e.external_id = ?", [event.appID, event.externalID])
+            {
+                return (earlier, false)
+            }
+            var stored = event
+            stored.owners = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT user_id FROM source_device_owners WHERE app_id = ? AND device_id = ? AND status = ?
+                    ORDER BY user_id
+                    """,
+                arguments: [event.appID, event.sourceDeviceID, Ownership.Status.active.rawValue])
+            stored.notificationID = nil
+            stored.pushSentAt = nil
+            try db.execute(
+                sql: """
+                    INSERT INTO events (id, app_id, external_id, source_device_id, owners, type, summary, thumbnail,
+                        status, occurred_at, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    stored.id, stored.appID, stored.externalID, stored.sourceDeviceID,
+                    String(decoding: JSONValue.array(stored.owners.map(JSONValue.string)).serialized(), as: UTF8.self),
+                    stored.type, stored.summary, stored.thumbnail, stored.status,
+                    stored.occurredAt?.timeIntervalSince1970, stored.createdAt.timeIntervalSince1970,
+                ])
+            return (stored, true)
+        }
+    }
+
+    public func linkEvent(appID: String, id: String, notificationID: String) async throws -> SourceEvent? {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE events SET notification_id = coalesce(notification_id, ?) WHERE app_id = ? AND id = ?",
+                arguments: [notificationID, appID, id])
+            return try self.fetchEvent(db, where: "e.app_id = ? AND e.id = ?", [appID, id])
+        }
+    }
+
+    public func event(appID: String, id: String) async throws -> SourceEvent? {
+        try await database.read { db in try self.fetchEvent(db, where: "e.app_id = ? AND e.id = ?", [appID, id]) }
+    }
+
+    // MARK: Rows
+
+    private func fetchEvent(
+        _ db: Database, where condition: String, _ arguments: StatementArguments
+    ) throws -> SourceEvent? {
+        // Whether a push went out is the notification's to say; an event whose notification was
+        // cleaned up keeps the copy clean-up left in push_sent_at.
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT e.*, coalesce(e.push_sent_at, n.first_sent_at) AS sent_at FROM events e
+                LEFT JOIN notifications n ON n.id = e.notification_id
+                WHERE \(condition)
+                """,
+            arguments: arguments)
+        guard let row else { return nil }
+        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
+        guard case .array(let owners) = try JSONValue.parse(Array((row["owners"] as String).utf8)) else {
+            throw HeraldError.internal("Stored event has unreadable owners.")
+        }
+        return SourceEvent(
+            id: row["id"], appID: row["app_id"], externalID: row["external_id"],
+            sourceDeviceID: row["source_device_id"],
+            owners: owners.compactMap { if case .string(let user) = $0 { user } else { nil } },
+            type: row["type"], summary: row["summary"], thumbnail: row["thumbnail"], status: row["status"],
+            occurredAt: date("occurred_at"), notificationID: row["notification_id"], pushSentAt: date("sent_at"),
+            createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0))
+    }
+
+    private static func decodeSourceDevice(_ row: Row) -> SourceDevice {
+        SourceDevice(
+            id: row["id"], appID: row["app_id"], alias: row["alias"], name: row["name"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+    }
+
+    private static func decodeOwnership(_ row: Row) throws -> Ownership {
+        guard let status = Ownership.Status(rawValue: row["status"]) else {
+            throw HeraldError.internal("Stored ownership has an unknown status.")
+        }
+        return Ownership(
+            appID: row["app_id"], deviceID: row["device_id"], userID: row["user_id"], status: status,
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+    }
+}
