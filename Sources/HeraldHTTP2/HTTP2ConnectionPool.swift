@@ -47,9 +47,6 @@ public final class HTTP2ConnectionPool: Sendable {
 
     private let configuration: HTTP2PoolConfiguration
     private let group: any EventLoopGroup
-    /// The group's loops: connection `n` lives on loop `n % count`, so connections spread over
-    /// every core instead of wherever the group's shared round-robin happens to point.
-    private let loops: [any EventLoop]
     private let sslContext: NIOSSLContext
     private let logger: Logger
     private let state = Mutex(State())
@@ -66,7 +63,6 @@ public final class HTTP2ConnectionPool: Sendable {
         self.sslContext = try NIOSSLContext(configuration: tls)
         self.configuration = configuration
         self.group = eventLoopGroup
-        self.loops = Array(eventLoopGroup.makeIterator())
         self.logger = logger
     }
 
@@ -113,9 +109,8 @@ public final class HTTP2ConnectionPool: Sendable {
     }
 
     private enum Route {
-        /// Submit this many (in order) on each connection; open another one too when the pool is
-        /// below its size.
-        case connections([(Connection, Int)], openAnother: Bool)
+        /// Submit on this connection; open another one too when the pool is below its size.
+        case connection(Connection, openAnother: Bool)
         /// Wait (queued in the state) for a connection being opened.
         case wait(openAnother: Bool)
         case fail(HTTP2ClientError)
@@ -146,8 +141,10 @@ public final class HTTP2ConnectionPool: Sendable {
             let wantMore = state.live.count + state.connecting < configuration.connections
             let canConnect = wantMore && NIODeadline.now() >= state.nextConnectAt
             if canConnect { state.connecting += 1 }
-            if !state.live.isEmpty {
-                return .connections(Self.spread(ready.count, over: state.live), openAnother: canConnect)
+            if let best = state.live.min(by: {
+                $0.load.count.load(ordering: .relaxed) < $1.load.count.load(ordering: .relaxed)
+            }) {
+                return .connection(best, openAnother: canConnect)
             }
             if state.connecting > 0 {
                 state.waiting.append(contentsOf: ready)
@@ -156,32 +153,14 @@ public final class HTTP2ConnectionPool: Sendable {
             return .fail(.connectFailed("no connection to \(configuration.host) (reconnecting after failures)"))
         }
         switch route {
-        case .connections(let shares, let openAnother):
-            var start = 0
-            for (connection, count) in shares where count > 0 {
-                connection.submit(Array(ready[start..<start + count]))
-                start += count
-            }
+        case .connection(let connection, let openAnother):
+            connection.submit(ready)
             if openAnother { openConnection() }
         case .wait(let openAnother):
             if openAnother { openConnection() }
         case .fail(let error):
             for request in ready { request.fail(error) }
         }
-    }
-
-    /// Shares `count` requests out so the live connections end up as evenly loaded as they can:
-    /// a page of a broadcast goes out over every connection (and its event loop), not the first.
-    private static func spread(_ count: Int, over live: [Connection]) -> [(Connection, Int)] {
-        var loads = live.map { $0.load.count.load(ordering: .relaxed) }
-        var shares = [Int](repeating: 0, count: live.count)
-        for _ in 0..<count {
-            var least = 0
-            for index in loads.indices where loads[index] < loads[least] { least = index }
-            loads[least] += 1
-            shares[least] += 1
-        }
-        return Array(zip(live, shares))
     }
 
     private func openConnection() {
@@ -194,7 +173,7 @@ public final class HTTP2ConnectionPool: Sendable {
         let serverName = configuration.host.isIPAddress ? nil : configuration.host
         let retry: @Sendable (PooledRequest) -> Void = { [weak self] in self?.dispatch($0) }
         let retired: @Sendable () -> Void = { [weak self] in self?.retire(id) }
-        ClientBootstrap(group: loops.isEmpty ? group.next() : loops[id % loops.count])
+        ClientBootstrap(group: group)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
