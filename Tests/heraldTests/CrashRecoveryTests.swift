@@ -74,6 +74,68 @@ struct CrashRecoveryTests {
     }
 }
 
+@Suite("herald stops gracefully mid-broadcast", .serialized)
+struct GracefulShutdownTests {
+    static let devices = 4_000
+    static let pageSize = 200
+
+    @Test("SIGTERM mid-broadcast: in-flight batches finish and commit, the job is released, exit 0; a restart finishes with no duplicate")
+    func terminateDuringBroadcast() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
+        for token in tokens { apns.script(token: token, .success(after: .milliseconds(40))) }
+        let config = try ProviderFixture.config(
+            directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: Self.pageSize)
+        let importFile = directory.file("devices.jsonl")
+        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
+            .write(toFile: importFile, atomically: true, encoding: .utf8)
+        let importer = try HeraldProcess(["import", importFile, "--config", config])
+        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+
+        let first = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await first.line(startingWith: "Herald is listening on ")
+        let serverKey = try await first.line(startingWith: "server key: ")
+        let sent = try await request(
+            "POST", "\(address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+
+        try await apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
+        first.process.terminate()  // SIGTERM
+        #expect(try await first.exitStatus(timeout: .seconds(60)) == 0, "\(first.text)")
+        let beforeRestart = apns.requests.count
+        #expect(beforeRestart < Self.devices, "the broadcast finished before the stop")
+
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
+        var record: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            let response = try await request("GET", "\(secondAddress)/v1/notifications/\(id)", bearer: serverKey)
+            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
+            if record["status"] as? String == "done" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        second.process.terminate()
+        #expect(try await second.exitStatus() == 0)
+        #expect(record["status"] as? String == "done")
+        let counts = record["counts"] as? [String: Any]
+        #expect(counts?["sent"] as? Int == Self.devices, "\(record)")
+
+        // Every batch on the wire at the stop finished and committed before exit: nothing twice.
+        let received = apns.requests.compactMap(\.token)
+        #expect(Set(received) == Set(tokens))
+        #expect(received.count == Self.devices, "\(received.count - Set(received).count) duplicates")
+        try await apns.shutdown()
+    }
+}
+
 /// A Herald configuration whose `default` app sends through a mock APNs.
 enum ProviderFixture {
     static func config(
