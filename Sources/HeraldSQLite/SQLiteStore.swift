@@ -105,6 +105,15 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// Checkpoints the write-ahead log into the database file and truncates it: an import
+    /// leaves hundreds of megabytes of WAL that the next writer would otherwise checkpoint in
+    /// the middle of its own work.
+    public func finishBulkLoad() async throws {
+        try await database.writeWithoutTransaction { db in
+            _ = try db.checkpoint(.truncate)
+        }
+    }
+
     private func seal(_ registration: InstallationRegistration) throws -> (index: [UInt8], sealed: [UInt8]) {
         (
             cipher.index(registration.token.identity, service: registration.service),

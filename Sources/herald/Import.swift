@@ -76,6 +76,7 @@ struct Import: AsyncParsableCommand {
         }
         try await flush()
         try await finishWriting()
+        try await store.finishBulkLoad()
         let elapsed = ContinuousClock.now - started
         print("imported \(created + updated) installations (\(created) created, \(updated) updated) in \(elapsed)")
     }

@@ -32,6 +32,10 @@ public protocol Store: Sendable {
         batch registrations: [InstallationRegistration], appID: String, now: Date
     ) async throws -> [RegistrationResult]
 
+    /// Ends a bulk load: folds what the load wrote into the main store, so the first work after
+    /// it (a broadcast, say) does not pay for it.
+    func finishBulkLoad() async throws
+
     /// One installation of an app.
     func installation(appID: String, id: String) async throws -> Installation?
 
