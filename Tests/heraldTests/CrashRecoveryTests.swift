@@ -6,6 +6,71 @@ import Testing
     import Glibc
 #endif
 
+/// A broadcast under way: a slow mock APNs (40 ms an answer), `devices` imported installations,
+/// `herald serve` running, and one notification to all of them accepted.
+struct RunningBroadcast {
+    let directory: TemporaryDirectory
+    let apns: MockAPNsServer
+    let tokens: [String]
+    let config: String
+    let server: HeraldProcess
+    let serverKey: String
+    let notificationID: String
+
+    static func start(devices: Int, pageSize: Int) async throws -> Self {
+        let directory = try TemporaryDirectory()
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let tokens = (0..<devices).map { _ in Fixtures.apnsToken() }
+        // A slow provider: the broadcast takes seconds, so a stop lands mid-way.
+        for token in tokens { apns.script(token: token, .success(after: .milliseconds(40))) }
+        let config = try ProviderFixture.config(
+            directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: pageSize)
+        let importFile = directory.file("devices.jsonl")
+        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
+            .write(toFile: importFile, atomically: true, encoding: .utf8)
+        let importer = try HeraldProcess(["import", importFile, "--config", config])
+        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+        #expect(importer.text.contains("imported \(devices) installations"))
+
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        let sent = try await request(
+            "POST", "\(address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        return Self(
+            directory: directory, apns: apns, tokens: tokens, config: config, server: server, serverKey: serverKey,
+            notificationID: id)
+    }
+
+    /// Starts `herald serve` again and waits until the notification is `done`; returns its record.
+    func restartUntilDone() async throws -> [String: Any] {
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await second.line(startingWith: "Herald is listening on ")
+        var record: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            let response = try await request("GET", "\(address)/v1/notifications/\(notificationID)", bearer: serverKey)
+            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
+            if record["status"] as? String == "done" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        second.process.terminate()
+        #expect(try await second.exitStatus() == 0)
+        return record
+    }
+
+    func finish() async throws {
+        try await apns.shutdown()
+        directory.remove()
+    }
+}
+
 @Suite("herald survives kill -9 mid-broadcast", .serialized)
 struct CrashRecoveryTests {
     static let devices = 20_000
@@ -13,64 +78,20 @@ struct CrashRecoveryTests {
 
     @Test("Every device gets the broadcast at least once after a kill -9, with at most one page sent twice")
     func killDuringBroadcast() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let ca = try TestCertificateAuthority()
-        let key = TestAPNsAuthKey()
-        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
-        let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
-        // A slow provider: each answer takes 40 ms, so the broadcast takes seconds and the kill lands mid-way.
-        for token in tokens { apns.script(token: token, .success(after: .milliseconds(40))) }
+        let broadcast = try await RunningBroadcast.start(devices: Self.devices, pageSize: Self.pageSize)
+        try await broadcast.apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
+        kill(broadcast.server.process.processIdentifier, SIGKILL)
+        _ = try await broadcast.server.exitStatus()
+        #expect(broadcast.apns.requests.count < Self.devices, "the kill came after the broadcast finished")
 
-        let config = try ProviderFixture.config(
-            directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: Self.pageSize)
-
-        let lines = tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
-        let importFile = directory.file("devices.jsonl")
-        try lines.write(toFile: importFile, atomically: true, encoding: .utf8)
-        let importer = try HeraldProcess(["import", importFile, "--config", config])
-        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
-        #expect(importer.text.contains("imported \(Self.devices) installations"))
-
-        let first = try HeraldProcess(["serve", "--config", config, "--port", "0"])
-        let address = try await first.line(startingWith: "Herald is listening on ")
-        let serverKey = try await first.line(startingWith: "server key: ")
-        let sent = try await request(
-            "POST", "\(address)/v1/notifications", bearer: serverKey,
-            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
-        #expect(sent.status == 202, "\(sent.body)")
-        let id = try #require(
-            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
-
-        try await apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
-        kill(first.process.processIdentifier, SIGKILL)
-        _ = try await first.exitStatus()
-        let beforeRestart = apns.requests.count
-        #expect(beforeRestart < Self.devices, "the kill came after the broadcast finished")
-
-        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
-        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
-        var status = ""
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            let record = try await request("GET", "\(secondAddress)/v1/notifications/\(id)", bearer: serverKey)
-            status =
-                ((try JSONSerialization.jsonObject(with: Data(record.body.utf8)) as? [String: Any])?["status"]
-                    as? String) ?? ""
-            if status == "done" { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        second.process.terminate()
-        #expect(try await second.exitStatus() == 0)
-        #expect(status == "done")
-
-        let received = apns.requests.compactMap(\.token)
+        let record = try await broadcast.restartUntilDone()
+        #expect(record["status"] as? String == "done")
+        let received = broadcast.apns.requests.compactMap(\.token)
         let distinct = Set(received)
-        let missing = Set(tokens).subtracting(distinct).count
-        #expect(missing == 0)
+        #expect(Set(broadcast.tokens).subtracting(distinct).isEmpty)
         let duplicates = received.count - distinct.count
         #expect(duplicates <= Self.pageSize, "\(duplicates) duplicates")
-        try await apns.shutdown()
+        try await broadcast.finish()
     }
 }
 
@@ -79,60 +100,24 @@ struct GracefulShutdownTests {
     static let devices = 4_000
     static let pageSize = 200
 
-    @Test("SIGTERM mid-broadcast: in-flight batches finish and commit, the job is released, exit 0; a restart finishes with no duplicate")
+    @Test(
+        "SIGTERM mid-broadcast: in-flight batches finish and commit, the job is released, exit 0; a restart finishes with no duplicate"
+    )
     func terminateDuringBroadcast() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let ca = try TestCertificateAuthority()
-        let key = TestAPNsAuthKey()
-        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
-        let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
-        for token in tokens { apns.script(token: token, .success(after: .milliseconds(40))) }
-        let config = try ProviderFixture.config(
-            directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: Self.pageSize)
-        let importFile = directory.file("devices.jsonl")
-        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
-            .write(toFile: importFile, atomically: true, encoding: .utf8)
-        let importer = try HeraldProcess(["import", importFile, "--config", config])
-        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+        let broadcast = try await RunningBroadcast.start(devices: Self.devices, pageSize: Self.pageSize)
+        try await broadcast.apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
+        broadcast.server.process.terminate()  // SIGTERM
+        #expect(try await broadcast.server.exitStatus(timeout: .seconds(60)) == 0, "\(broadcast.server.text)")
+        #expect(broadcast.apns.requests.count < Self.devices, "the broadcast finished before the stop")
 
-        let first = try HeraldProcess(["serve", "--config", config, "--port", "0"])
-        let address = try await first.line(startingWith: "Herald is listening on ")
-        let serverKey = try await first.line(startingWith: "server key: ")
-        let sent = try await request(
-            "POST", "\(address)/v1/notifications", bearer: serverKey,
-            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
-        #expect(sent.status == 202, "\(sent.body)")
-        let id = try #require(
-            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
-
-        try await apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
-        first.process.terminate()  // SIGTERM
-        #expect(try await first.exitStatus(timeout: .seconds(60)) == 0, "\(first.text)")
-        let beforeRestart = apns.requests.count
-        #expect(beforeRestart < Self.devices, "the broadcast finished before the stop")
-
-        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
-        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
-        var record: [String: Any] = [:]
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            let response = try await request("GET", "\(secondAddress)/v1/notifications/\(id)", bearer: serverKey)
-            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
-            if record["status"] as? String == "done" { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        second.process.terminate()
-        #expect(try await second.exitStatus() == 0)
+        let record = try await broadcast.restartUntilDone()
         #expect(record["status"] as? String == "done")
-        let counts = record["counts"] as? [String: Any]
-        #expect(counts?["sent"] as? Int == Self.devices, "\(record)")
-
+        #expect((record["counts"] as? [String: Any])?["sent"] as? Int == Self.devices, "\(record)")
         // Every batch on the wire at the stop finished and committed before exit: nothing twice.
-        let received = apns.requests.compactMap(\.token)
-        #expect(Set(received) == Set(tokens))
+        let received = broadcast.apns.requests.compactMap(\.token)
+        #expect(Set(received) == Set(broadcast.tokens))
         #expect(received.count == Self.devices, "\(received.count - Set(received).count) duplicates")
-        try await apns.shutdown()
+        try await broadcast.finish()
     }
 }
 
