@@ -8,7 +8,8 @@
 #      waits for `done`; prints notifications/s, the ratio to the ceiling, Herald's CPU seconds per
 #      1,000 notifications, its peak RSS and the time to `done`.
 # Usage: bench/broadcast.sh [installations=1000000] [connections=2]
-# Environment: BENCH_PAGE_SIZE (engine.page_size), BENCH_PERF=<file> (perf record the server while it sends).
+# Environment: BENCH_PAGE_SIZE (engine.page_size), BENCH_PERF=<file> (perf record the server while it sends),
+# BENCH_HERALD=<binary> (use that release build instead of building one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000000}
@@ -26,9 +27,13 @@ if ((${#need[@]})); then
     $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-echo "== building herald (release)"
-swift build -c release --product herald >/dev/null
-herald=$(swift build -c release --show-bin-path)/herald
+if [ -n "${BENCH_HERALD:-}" ]; then
+    herald=$BENCH_HERALD  # a release binary built elsewhere (A/B runs of two versions)
+else
+    echo "== building herald (release)"
+    swift build -c release --product herald >/dev/null
+    herald=$(swift build -c release --show-bin-path)/herald
+fi
 
 work=$(mktemp -d)
 server_pid=""

@@ -201,7 +201,7 @@ extension Dispatcher {
         }
         let page = try await store.resolve(
             notification.target, appID: notification.appID, after: cursor, limit: configuration.batchSize
-        ).map(Recipient.init(installation:))
+        ).map(Recipient.init)
         return (page, page.last?.key)
     }
 
@@ -221,7 +221,7 @@ extension Dispatcher {
             if let index = Recipient.tokenIndex(of: pending.recipient), index < tokens.count {
                 recipient = Recipient(rawToken: tokens[index], index: index)
             } else if let installation = installations[pending.recipient] {
-                recipient = Recipient(installation: installation)
+                recipient = Recipient(DeliveryTarget(installation))
             }
             if var recipient {
                 recipient.attempts = pending.attempts
@@ -242,7 +242,7 @@ extension Dispatcher {
         let pushTime = try notification.pushTime.map { try PushTime(parsing: $0, field: "push_time") }
         let preferences =
             notification.respectPreferences
-            ? try await store.preferences(installationIDs: recipients.compactMap(\.installation?.id)) : [:]
+            ? try await store.preferences(installationIDs: recipients.compactMap(\.installationID)) : [:]
         var outgoing: [OutgoingPush] = []
         for recipient in recipients {
             if let expiresAt = notification.expiresAt, now >= expiresAt {
@@ -252,7 +252,7 @@ extension Dispatcher {
             }
             if let pushTime, case .instant = pushTime {
             } else if let pushTime {
-                let zone = recipient.installation?.timezone.flatMap(TimeZone.init(identifier:)) ?? .gmt
+                let zone = recipient.timezone.flatMap(TimeZone.init(identifier:)) ?? .gmt
                 let due = pushTime.instant(in: zone)
                 if due > now {
                     commit.pending.append(wait(recipient, of: notification, until: due, .localTime))
@@ -260,13 +260,13 @@ extension Dispatcher {
                 }
             }
             var soundEnabled = true
-            if let installation = recipient.installation, let stored = preferences[installation.id],
+            if let installationID = recipient.installationID, let stored = preferences[installationID],
                 let rules = try? Preferences(parsing: stored)
             {
                 switch rules.decide(
                     source: notification.source, category: notification.preferenceCategory,
                     interruptionLevel: notification.payload.interruptionLevel?.rawValue,
-                    installationTimeZone: installation.timezone, now: now)
+                    installationTimeZone: recipient.timezone, now: now)
                 {
                 case .skip(let reason):
                     commit.counts.skippedPreferences += 1
@@ -293,9 +293,9 @@ extension Dispatcher {
             for index in outgoing.indices { outgoing[index].badge = value }
         case .increment?:
             let badges = try await store.incrementBadges(
-                installationIDs: outgoing.compactMap(\.recipient.installation?.id), now: now)
+                installationIDs: outgoing.compactMap(\.recipient.installationID), now: now)
             for index in outgoing.indices {
-                outgoing[index].badge = outgoing[index].recipient.installation.flatMap { badges[$0.id] } ?? 1
+                outgoing[index].badge = outgoing[index].recipient.installationID.flatMap { badges[$0] } ?? 1
             }
         case nil: break
         }
@@ -312,7 +312,7 @@ extension Dispatcher {
         into commit: inout PageCommit, now: Date
     ) {
         let attempt = recipient.attempts + 1
-        let installationID = recipient.installation?.id
+        let installationID = recipient.installationID
         switch result.outcome {
         case .delivered(let providerID):
             commit.counts.sent += 1
@@ -386,7 +386,7 @@ extension Dispatcher {
         providerID: String? = nil, reason: String? = nil, attempts: Int? = nil, at: Date
     ) -> DeliveryRecord {
         DeliveryRecord(
-            notificationID: notification.id, installationID: recipient.installation?.id,
+            notificationID: notification.id, installationID: recipient.installationID,
             tokenSuffix: recipient.tokenSuffix, service: recipient.service, outcome: outcome, providerID: providerID,
             reason: reason, attempts: attempts ?? recipient.attempts, at: at)
     }

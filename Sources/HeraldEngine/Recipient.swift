@@ -4,26 +4,32 @@ import HeraldCore
 struct Recipient: Sendable {
     /// The installation id, or `token:<index>` for a raw token (zero-padded, so keys sort in target order).
     var key: String
-    var installation: Installation?
+    /// The installation, when the recipient is one (nil for a raw token).
+    var installationID: String?
     var token: String
     var service: PushService
     var environment: PushEnvironment
     var platform: Platform
+    /// The installation's time zone and bundle id.
+    var timezone: String?
+    var bundleID: String?
     /// Attempts made before this one.
     var attempts = 0
 
-    init(installation: Installation) {
-        key = installation.id
-        self.installation = installation
-        token = installation.token.identity
-        service = installation.service
-        environment = installation.environment
-        platform = installation.platform
+    init(_ target: DeliveryTarget) {
+        key = target.installationID
+        installationID = target.installationID
+        token = target.token.identity
+        service = target.service
+        environment = target.environment
+        platform = target.platform
+        timezone = target.timezone
+        bundleID = target.bundleID
     }
 
     init(rawToken: NotificationTarget.RawToken, index: Int) {
         key = Self.key(tokenIndex: index)
-        installation = nil
+        installationID = nil
         token = rawToken.token
         service = rawToken.service
         environment = rawToken.environment

@@ -61,11 +61,12 @@ public protocol DispatchStore: Store {
     // MARK: Fan-out
 
     /// The next page of installations a target resolves to, in id order after `after`: valid
-    /// installations of the notification's app matching the audience and its filters.
+    /// installations of the notification's app matching the audience and its filters, read as
+    /// much as sending to them needs.
     /// - Throws: `HeraldError` when the target's query is invalid.
     func resolve(
         _ target: NotificationTarget, appID: String, after: String?, limit: Int
-    ) async throws -> [Installation]
+    ) async throws -> [DeliveryTarget]
 
     /// How many installations the target resolves to now (for dry runs), by service.
     func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int]

@@ -129,7 +129,7 @@ public final class AppTransports: Sendable {
         var variants: [Variant: Result<APNsNotification, HeraldError>] = [:]
         for (index, push) in pushes.enumerated() {
             let variant = Variant(
-                bundleID: push.recipient.installation?.bundleID, badge: push.badge, soundEnabled: push.soundEnabled)
+                bundleID: push.recipient.bundleID, badge: push.badge, soundEnabled: push.soundEnabled)
             let template =
                 variants[variant]
                 ?? Result { () throws(HeraldError) in
