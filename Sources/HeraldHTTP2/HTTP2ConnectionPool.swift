@@ -180,6 +180,8 @@ public final class HTTP2ConnectionPool: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    // One TLS record run per flush instead of a record per frame buffer.
+                    try sync.addHandler(WriteCoalescingHandler())
                     try sync.addHandler(
                         NIOHTTP2Handler(
                             mode: .client,
