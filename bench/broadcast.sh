@@ -92,7 +92,9 @@ for _ in $(seq 100); do grep -q "server key:" "$work/serve.log" 2>/dev/null && b
 key=$(sed -n 's/^server key: //p' "$work/serve.log")
 cpu() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 ticks=$(getconf CLK_TCK)
+written() { awk '/^write_bytes/ {print $2}' "/proc/$server_pid/io"; }
 cpu_before=$(cpu)
+written_before=$(written)
 perf_pid=""
 if [ -n "${BENCH_PERF:-}" ]; then
     # Samples the server during the broadcast (BENCH_PERF names the perf.data file to write).
@@ -111,12 +113,14 @@ while true; do
 done
 end=$(date +%s.%N)
 cpu_after=$(cpu)
+written_after=$(written)
 [ -n "$perf_pid" ] && kill -INT "$perf_pid" && wait "$perf_pid" || true
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 echo "$record" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("status:", r["status"], "counts:", r["counts"])'
-python3 - "$count" "$ceiling" "$start" "$end" "$cpu_before" "$cpu_after" "$ticks" "$rss_kb" "$import_start" "$import_end" <<'PY'
+python3 - "$count" "$ceiling" "$start" "$end" "$cpu_before" "$cpu_after" "$ticks" "$rss_kb" "$import_start" "$import_end" \
+    "$written_before" "$written_after" <<'PY'
 import sys
-count, ceiling, start, end, c0, c1, ticks, rss, i0, i1 = (float(x) for x in sys.argv[1:])
+count, ceiling, start, end, c0, c1, ticks, rss, i0, i1, w0, w1 = (float(x) for x in sys.argv[1:])
 seconds = end - start
 rate = count / seconds
 print(f"import:           {count:,.0f} installations in {i1 - i0:.1f} s ({count / (i1 - i0):,.0f}/s)")
@@ -125,4 +129,5 @@ print(f"herald broadcast: {rate:,.0f} notifications/s, done in {seconds:.1f} s")
 print(f"ratio:            {rate / ceiling:.2f}")
 print(f"herald CPU:       {(c1 - c0) / ticks / count * 1000:.3f} s per 1,000 notifications")
 print(f"peak RSS:         {rss / 1024:.0f} MB")
+print(f"written to disk:  {(w1 - w0) / 2**20:,.0f} MiB ({(w1 - w0) / count:,.0f} bytes per notification)")
 PY

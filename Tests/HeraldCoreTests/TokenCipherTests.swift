@@ -1,7 +1,8 @@
 import Foundation
-import HeraldCore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldCore
 
 @Suite("Secrets at rest")
 struct TokenCipherTests {
@@ -42,5 +43,30 @@ struct TokenCipherTests {
         let late = Identifier.make(now: .init(timeIntervalSince1970: 2_000))
         #expect(early < late)
         #expect(early.count == 36)
+    }
+
+    @Test("Ids of one millisecond count up from a random seed and stay RFC 9562 version 7")
+    func identifiersWithinAMillisecond() {
+        var counter = MillisecondCounter()
+        let milliseconds: UInt64 = 1_800_000_000_123
+        var generator = SystemRandomNumberGenerator()
+        let seed = MillisecondCounter.seed(using: &generator)
+        let ids = (0..<10_000).map { _ in
+            Identifier.make(
+                milliseconds: milliseconds, counter: counter.next(milliseconds: milliseconds, seed: seed),
+                tail: .random(in: 0...UInt32.max))
+        }
+        #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 })
+        for id in [ids[0], ids[9_999]] {
+            let uuid = UUID(uuidString: id)!.uuid
+            #expect(uuid.6 >> 4 == 7)  // version
+            #expect(uuid.8 >> 6 == 0b10)  // variant
+            let time = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(time == milliseconds)
+        }
+        // The next millisecond starts from a fresh seed; the counter's top bit is left for counting.
+        #expect(counter.next(milliseconds: milliseconds + 1, seed: 7) == 7)
+        #expect(counter.next(milliseconds: milliseconds + 1, seed: 9) == 8)
+        #expect(MillisecondCounter.seed(using: &generator) < 1 << 41)
     }
 }
