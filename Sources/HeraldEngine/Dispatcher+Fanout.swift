@@ -39,10 +39,10 @@ extension Dispatcher {
             try await deliver(recipients, of: notification, into: &commit)
             let waitingAgain = Set(commit.pending.map(\.recipient))
             commit.resolvedPending = due.map(\.recipient).filter { !waitingAgain.contains($0) }
+            commit.lockedUntil = leaseEnd()
             guard try await store.commit(commit) else {
                 return logger.warning("job lock lost; another worker has the notification", metadata: metadata)
             }
-            _ = try await store.renewJob(id: job.id, owner: owner, lockedUntil: leaseEnd())
         }
 
         if let next = try await store.nextPending(notificationID: notification.id) {
@@ -79,15 +79,17 @@ extension Dispatcher {
     ) async throws -> Bool {
         var batch = try await nextPage(of: notification, after: cursor)
         var sending: Task<PageCommit, any Error>?
-        /// Commits a batch once all its outcomes are in; false when the job's lock was lost.
+        /// Commits a batch once all its outcomes are in, renewing the job's lease in the same
+        /// transaction; false when the job's lock was lost.
         func commit(_ task: Task<PageCommit, any Error>) async throws -> Bool {
-            guard try await store.commit(try await task.value) else {
+            var page = try await task.value
+            page.lockedUntil = leaseEnd()
+            guard try await store.commit(page) else {
                 logger.warning(
                     "job lock lost; another worker has the notification",
                     metadata: ["herald.notification": "\(notification.id)"])
                 return false
             }
-            _ = try await store.renewJob(id: job.id, owner: owner, lockedUntil: leaseEnd())
             return true
         }
         do {

@@ -163,15 +163,6 @@ extension SQLiteStore: DispatchStore {
         }
     }
 
-    public func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool {
-        try await database.write { db in
-            try db.execute(
-                sql: "UPDATE jobs SET locked_until = ? WHERE id = ? AND locked_by = ?",
-                arguments: [lockedUntil.timeIntervalSince1970, id, owner])
-            return db.changesCount > 0
-        }
-    }
-
     public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
         try await database.write { db in
             try db.execute(
@@ -360,6 +351,11 @@ extension SQLiteStore: DispatchStore {
                     db, sql: "SELECT 1 FROM jobs WHERE id = ? AND locked_by = ?", arguments: [page.jobID, page.owner])
                     == true
             else { return false }
+            if let lockedUntil = page.lockedUntil {
+                try db.execute(
+                    sql: "UPDATE jobs SET locked_until = ? WHERE id = ?",
+                    arguments: [lockedUntil.timeIntervalSince1970, page.jobID])
+            }
             for record in page.ledger {
                 try db.execute(
                     sql: """

@@ -22,6 +22,30 @@ struct SQLiteStoreTests {
             platform: .ios, service: .apns, token: .device(token), profile: .init(userID: user, deviceID: device))
     }
 
+    @Test("A page commit renews its job's lease in the same transaction, only for the lock's owner")
+    func commitRenewsLease() async throws {
+        try await store.scheduleJob(kind: "notification", reference: "n1", runAt: now)
+        let job = try #require(
+            try await store.claimJob(
+                kinds: ["notification"], owner: "w1", now: now, lockedUntil: now.addingTimeInterval(30)))
+        var page = PageCommit(jobID: job.id, owner: "w1", notificationID: "n1")
+        page.lockedUntil = now.addingTimeInterval(600)
+        #expect(try await store.commit(page))
+        // Past the first lease, within the renewed one: nobody else gets the job.
+        let early = try await store.claimJob(
+            kinds: ["notification"], owner: "w2", now: now.addingTimeInterval(60),
+            lockedUntil: now.addingTimeInterval(90))
+        #expect(early == nil)
+        // A worker that does not hold the lock renews nothing.
+        var stranger = PageCommit(jobID: job.id, owner: "w2", notificationID: "n1")
+        stranger.lockedUntil = now.addingTimeInterval(10_000)
+        #expect(try await !store.commit(stranger))
+        let late = try await store.claimJob(
+            kinds: ["notification"], owner: "w2", now: now.addingTimeInterval(700),
+            lockedUntil: now.addingTimeInterval(730))
+        #expect(late?.id == job.id)
+    }
+
     @Test("Registering the same token twice keeps one installation")
     func upsertByToken() async throws {
         let token = Fixtures.apnsToken()

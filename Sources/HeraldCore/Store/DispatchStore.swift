@@ -44,9 +44,6 @@ public protocol DispatchStore: Store {
     /// lock expired (its worker died) is due again.
     func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job?
 
-    /// Extends the lock; false when the job is no longer held by `owner`.
-    func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool
-
     /// Unlocks the job and sets when it is due next.
     func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws
 
@@ -88,7 +85,8 @@ public protocol DispatchStore: Store {
 
     /// Writes a page's (or a batch of pending deliveries') results in one transaction, if the job
     /// is still held by `owner`: ledger entries, counts, installation lifecycle, pending
-    /// deliveries, the cursor, the status. False (nothing written) when the lock was lost.
+    /// deliveries, the cursor, the status, the job's lease (`lockedUntil`). False (nothing written)
+    /// when the lock was lost.
     func commit(_ page: PageCommit) async throws -> Bool
 
     // MARK: Preferences
@@ -184,6 +182,8 @@ public struct PageCommit: Sendable {
     public var status: NotificationStatus?
     public var startedAt: Date?
     public var completedAt: Date?
+    /// The job's lease renewed to this time in the same transaction; nil leaves it.
+    public var lockedUntil: Date?
 
     /// Creates an empty commit for a job.
     public init(jobID: Int64, owner: String, notificationID: String) {
