@@ -68,26 +68,25 @@ extension Dispatcher {
         }
     }
 
-    /// Sends the target from the cursor on, batch by batch in keyset order. Two batches are in
-    /// flight at once: while one's last responses arrive and it commits, the next one is already
-    /// on the connections. Batches commit in order, each with its cursor, and hold half a page, so
-    /// what a crash can send twice (sent, not committed) stays within one page.
+    /// Sends the target from the cursor on, batch by batch in keyset order, with
+    /// ``EngineConfiguration/pipelineDepth`` batches in flight: the next batch is read while the
+    /// current ones are on the connections, and a batch goes out as soon as fewer than that many
+    /// are sent and not committed. Each batch commits (outcomes, counters and cursor) once its last
+    /// answer is in and the batch before it has committed, so commits keep target order and what a
+    /// crash can send twice (sent, not committed) stays within one page.
     /// - Returns: false when the job was released (stopping) or its lock was lost.
     private func sendTarget(
         of notification: PushNotification, after cursor: String?, job: Job, owner: String,
         isStopping: @Sendable () -> Bool
     ) async throws -> Bool {
-        var batch = try await nextPage(of: notification, after: cursor)
-        var sending: Task<PageCommit, any Error>?
-        /// Commits a batch once all its outcomes are in, renewing the job's lease in the same
-        /// transaction; false when the job's lock was lost.
-        func commit(_ task: Task<PageCommit, any Error>) async throws -> Bool {
-            var page = try await task.value
-            page.lockedUntil = leaseEnd()
-            guard try await store.commit(page) else {
-                logger.warning(
-                    "job lock lost; another worker has the notification",
-                    metadata: ["herald.notification": "\(notification.id)"])
+        var batch = try await readBatch(of: notification, after: cursor)
+        /// Commits in order: each waits for its own outcomes and for the previous commit.
+        var uncommitted: [Task<Bool, any Error>] = []
+        /// Waits for the oldest uncommitted batch; false when the job's lock was lost.
+        func settleOldest() async throws -> Bool {
+            guard try await uncommitted.removeFirst().value else {
+                // Lock lost: later batches do not commit either; let what is on the wire end first.
+                for task in uncommitted { _ = try? await task.value }
                 return false
             }
             return true
@@ -95,48 +94,51 @@ extension Dispatcher {
         do {
             while true {
                 if isStopping() {
-                    if let previous = sending {
-                        sending = nil
-                        guard try await commit(previous) else { return false }
-                    }
+                    while !uncommitted.isEmpty { guard try await settleOldest() else { return false } }
                     try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil)
                     return false
                 }
                 // Read the next batch while this one is sent: the database and the network overlap.
                 // Reading ahead is safe: the cursor only moves when a batch's commit does.
                 let last = batch.last
-                async let upcoming = self.page(of: notification, after: last)
-                if configuration.pageSize < 2, let previous = sending {
-                    // A page of one has no room for a second batch in flight.
-                    sending = nil
-                    guard try await commit(previous) else { return false }
+                async let upcoming = self.readBatch(of: notification, after: last, exhausted: last == nil)
+                while uncommitted.count >= configuration.pipelineDepth {
+                    guard try await settleOldest() else { return false }
                 }
-                let recipients = batch.recipients
+                let (recipients, preferences) = (batch.recipients, batch.preferences)
                 let started = now()
-                let previous = sending
-                sending = Task {
+                let sending = Task {
                     var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
                     commit.status = .sending
                     commit.startedAt = started
                     commit.counts.targeted = recipients.count
-                    try await self.deliver(recipients, of: notification, into: &commit)
+                    try await self.deliver(recipients, of: notification, preferences: preferences, into: &commit)
                     commit.cursor = last ?? "done"
                     return commit
                 }
-                if let previous, try await !commit(previous) {
-                    if let sending { _ = try? await sending.value }
-                    return false
-                }
+                let previous = uncommitted.last
+                uncommitted.append(
+                    Task {
+                        var page = try await sending.value
+                        guard try await previous?.value ?? true else { return false }
+                        page.lockedUntil = self.leaseEnd()
+                        guard try await self.store.commit(page) else {
+                            self.logger.warning(
+                                "job lock lost; another worker has the notification",
+                                metadata: ["herald.notification": "\(notification.id)"])
+                            return false
+                        }
+                        return true
+                    })
                 batch = try await upcoming
                 if last == nil { break }
             }
-            guard let final = sending else { return true }
-            sending = nil
-            return try await commit(final)
+            while !uncommitted.isEmpty { guard try await settleOldest() else { return false } }
+            return true
         } catch {
             // What is on the wire still ends before the error propagates; it is committed by the
             // next run or sent again there, within the page bound.
-            if let sending { _ = try? await sending.value }
+            for task in uncommitted { _ = try? await task.value }
             throw error
         }
     }
@@ -176,12 +178,24 @@ extension Dispatcher {
         now().addingTimeInterval(configuration.lease.timeInterval)
     }
 
-    /// The page after a page's last key; an empty page when there was no last key (the target is exhausted).
-    private func page(
-        of notification: PushNotification, after last: String?
-    ) async throws -> (recipients: [Recipient], last: String?) {
-        guard let last else { return ([], nil) }
-        return try await nextPage(of: notification, after: last)
+    /// A batch of the target to send: its recipients, its last key and, when the notification
+    /// respects preferences, their stored preferences (read with it, so the batch can go out at once).
+    private struct Batch {
+        var recipients: [Recipient] = []
+        var last: String?
+        var preferences: [String: JSONValue]?
+    }
+
+    /// The batch after a key (nil: from the start), or an empty one when the target is exhausted.
+    private func readBatch(
+        of notification: PushNotification, after key: String?, exhausted: Bool = false
+    ) async throws -> Batch {
+        guard !exhausted else { return Batch() }
+        let (recipients, last) = try await nextPage(of: notification, after: key)
+        let preferences =
+            notification.respectPreferences
+            ? try await store.preferences(installationIDs: recipients.compactMap(\.installationID)) : [:]
+        return Batch(recipients: recipients, last: last, preferences: preferences)
     }
 
     /// The next page of the target after the cursor, and the page's last key (nil: the target is exhausted).
@@ -235,16 +249,19 @@ extension Dispatcher {
 
     /// Applies expiry, local push time, preferences and provider pauses, sends what is left, and
     /// records every outcome in `commit`.
+    /// - Parameter preferences: the recipients' stored preferences when the caller read them; nil reads them here.
     private func deliver(
-        _ recipients: [Recipient], of notification: PushNotification, into commit: inout PageCommit
+        _ recipients: [Recipient], of notification: PushNotification, preferences: [String: JSONValue]? = nil,
+        into commit: inout PageCommit
     )
         async throws
     {
         let now = self.now()
         let pushTime = try notification.pushTime.map { try PushTime(parsing: $0, field: "push_time") }
-        let preferences =
-            notification.respectPreferences
-            ? try await store.preferences(installationIDs: recipients.compactMap(\.installationID)) : [:]
+        var stored = preferences ?? [:]
+        if preferences == nil, notification.respectPreferences {
+            stored = try await store.preferences(installationIDs: recipients.compactMap(\.installationID))
+        }
         var outgoing: [OutgoingPush] = []
         for recipient in recipients {
             if let expiresAt = notification.expiresAt, now >= expiresAt {
@@ -262,8 +279,8 @@ extension Dispatcher {
                 }
             }
             var soundEnabled = true
-            if let installationID = recipient.installationID, let stored = preferences[installationID],
-                let rules = try? Preferences(parsing: stored)
+            if let installationID = recipient.installationID, let body = stored[installationID],
+                let rules = try? Preferences(parsing: body)
             {
                 switch rules.decide(
                     source: notification.source, category: notification.preferenceCategory,

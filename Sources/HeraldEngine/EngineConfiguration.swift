@@ -11,10 +11,12 @@ public struct EngineConfiguration: Sendable {
     }
 
     /// The most recipients sent and not yet committed: what a crash can send twice. The fan-out
-    /// resolves, sends and commits batches of half a page with two in flight (``batchSize``).
+    /// resolves, sends and commits batches of a page divided by ``pipelineDepth``, that many in flight.
     public var pageSize: Int
-    /// Recipients resolved, sent and committed together: half a page, so two fit in flight.
-    public var batchSize: Int { max(1, pageSize / 2) }
+    /// Batches in flight at once (sent, not yet committed) during a fan-out; at most `pageSize`.
+    public var pipelineDepth: Int
+    /// Recipients resolved, sent and committed together: a page shared by the batches in flight.
+    public var batchSize: Int { max(1, pageSize / pipelineDepth) }
     /// Jobs processed at once (one notification each).
     public var workers: Int
     /// How long a claimed job stays locked without renewal; a dead worker's job is taken over after it.
@@ -35,12 +37,14 @@ public struct EngineConfiguration: Sendable {
 
     /// Creates a configuration with Herald's defaults.
     public init(
-        pageSize: Int = 500, workers: Int = 2, lease: Duration = .seconds(60), pollInterval: Duration = .seconds(1),
+        pageSize: Int = 500, pipelineDepth: Int = 4, workers: Int = 2, lease: Duration = .seconds(60),
+        pollInterval: Duration = .seconds(1),
         retryPolicy: RetryPolicy = RetryPolicy(), maxFailures: Int = 5, idempotencyWindow: Duration = .seconds(86_400),
         deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,
         cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy()
     ) {
         self.pageSize = max(1, pageSize)
+        self.pipelineDepth = min(max(1, pipelineDepth), self.pageSize)
         self.workers = max(1, workers)
         self.lease = lease
         self.pollInterval = pollInterval

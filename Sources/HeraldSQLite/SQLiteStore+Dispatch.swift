@@ -206,7 +206,8 @@ extension SQLiteStore: DispatchStore {
             """
         let values = arguments
         return try await database.read { db in
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: values)
+            // Every page of a fan-out runs the same SQL: compile it once per connection.
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: values)
             var targets: [DeliveryTarget] = []
             targets.reserveCapacity(limit)
             while let row = try cursor.next() { targets.append(try self.decodeTarget(row)) }
@@ -319,7 +320,8 @@ extension SQLiteStore: DispatchStore {
         return try await database.read { db in
             var result: [String: JSONValue] = [:]
             for row in try Row.fetchAll(
-                db, sql: "SELECT installation_id, body FROM preferences WHERE installation_id IN (\(marks))",
+                db.cachedStatement(
+                    sql: "SELECT installation_id, body FROM preferences WHERE installation_id IN (\(marks))"),
                 arguments: values)
             {
                 result[row["installation_id"]] = try JSONValue.parse(Array((row["body"] as String).utf8))
@@ -348,16 +350,16 @@ extension SQLiteStore: DispatchStore {
         try await database.write { db in
             guard
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM jobs WHERE id = ? AND locked_by = ?", arguments: [page.jobID, page.owner])
+                    db.cachedStatement(sql: "SELECT 1 FROM jobs WHERE id = ? AND locked_by = ?"),
+                    arguments: [page.jobID, page.owner])
                     == true
             else { return false }
             if let lockedUntil = page.lockedUntil {
-                try db.execute(
-                    sql: "UPDATE jobs SET locked_until = ? WHERE id = ?",
+                try db.cachedStatement(sql: "UPDATE jobs SET locked_until = ? WHERE id = ?").execute(
                     arguments: [lockedUntil.timeIntervalSince1970, page.jobID])
             }
             for record in page.ledger {
-                try db.execute(
+                try db.cachedExecute(
                     sql: """
                         INSERT INTO deliveries (notification_id, installation_id, token_suffix, service, outcome,
                             provider_id, reason, attempts, at)
@@ -382,13 +384,13 @@ extension SQLiteStore: DispatchStore {
                 for start in stride(from: 0, to: ids.count, by: 500) {
                     let chunk = ids[start..<min(ids.count, start + 500)]
                     let marks = Self.placeholders(chunk.count)
-                    try db.execute(
-                        sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id IN (\(marks))",
-                        arguments: StatementArguments([at] + chunk.map { $0 as any DatabaseValueConvertible }))
+                    try db.cachedStatement(
+                        sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id IN (\(marks))"
+                    ).execute(arguments: StatementArguments([at] + chunk.map { $0 as any DatabaseValueConvertible }))
                 }
             }
             for pending in page.pending {
-                try db.execute(
+                try db.cachedExecute(
                     sql: """
                         INSERT INTO pending_deliveries (notification_id, recipient, run_at, attempts, reason)
                         VALUES (?, ?, ?, ?, ?)
@@ -401,12 +403,12 @@ extension SQLiteStore: DispatchStore {
                     ])
             }
             for recipient in page.resolvedPending {
-                try db.execute(
+                try db.cachedExecute(
                     sql: "DELETE FROM pending_deliveries WHERE notification_id = ? AND recipient = ?",
                     arguments: [page.notificationID, recipient])
             }
             let counts = page.counts
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE notifications SET targeted = targeted + ?, sent = sent + ?, failed = failed + ?,
                         invalid = invalid + ?, skipped_preferences = skipped_preferences + ?,
@@ -415,7 +417,8 @@ extension SQLiteStore: DispatchStore {
                         started_at = coalesce(started_at, ?), completed_at = coalesce(?, completed_at),
                         first_sent_at = coalesce(first_sent_at, ?)
                     WHERE id = ?
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     counts.targeted, counts.sent, counts.failed, counts.invalid, counts.skippedPreferences,
                     counts.skippedExpired, counts.rateLimited, page.cursor, page.status?.rawValue,
@@ -430,13 +433,13 @@ extension SQLiteStore: DispatchStore {
     private func apply(_ event: InstallationEvent, to id: String, _ db: Database) throws {
         switch event {
         case .delivered(let at):
-            try db.execute(
+            try db.cachedExecute(
                 sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id = ?",
                 arguments: [at.timeIntervalSince1970, id])
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     UPDATE installations SET valid = 0, invalidated_at = ?, last_failure_at = ?,
                         last_failure_reason = ?
@@ -447,7 +450,7 @@ extension SQLiteStore: DispatchStore {
                     since?.timeIntervalSince1970, since?.timeIntervalSince1970,
                 ])
         case .failed(let reason, let at, let maxFailures):
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     UPDATE installations SET failure_count = failure_count + 1, last_failure_at = ?,
                         last_failure_reason = ?,
@@ -580,5 +583,12 @@ extension SQLiteStore: DispatchStore {
         try await database.read { db in
             try String.fetchOne(db, sql: "SELECT cursor FROM notifications WHERE id = ?", arguments: [notificationID])
         }
+    }
+}
+
+extension Database {
+    /// Runs a statement compiled once per connection: the fan-out's page commits repeat the same few.
+    func cachedExecute(sql: String, arguments: StatementArguments) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }

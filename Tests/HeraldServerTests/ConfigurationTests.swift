@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HeraldCore
+import HeraldEngine
 import HeraldServer
 import HeraldTestSupport
 import Logging
@@ -18,6 +19,24 @@ struct ConfigurationTests {
         #expect(configuration.maxBodyBytes == 65536)
         #expect(configuration.apps.isEmpty)
         #expect(configuration.logLevel == .info)
+    }
+
+    @Test("Engine pages and pipeline: defaults, settings, and a depth never above the page")
+    func enginePipeline() async throws {
+        let defaults = try await HeraldConfiguration.load(file: nil, environment: [:]).engine
+        #expect(defaults.pageSize == 500)
+        #expect(defaults.pipelineDepth == 4)
+        #expect(defaults.batchSize == 125)
+        let set = try await HeraldConfiguration.load(
+            file: nil, environment: ["HERALD_ENGINE_PAGE_SIZE": "2000", "HERALD_ENGINE_PIPELINE_DEPTH": "8"]
+        ).engine
+        #expect(set.pipelineDepth == 8)
+        #expect(set.batchSize == 250)
+        let tiny = try await HeraldConfiguration.load(
+            file: nil, environment: ["HERALD_ENGINE_PAGE_SIZE": "2", "HERALD_ENGINE_PIPELINE_DEPTH": "8"]
+        ).engine
+        #expect(tiny.pipelineDepth == 2)
+        #expect(tiny.batchSize == 1)
     }
 
     @Test("Environment overrides the file; flags override both")
@@ -55,6 +74,9 @@ struct ConfigurationTests {
             (["HERALD_APPS": "shop"], "app.shop.server_key"),
             (["HERALD_APPS": "Bad.Id"], "apps"),
             (["HERALD_APP_DEFAULT_JWT_HS256_SECRET": "short"], "jwt.hs256_secret"),
+            (["HERALD_ENGINE_PIPELINE_DEPTH": "0"], "engine.pipeline_depth"),
+            (["HERALD_ENGINE_PIPELINE_DEPTH": "deep"], "engine.pipeline_depth"),
+            (["HERALD_ENGINE_PAGE_SIZE": "20000"], "engine.page_size"),
         ])
     func invalid(environment: [String: String], key: String) async throws {
         let error = await #expect(throws: HeraldError.self) {
