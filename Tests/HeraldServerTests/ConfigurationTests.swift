@@ -24,9 +24,9 @@ struct ConfigurationTests {
     @Test("Engine pages and pipeline: defaults, settings, and a depth never above the page")
     func enginePipeline() async throws {
         let defaults = try await HeraldConfiguration.load(file: nil, environment: [:]).engine
-        #expect(defaults.pageSize == 500)
+        #expect(defaults.pageSize == 2000)
         #expect(defaults.pipelineDepth == 4)
-        #expect(defaults.batchSize == 125)
+        #expect(defaults.batchSize == 500)
         let set = try await HeraldConfiguration.load(
             file: nil, environment: ["HERALD_ENGINE_PAGE_SIZE": "2000", "HERALD_ENGINE_PIPELINE_DEPTH": "8"]
         ).engine
