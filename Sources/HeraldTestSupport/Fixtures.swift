@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldCore
+import Synchronization
 
 /// Well-formed push credentials and tokens for tests, made fresh in memory.
 public enum Fixtures {
@@ -32,7 +33,8 @@ public enum Fixtures {
     }
 }
 
-/// A directory under the system's temporary directory, removed by ``remove()``.
+/// A directory under the system's temporary directory, removed by ``remove()`` or, for those a
+/// harness or suite holds for its whole life, when the test process exits.
 public struct TemporaryDirectory: Sendable {
     /// The directory's path.
     public let path: String
@@ -41,6 +43,12 @@ public struct TemporaryDirectory: Sendable {
     public init() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        Self.created.withLock { paths in
+            if !Self.exitHookInstalled.exchange(true, ordering: .relaxed) {
+                atexit { TemporaryDirectory.removeAllCreated() }
+            }
+            paths.insert(path)
+        }
     }
 
     /// A path inside the directory.
@@ -49,5 +57,14 @@ public struct TemporaryDirectory: Sendable {
     /// Deletes the directory and everything in it.
     public func remove() {
         try? FileManager.default.removeItem(atPath: path)
+        _ = Self.created.withLock { $0.remove(path) }
+    }
+
+    /// Directories made and not removed yet: deleted at exit, so runs leave nothing behind.
+    private static let created = Mutex<Set<String>>([])
+    private static let exitHookInstalled = Atomic<Bool>(false)
+
+    private static func removeAllCreated() {
+        for path in created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
     }
 }

@@ -84,9 +84,9 @@ struct APNsCertificateAuthTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try harness.certificate.certificatePEM.write(
-            toFile: directory.file("cert.pem"), atomically: true, encoding: .utf8)
+            toFile: directory.file("cert.pem"), atomically: false, encoding: .utf8)
         try harness.certificate.privateKeyPEM.write(
-            toFile: directory.file("key.pem"), atomically: true, encoding: .utf8)
+            toFile: directory.file("key.pem"), atomically: false, encoding: .utf8)
         let client = try harness.client(
             .certificate(pemCertificate: directory.file("cert.pem"), pemKey: directory.file("key.pem")))
         let response = try await client.send(harness.notification())
@@ -112,9 +112,9 @@ struct APNsCertificateAuthTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try harness.certificate.certificatePEM.write(
-            toFile: directory.file("cert.pem"), atomically: true, encoding: .utf8)
+            toFile: directory.file("cert.pem"), atomically: false, encoding: .utf8)
         try harness.certificate.privateKeyPEM.write(
-            toFile: directory.file("key.pem"), atomically: true, encoding: .utf8)
+            toFile: directory.file("key.pem"), atomically: false, encoding: .utf8)
         try Self.exportP12(
             certificate: directory.file("cert.pem"), key: directory.file("key.pem"), to: directory.file("cert.p12"),
             password: "herald-p12", options: options)

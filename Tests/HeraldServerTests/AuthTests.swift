@@ -173,7 +173,7 @@ struct AuthTests {
         let x = Base64URL.encode(point[1..<33])
         let y = Base64URL.encode(point[33..<65])
         let jwks = #"{"keys":[{"kty":"EC","crv":"P-256","kid":"key-1","alg":"ES256","x":"\#(x)","y":"\#(y)"}]}"#
-        try jwks.write(toFile: directory.file("jwks.json"), atomically: true, encoding: .utf8)
+        try jwks.write(toFile: directory.file("jwks.json"), atomically: false, encoding: .utf8)
         let verifier = try await UserTokenVerifier(
             configuration: UserTokenConfiguration(jwksFile: directory.file("jwks.json")), appID: "demo")
         #expect(try await verifier.userID(from: try await issuer.token(subject: "dave")) == "dave")

@@ -49,7 +49,7 @@ struct ConfigurationTests {
          "apps": ["shop"],
          "app": {"shop": {"server_key": "hsk_shop-server-key-000", "client_key": "hck_shop-client-key-000",
                           "jwt": {"hs256_secret": "0123456789abcdef0123456789abcdef", "issuer": "https://id"}}}}
-        """#.write(toFile: file, atomically: true, encoding: .utf8)
+        """#.write(toFile: file, atomically: false, encoding: .utf8)
         let configuration = try await HeraldConfiguration.load(
             file: file, overrides: ["server.host": .init(.string("::1"), isSecret: false)],
             environment: ["HERALD_SERVER_PORT": "9100", "HERALD_APP_SHOP_JWT_LEEWAY_SECONDS": "5"])

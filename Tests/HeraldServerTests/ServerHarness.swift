@@ -51,7 +51,7 @@ struct ServerHarness {
         let (es256, pem) = await UserTokenIssuer.es256()
         es256Users = es256
         let pemPath = directory.file("users.pem")
-        try pem.write(toFile: pemPath, atomically: true, encoding: .utf8)
+        try pem.write(toFile: pemPath, atomically: false, encoding: .utf8)
         configuration = HeraldConfiguration(
             database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes,
             apps: [

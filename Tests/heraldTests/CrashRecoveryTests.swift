@@ -29,7 +29,7 @@ struct RunningBroadcast {
             directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: pageSize)
         let importFile = directory.file("devices.jsonl")
         try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
-            .write(toFile: importFile, atomically: true, encoding: .utf8)
+            .write(toFile: importFile, atomically: false, encoding: .utf8)
         let importer = try HeraldProcess(["import", importFile, "--config", config])
         #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
         #expect(importer.text.contains("imported \(devices) installations"))
@@ -128,9 +128,9 @@ enum ProviderFixture {
         pageSize: Int = 500
     ) throws -> String {
         let keyFile = directory.file("AuthKey.p8")
-        try key.p8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try key.p8PEM.write(toFile: keyFile, atomically: false, encoding: .utf8)
         let caFile = directory.file("ca.pem")
-        try ca.rootPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        try ca.rootPEM.write(toFile: caFile, atomically: false, encoding: .utf8)
         let config = directory.file("herald.yaml")
         try """
         database: \(directory.file("herald.sqlite"))
@@ -146,7 +146,7 @@ enum ProviderFixture {
         engine:
           page_size: \(pageSize)
           poll_interval_ms: 100
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        """.write(toFile: config, atomically: false, encoding: .utf8)
         return config
     }
 }

@@ -171,7 +171,7 @@ struct ServeProcessTests {
           shop:
             server_key: hsk_from-the-config-file-000
             client_key: hck_from-the-config-file-000
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        """.write(toFile: config, atomically: false, encoding: .utf8)
         let server = try HeraldProcess(["serve", "--config", config])
         let address = try await server.line(startingWith: "Herald is listening on ")
         let listed = try await request("GET", "\(address)/v1/installations", bearer: "hsk_from-the-config-file-000")
