@@ -5,13 +5,16 @@ import Testing
 
 @Suite("Installation field rules")
 struct InstallationRulesTests {
-    @Test("APNs tokens: hex, even length, 64 to 200 characters")
+    @Test("APNs tokens: hex, even length, 64 to 2048 characters (AOVIS: 后端接受最大 2048 字符)")
     func apnsTokens() throws {
         try InstallationRules.validateAPNsToken(String(repeating: "a", count: 64))
         try InstallationRules.validateAPNsToken(String(repeating: "0F", count: 100))
+        try InstallationRules.validateAPNsToken(String(repeating: "ab", count: 101))
+        try InstallationRules.validateAPNsToken(String(repeating: "Ab", count: 1024))
         for bad in [
-            String(repeating: "a", count: 62), String(repeating: "a", count: 202), String(repeating: "a", count: 65),
-            String(repeating: "g", count: 64), String(repeating: "a", count: 63) + " ",
+            String(repeating: "a", count: 62), String(repeating: "a", count: 2050), String(repeating: "a", count: 65),
+            String(repeating: "a", count: 2047), String(repeating: "g", count: 64),
+            String(repeating: "a", count: 63) + " ",
         ] {
             #expect(throws: HeraldError.self) { try InstallationRules.validateAPNsToken(bad) }
         }

@@ -56,11 +56,11 @@ enum APNsRequestRules {
         return .success(String(token))
     }
 
-    /// Device tokens are hex: 32 bytes today, and Apple warns they may grow, so any even length from 32 to 100 bytes
+    /// Device tokens are hex: 32 bytes today, and Apple warns they may grow, so any even length from 32 to 1024 bytes
     /// passes.
     static func checkDeviceToken(_ token: String) -> APNsRejection? {
         let isHex = token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) }
-        guard isHex, token.utf8.count.isMultiple(of: 2), (64...200).contains(token.utf8.count) else {
+        guard isHex, token.utf8.count.isMultiple(of: 2), (64...2048).contains(token.utf8.count) else {
             return .badDeviceToken
         }
         return nil
