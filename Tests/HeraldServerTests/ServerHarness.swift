@@ -40,7 +40,8 @@ struct ServerHarness {
 
     init(
         maxBodyBytes: Int = 64 * 1024, transports: [String: AppTransports] = [:],
-        engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil)
+        engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
+        introspection: IntrospectionConfiguration? = nil
     ) async throws {
         directory = try TemporaryDirectory()
         store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
@@ -59,7 +60,7 @@ struct ServerHarness {
                     id: "demo", serverKey: Self.serverKey, clientKey: Self.clientKey,
                     userTokens: UserTokenConfiguration(
                         hs256Secret: Self.jwtSecret, publicKeyFiles: [pemPath], issuer: Self.issuer,
-                        audience: Self.audience, leewaySeconds: 60))
+                        audience: Self.audience, leewaySeconds: 60, introspection: introspection))
             ])
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
         dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.now })

@@ -7,6 +7,14 @@ public struct AppDirectory: Sendable {
     struct Entry: Sendable {
         var keys: AppKeys
         var userTokens: UserTokenVerifier?
+        var sessions: SessionTokenIntrospector?
+
+        init(keys: AppKeys, tokens: UserTokenConfiguration, now: @escaping @Sendable () -> Date) async throws {
+            self.keys = keys
+            userTokens =
+                tokens.isEnabled ? try await UserTokenVerifier(configuration: tokens, appID: keys.appID, now: now) : nil
+            sessions = tokens.introspection.map { SessionTokenIntrospector(configuration: $0, now: now) }
+        }
     }
 
     private let entries: [Entry]
@@ -32,20 +40,13 @@ public struct AppDirectory: Sendable {
                 keys = try await store.insertAppKeys(generated)
                 if keys == generated { announce(keys) }
             }
-            let tokens = configuration.defaultAppUserTokens
-            entries.append(
-                Entry(
-                    keys: keys,
-                    userTokens: tokens.isEnabled
-                        ? try await UserTokenVerifier(configuration: tokens, appID: keys.appID, now: now) : nil))
+            entries.append(try await Entry(keys: keys, tokens: configuration.defaultAppUserTokens, now: now))
         } else {
             for app in configuration.apps {
                 entries.append(
-                    Entry(
+                    try await Entry(
                         keys: AppKeys(appID: app.id, serverKey: app.serverKey, clientKey: app.clientKey),
-                        userTokens: app.userTokens.isEnabled
-                            ? try await UserTokenVerifier(configuration: app.userTokens, appID: app.id, now: now) : nil
-                    ))
+                        tokens: app.userTokens, now: now))
             }
         }
         self.entries = entries
@@ -55,8 +56,11 @@ public struct AppDirectory: Sendable {
     ///
     /// API keys are compared in constant time against every app's keys; anything else is tried as a
     /// user token, against the app named by `appHint` (the `X-Herald-App` header) or else every app
-    /// that accepts user tokens.
-    /// - Throws: `HeraldError.unauthorized` saying why (never echoing the credential).
+    /// that accepts user tokens: first as a JWT (when it has a JWT's shape), then as an opaque session
+    /// token with the app's auth service. A token goes to an auth service only when its app is known:
+    /// named by `appHint`, or the one app that introspects.
+    /// - Throws: `HeraldError.unauthorized` saying why (never echoing the credential); `invalid_session`
+    ///   when an auth service refused the session or did not answer.
     public func authenticate(bearer: String, appHint: String?) async throws(HeraldError) -> Principal {
         var match: Principal?
         for entry in entries {
@@ -66,14 +70,20 @@ public struct AppDirectory: Sendable {
         }
         if let match { return match }
         var refusal = HeraldError.unauthorized("The bearer credential is not a valid key or user token.")
-        guard bearer.split(separator: ".", omittingEmptySubsequences: false).count == 3 else { throw refusal }
-        for entry in entries where appHint == nil || appHint == entry.keys.appID {
-            guard let verifier = entry.userTokens else { continue }
-            do {
-                return .user(appID: entry.keys.appID, userID: try await verifier.userID(from: bearer))
-            } catch {
-                refusal = error
+        let candidates = entries.filter { appHint == nil || appHint == $0.keys.appID }
+        if bearer.split(separator: ".", omittingEmptySubsequences: false).count == 3 {
+            for entry in candidates {
+                guard let verifier = entry.userTokens else { continue }
+                do {
+                    return .user(appID: entry.keys.appID, userID: try await verifier.userID(from: bearer))
+                } catch {
+                    refusal = error
+                }
             }
+        }
+        let introspecting = candidates.filter { $0.sessions != nil }
+        if introspecting.count == 1, let entry = introspecting.first, let sessions = entry.sessions {
+            return .user(appID: entry.keys.appID, userID: try await sessions.userID(from: bearer))
         }
         throw refusal
     }

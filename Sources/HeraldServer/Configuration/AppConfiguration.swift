@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import HeraldCore
 
 /// One app served by Herald: its id, API keys and how its users' tokens are verified.
@@ -38,6 +39,8 @@ public struct AppConfiguration: Sendable {
             throw HeraldConfiguration.invalid("app.\(id).client_key", "must differ from the server key")
         }
         userTokens = try UserTokenConfiguration(reader: reader.scoped(to: "jwt"))
+        userTokens.introspection = try IntrospectionConfiguration(
+            reader: reader.scoped(to: "introspection"), key: "app.\(id).introspection")
     }
 
     /// Whether `id` is `[a-z0-9_-]{1,64}`.
@@ -63,14 +66,16 @@ public struct UserTokenConfiguration: Sendable {
     public var audience: String?
     /// Clock skew tolerated on `exp` and `nbf`, in seconds.
     public var leewaySeconds: Int
+    /// The app's auth service, for opaque session tokens (RFC 7662); nil when the app issues JWTs only.
+    public var introspection: IntrospectionConfiguration?
 
-    /// Whether any verification key is configured.
+    /// Whether any JWT verification key is configured.
     public var isEnabled: Bool { hs256Secret != nil || !publicKeyFiles.isEmpty || jwksFile != nil }
 
     /// Creates a configuration; with no key, user tokens are not accepted.
     public init(
         hs256Secret: String? = nil, publicKeyFiles: [String] = [], jwksFile: String? = nil, issuer: String? = nil,
-        audience: String? = nil, leewaySeconds: Int = 60
+        audience: String? = nil, leewaySeconds: Int = 60, introspection: IntrospectionConfiguration? = nil
     ) {
         self.hs256Secret = hs256Secret
         self.publicKeyFiles = publicKeyFiles
@@ -78,6 +83,7 @@ public struct UserTokenConfiguration: Sendable {
         self.issuer = issuer
         self.audience = audience
         self.leewaySeconds = leewaySeconds
+        self.introspection = introspection
     }
 
     /// Reads, under `app.<id>.jwt`: `hs256_secret` (string of at least 32 bytes, secret), `public_key_files` (string
@@ -98,5 +104,37 @@ public struct UserTokenConfiguration: Sendable {
         guard leewaySeconds >= 0, leewaySeconds <= 3600 else {
             throw HeraldConfiguration.invalid("jwt.leeway_seconds", "must be 0 to 3600")
         }
+    }
+}
+
+extension IntrospectionConfiguration {
+    /// Reads, under `app.<id>.introspection`: `url` (the RFC 7662 endpoint, http or https),
+    /// `client_id` and `client_secret` (secret) for HTTP Basic, `cache_seconds` (int, `60`, 0 to 3600),
+    /// `negative_cache_seconds` (int, `10`, 0 to 3600), `timeout_ms` (int, `2000`, 100 to 60000).
+    /// - Returns: nil when no `url` is set (the app has no introspection).
+    /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
+    init?(reader: ConfigReader, key prefix: String) throws {
+        guard let url = reader.string(forKey: "url") else { return nil }
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host?.isEmpty == false
+        else { throw HeraldConfiguration.invalid("\(prefix).url", "must be an http or https URL") }
+        func integer(_ name: String, _ value: Int, _ range: ClosedRange<Int>) throws -> Int {
+            let number = try HeraldConfiguration.integer(reader, name, default: value, key: "\(prefix).\(name)")
+            guard range.contains(number) else {
+                throw HeraldConfiguration.invalid(
+                    "\(prefix).\(name)", "must be \(range.lowerBound) to \(range.upperBound)")
+            }
+            return number
+        }
+        let clientID = reader.string(forKey: "client_id")
+        let clientSecret = reader.string(forKey: "client_secret", isSecret: true)
+        guard (clientID == nil) == (clientSecret == nil) else {
+            throw HeraldConfiguration.invalid("\(prefix).client_secret", "and client_id are set together")
+        }
+        self.init(
+            url: url, clientID: clientID, clientSecret: clientSecret,
+            cacheSeconds: TimeInterval(try integer("cache_seconds", 60, 0...3600)),
+            negativeCacheSeconds: TimeInterval(try integer("negative_cache_seconds", 10, 0...3600)),
+            timeoutMilliseconds: try integer("timeout_ms", 2000, 100...60_000))
     }
 }

@@ -103,6 +103,9 @@ public struct HeraldConfiguration: Sendable {
         self.apps = apps
         defaultAppUserTokens = try UserTokenConfiguration(
             reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "jwt"])))
+        defaultAppUserTokens.introspection = try IntrospectionConfiguration(
+            reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "introspection"])),
+            key: "app.\(AppConfiguration.defaultID).introspection")
         var providers: [String: ProviderConfiguration] = [:]
         var aovis: [String: AOVISConfiguration] = [:]
         for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
