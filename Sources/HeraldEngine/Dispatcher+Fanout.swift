@@ -416,7 +416,9 @@ extension Dispatcher {
             "cleanup done",
             metadata: [
                 "herald.invalid": "\(report.invalidInstallations)", "herald.failing": "\(report.failingInstallations)",
-                "herald.unseen": "\(report.unseenInstallations)", "herald.notifications": "\(report.notifications)",
+                "herald.unseen": "\(report.unseenInstallations)",
+                "herald.undelivered": "\(report.undeliveredInstallations)",
+                "herald.notifications": "\(report.notifications)",
             ])
         if let interval = configuration.cleanupInterval {
             try await store.releaseJob(

@@ -449,6 +449,11 @@ extension SQLiteStore: DispatchStore {
                     at.timeIntervalSince1970, at.timeIntervalSince1970, reason, id,
                     since?.timeIntervalSince1970, since?.timeIntervalSince1970,
                 ])
+            // The ledger row above keeps the answer; the installation itself goes when its
+            // registration asked for that (preferences and channels cascade).
+            try db.cachedExecute(
+                sql: "DELETE FROM installations WHERE id = ? AND valid = 0 AND delete_when_invalid = 1",
+                arguments: [id])
         case .failed(let reason, let at, let maxFailures):
             try db.cachedExecute(
                 sql: """
@@ -521,6 +526,12 @@ extension SQLiteStore: DispatchStore {
                     sql: "DELETE FROM installations WHERE max(coalesce(last_seen_at, 0), updated_at) < ?",
                     arguments: [nowValue - unseenAfter.timeInterval])
                 report.unseenInstallations = db.changesCount
+            }
+            if let undeliveredAfter = policy.undeliveredAfter {
+                try db.execute(
+                    sql: "DELETE FROM installations WHERE coalesce(last_delivered_at, created_at) < ?",
+                    arguments: [nowValue - undeliveredAfter.timeInterval])
+                report.undeliveredInstallations = db.changesCount
             }
             let old = """
                 status IN ('done', 'canceled', 'expired', 'failed') AND coalesce(completed_at, created_at) < ?

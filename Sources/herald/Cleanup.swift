@@ -21,6 +21,7 @@ struct Cleanup: AsyncParsableCommand {
             invalid installations deleted: \(report.invalidInstallations)
             failing installations deleted: \(report.failingInstallations)
             unseen installations deleted:  \(report.unseenInstallations)
+            undelivered installations deleted: \(report.undeliveredInstallations)
             notifications deleted:         \(report.notifications)
             """)
     }

@@ -39,6 +39,18 @@ struct ConfigurationTests {
         #expect(tiny.batchSize == 1)
     }
 
+    @Test("Clean-up rules: \"not seen\" and \"not delivered to\" are off by default, each set on its own")
+    func cleanupRules() async throws {
+        let defaults = try await HeraldConfiguration.load(file: nil, environment: [:]).engine.cleanupPolicy
+        #expect(defaults.unseenAfter == nil)
+        #expect(defaults.undeliveredAfter == nil)
+        let set = try await HeraldConfiguration.load(
+            file: nil, environment: ["HERALD_ENGINE_CLEANUP_UNDELIVERED_DAYS": "90"]
+        ).engine.cleanupPolicy
+        #expect(set.undeliveredAfter == .seconds(90 * 86_400))
+        #expect(set.unseenAfter == nil)
+    }
+
     @Test("Environment overrides the file; flags override both")
     func layering() async throws {
         let directory = try TemporaryDirectory()
@@ -77,6 +89,7 @@ struct ConfigurationTests {
             (["HERALD_ENGINE_PIPELINE_DEPTH": "0"], "engine.pipeline_depth"),
             (["HERALD_ENGINE_PIPELINE_DEPTH": "deep"], "engine.pipeline_depth"),
             (["HERALD_ENGINE_PAGE_SIZE": "20000"], "engine.page_size"),
+            (["HERALD_ENGINE_CLEANUP_UNDELIVERED_DAYS": "-1"], "engine.cleanup.undelivered_days"),
         ])
     func invalid(environment: [String: String], key: String) async throws {
         let error = await #expect(throws: HeraldError.self) {

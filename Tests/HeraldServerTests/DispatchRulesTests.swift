@@ -195,4 +195,42 @@ struct DispatchRulesTests {
             #expect(try await api.call(.get, "/v1/installations/\(keep)").status == .notFound)
         }
     }
+
+    @Test("ArgusAI's \"not used in 90 days\": clean-up by last delivery keeps devices that receive pushes")
+    func cleanupUndelivered() async throws {
+        let harness = try await EngineHarness()
+        let store = harness.server.store
+        try await harness.run { api in
+            let receiving = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let silent = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let fresh = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let now = harness.server.clock.now
+            let longAgo = now.addingTimeInterval(-120 * 86_400).timeIntervalSince1970
+            // Both old devices registered 120 days ago and were not seen since; one still receives pushes.
+            try harness.server.execute(
+                "UPDATE installations SET created_at = ?, updated_at = ?, last_seen_at = NULL WHERE id IN (?, ?)",
+                [longAgo, longAgo, receiving, silent])
+            try harness.server.execute(
+                "UPDATE installations SET last_delivered_at = ? WHERE id = ?",
+                [now.addingTimeInterval(-86_400).timeIntervalSince1970, receiving])
+            // A device that registered again yesterday but received nothing for 100 days still goes.
+            try harness.server.execute(
+                "UPDATE installations SET created_at = ?, last_delivered_at = ? WHERE id = ?",
+                [longAgo, now.addingTimeInterval(-100 * 86_400).timeIntervalSince1970, fresh])
+
+            let off = try await store.cleanup(CleanupPolicy(), now: now)
+            #expect(off.undeliveredInstallations == 0)
+            let report = try await store.cleanup(CleanupPolicy(undeliveredAfter: .seconds(90 * 86_400)), now: now)
+            #expect(report.undeliveredInstallations == 2)
+            #expect(report.unseenInstallations == 0)
+            #expect(try await api.call(.get, "/v1/installations/\(receiving)").status == .ok)
+            #expect(try await api.call(.get, "/v1/installations/\(silent)").status == .notFound)
+            #expect(try await api.call(.get, "/v1/installations/\(fresh)").status == .notFound)
+
+            // The "not seen" rule would have deleted the device that still receives pushes.
+            let unseen = try await store.cleanup(CleanupPolicy(unseenAfter: .seconds(90 * 86_400)), now: now)
+            #expect(unseen.unseenInstallations == 1)
+            #expect(try await api.call(.get, "/v1/installations/\(receiving)").status == .notFound)
+        }
+    }
 }

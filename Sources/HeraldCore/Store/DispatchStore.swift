@@ -219,6 +219,10 @@ public struct CleanupPolicy: Sendable, Equatable {
     public var failingAfter: Duration
     /// Installations not seen (nor updated) within this go; nil keeps them.
     public var unseenAfter: Duration?
+    /// Installations with no successful delivery within this (counted from their creation when they
+    /// never had one) go, however recently they registered again; nil keeps them. ArgusAI's "tokens
+    /// not used in 90 days".
+    public var undeliveredAfter: Duration?
     /// Final notifications (and their ledgers) older than this go.
     public var notificationRetention: Duration
 
@@ -226,12 +230,13 @@ public struct CleanupPolicy: Sendable, Equatable {
     public init(
         invalidAfter: Duration = .seconds(30 * 86_400), failureThreshold: Int = 5,
         failingAfter: Duration = .seconds(7 * 86_400), unseenAfter: Duration? = nil,
-        notificationRetention: Duration = .seconds(30 * 86_400)
+        undeliveredAfter: Duration? = nil, notificationRetention: Duration = .seconds(30 * 86_400)
     ) {
         self.invalidAfter = invalidAfter
         self.failureThreshold = failureThreshold
         self.failingAfter = failingAfter
         self.unseenAfter = unseenAfter
+        self.undeliveredAfter = undeliveredAfter
         self.notificationRetention = notificationRetention
     }
 }
@@ -241,16 +246,18 @@ public struct CleanupReport: Sendable, Equatable {
     public var invalidInstallations = 0
     public var failingInstallations = 0
     public var unseenInstallations = 0
+    public var undeliveredInstallations = 0
     public var notifications = 0
 
     /// Creates a report.
     public init(
         invalidInstallations: Int = 0, failingInstallations: Int = 0, unseenInstallations: Int = 0,
-        notifications: Int = 0
+        undeliveredInstallations: Int = 0, notifications: Int = 0
     ) {
         self.invalidInstallations = invalidInstallations
         self.failingInstallations = failingInstallations
         self.unseenInstallations = unseenInstallations
+        self.undeliveredInstallations = undeliveredInstallations
         self.notifications = notifications
     }
 }

@@ -130,7 +130,8 @@ extension EngineConfiguration {
     /// `engine.poll_interval_ms` (1000), `engine.retry.base_ms` (1000), `engine.retry.cap_seconds` (300),
     /// `engine.retry.max_attempts` (5), `engine.max_failures` (5), `engine.cleanup.interval_hours`
     /// (24; 0 turns the job off), `engine.cleanup.invalid_days` (30), `engine.cleanup.failing_days` (7),
-    /// `engine.cleanup.unseen_days` (0: off), `engine.cleanup.retention_days` (30).
+    /// `engine.cleanup.unseen_days` (0: off), `engine.cleanup.undelivered_days` (0: off),
+    /// `engine.cleanup.retention_days` (30).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader, deliveryLog: [String: DeliveryLog]) throws {
         func integer(_ key: String, _ value: Int, _ range: ClosedRange<Int>) throws -> Int {
@@ -142,6 +143,7 @@ extension EngineConfiguration {
         }
         let cleanupHours = try integer("engine.cleanup.interval_hours", 24, 0...8760)
         let unseenDays = try integer("engine.cleanup.unseen_days", 0, 0...3650)
+        let undeliveredDays = try integer("engine.cleanup.undelivered_days", 0, 0...3650)
         self.init(
             pageSize: try integer("engine.page_size", 2000, 1...10_000),
             pipelineDepth: try integer("engine.pipeline_depth", 4, 1...64),
@@ -159,6 +161,7 @@ extension EngineConfiguration {
                 invalidAfter: .seconds(try integer("engine.cleanup.invalid_days", 30, 0...3650) * 86_400),
                 failingAfter: .seconds(try integer("engine.cleanup.failing_days", 7, 0...3650) * 86_400),
                 unseenAfter: unseenDays == 0 ? nil : .seconds(unseenDays * 86_400),
+                undeliveredAfter: undeliveredDays == 0 ? nil : .seconds(undeliveredDays * 86_400),
                 notificationRetention: .seconds(try integer("engine.cleanup.retention_days", 30, 0...3650) * 86_400)))
     }
 }
