@@ -99,6 +99,16 @@ extension SQLiteStore: EventStore {
             {
                 return (earlier, false)
             }
+            if let record = event.recordID,
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM events WHERE app_id = ? AND record_id = ?",
+                    arguments: [event.appID, record])
+                    == true
+            {
+                throw HeraldError(
+                    kind: .conflict, code: "event_exists",
+                    message: "Another event of this app has this record id.", field: "id")
+            }
             var stored = event
             stored.owners = try String.fetchAll(
                 db,
@@ -111,12 +121,12 @@ extension SQLiteStore: EventStore {
             stored.pushSentAt = nil
             try db.execute(
                 sql: """
-                    INSERT INTO events (id, app_id, external_id, source_device_id, owners, type, summary, thumbnail,
-                        status, occurred_at, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO events (id, app_id, external_id, record_id, source_device_id, owners, type, summary,
+                        thumbnail, status, occurred_at, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    stored.id, stored.appID, stored.externalID, stored.sourceDeviceID,
+                    stored.id, stored.appID, stored.externalID, stored.recordID, stored.sourceDeviceID,
                     String(decoding: JSONValue.array(stored.owners.map(JSONValue.string)).serialized(), as: UTF8.self),
                     stored.type, stored.summary, stored.thumbnail, stored.status,
                     stored.occurredAt?.timeIntervalSince1970, stored.createdAt.timeIntervalSince1970,
@@ -135,7 +145,10 @@ extension SQLiteStore: EventStore {
     }
 
     public func event(appID: String, id: String) async throws -> SourceEvent? {
-        try await database.read { db in try self.fetchEvent(db, where: "e.app_id = ? AND e.id = ?", [appID, id]) }
+        try await database.read { db in
+            try self.fetchEvent(db, where: "e.app_id = ? AND e.record_id = ?", [appID, id])
+                ?? self.fetchEvent(db, where: "e.app_id = ? AND e.id = ?", [appID, id])
+        }
     }
 
     // MARK: Rows
@@ -159,7 +172,7 @@ extension SQLiteStore: EventStore {
             throw HeraldError.internal("Stored event has unreadable owners.")
         }
         return SourceEvent(
-            id: row["id"], appID: row["app_id"], externalID: row["external_id"],
+            id: row["id"], appID: row["app_id"], externalID: row["external_id"], recordID: row["record_id"],
             sourceDeviceID: row["source_device_id"],
             owners: owners.compactMap { if case .string(let user) = $0 { user } else { nil } },
             type: row["type"], summary: row["summary"], thumbnail: row["thumbnail"], status: row["status"],

@@ -174,6 +174,18 @@ extension SQLiteStore {
                     ALTER TABLE notifications ADD COLUMN first_sent_at REAL;
                     """)
         }
+        migrator.registerMigration("v4_lifecycle") { db in
+            try db.execute(
+                sql: """
+                    -- The producer's own id of its event record (AOVIS: CloudEvent.id), beside the
+                    -- event id it deduplicates on; the deep link carries it.
+                    ALTER TABLE events ADD COLUMN record_id TEXT;
+                    CREATE UNIQUE INDEX events_record ON events (app_id, record_id) WHERE record_id IS NOT NULL;
+                    -- Installations that go as soon as a provider says their token is dead (ArgusAI's
+                    -- rule) instead of staying with valid = 0.
+                    ALTER TABLE installations ADD COLUMN delete_when_invalid INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 }

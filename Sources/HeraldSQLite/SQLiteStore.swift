@@ -204,6 +204,15 @@ public final class SQLiteStore: Store {
         }
     }
 
+    public func deleteInstallations(appID: String, userID: String) async throws -> Int {
+        try await database.write { db in
+            // Preferences and channel rows cascade.
+            try db.execute(
+                sql: "DELETE FROM installations WHERE app_id = ? AND user_id = ?", arguments: [appID, userID])
+            return db.changesCount
+        }
+    }
+
     public func installations(
         appID: String, filter: InstallationFilter, page: PageRequest
     ) async throws
@@ -305,6 +314,7 @@ public final class SQLiteStore: Store {
             ("created_at", installation.createdAt.timeIntervalSince1970),
             ("updated_at", installation.updatedAt.timeIntervalSince1970),
             ("invalidated_at", installation.invalidatedAt?.timeIntervalSince1970),
+            ("delete_when_invalid", installation.deleteWhenInvalid),
         ]
         let values = StatementArguments(columns.map(\.1) + [installation.id])
         if insert {
@@ -332,7 +342,7 @@ public final class SQLiteStore: Store {
         case id, appID, userID, deviceID, platform, service, environment, tokenIndex, tokenSealed, channels, locale
         case timezone, badge, appVersion, osVersion, deviceModel, bundleID, attributes, snsEndpointARN, valid
         case failureCount, lastFailureAt, lastFailureReason, lastDeliveredAt, lastSeenAt, createdAt, updatedAt
-        case invalidatedAt
+        case invalidatedAt, deleteWhenInvalid
     }
 
     /// `?, ?, …`: the bound parameters of an `IN (…)` list or a `VALUES (…)` row.
@@ -341,7 +351,7 @@ public final class SQLiteStore: Store {
     }
 
     func decode(_ row: Row) throws -> Installation {
-        guard row.count > Column.invalidatedAt.rawValue else {
+        guard row.count > Column.deleteWhenInvalid.rawValue else {
             throw HeraldError.internal("Installation rows must be read with SELECT *.")
         }
         // `StatementColumnConvertible` selects GRDB's fast path: straight from the SQLite
@@ -384,6 +394,7 @@ public final class SQLiteStore: Store {
             valid: value(.valid), failureCount: value(.failureCount), lastFailureAt: date(.lastFailureAt),
             lastFailureReason: optional(.lastFailureReason), lastDeliveredAt: date(.lastDeliveredAt),
             lastSeenAt: date(.lastSeenAt), createdAt: date(.createdAt) ?? Date(timeIntervalSince1970: 0),
-            updatedAt: date(.updatedAt) ?? Date(timeIntervalSince1970: 0), invalidatedAt: date(.invalidatedAt))
+            updatedAt: date(.updatedAt) ?? Date(timeIntervalSince1970: 0), invalidatedAt: date(.invalidatedAt),
+            deleteWhenInvalid: value(.deleteWhenInvalid))
     }
 }

@@ -22,6 +22,7 @@ public enum HeraldApplication {
             .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
         PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
+        UserRoutes(store: store).register(on: api.group("users"), prefix: "/v1/users", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("notifications"), prefix: "/v1/notifications", table: &table)
         ArgusAIRoutes(

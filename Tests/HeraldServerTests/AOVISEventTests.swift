@@ -27,14 +27,15 @@ struct AOVISEventTests {
     /// Posts an event and returns the response.
     static func event(
         _ api: API, id: String, device: String, type: String = "vehicle",
-        summary: String = "A dark SUV entered the driveway"
+        summary: String = "A dark SUV entered the driveway", cloudEventID: String? = nil
     ) async throws -> APIResponse {
-        let body = JSONValue.object([
+        var body: [String: JSONValue] = [
             "eventId": .string(id), "deviceId": .string(device), "classifyEventType": .string(type),
             "classifySummaryShort": .string(summary), "thumbnailS3Key": .string("thumbs/\(id).jpg"),
-        ])
+        ]
+        if let cloudEventID { body["id"] = .string(cloudEventID) }
         return try await api.call(
-            .post, "/api/internal/events", body: String(decoding: body.serialized(), as: UTF8.self))
+            .post, "/api/internal/events", body: String(decoding: JSONValue.object(body).serialized(), as: UTF8.self))
     }
 
     /// Registers a token through the AOVIS route and returns its installation id.
@@ -123,6 +124,50 @@ struct AOVISEventTests {
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             #expect(harness.fcm.requests.count == 1)
+        }
+    }
+
+    @Test("deepLink is aovis://event/<cloudEvent.id> and cloudEventId that id: the producer's record id, not Herald's")
+    func cloudEventID() async throws {
+        let harness = try await EngineHarness()
+        let ann = try await harness.server.userToken("ann")
+        let apnsToken = Fixtures.apnsToken()
+        let fcmToken = Fixtures.fcmToken()
+        try await harness.run { api in
+            try await Self.camera(api, id: "cam-drive", owners: ["ann"])
+            _ = try await Self.register(api, "ios", apnsToken, as: ann)
+            _ = try await Self.register(api, "android", fcmToken, as: ann)
+            let cloudEventID = "clx8f3k2p0001qz9v6d4h7m2n"
+            let accepted = try await Self.event(api, id: "iot-evt-77", device: "cam-drive", cloudEventID: cloudEventID)
+            #expect(accepted.status == .created)
+            #expect(accepted.string("id") == cloudEventID)
+            #expect(accepted.string("eventId") == "iot-evt-77")
+            let heraldID = try #require(accepted.string("heraldId"))
+            #expect(heraldID != cloudEventID)
+            try await harness.drain()
+            let apns = try #require(harness.apns.requests.first?.json?.objectValue)
+            #expect(apns["deepLink"] == .string("aovis://event/\(cloudEventID)"))
+            #expect(apns["cloudEventId"] == .string(cloudEventID))
+            let data = try #require(harness.fcm.requests.first?.json?.objectValue?["message"]?.objectValue?["data"])
+            #expect(data.objectValue?["deepLink"] == .string("aovis://event/\(cloudEventID)"))
+            #expect(data.objectValue?["cloudEventId"] == .string(cloudEventID))
+            // GET works by either id.
+            for id in [cloudEventID, heraldID] {
+                let read = try await api.call(.get, "/api/internal/events/\(id)")
+                #expect(read.status == .ok)
+                #expect(read.string("id") == cloudEventID)
+                #expect(read["pushSent"] == .bool(true))
+            }
+            // A different event may not take the same CloudEvent id; a bad id is refused; nothing is stored.
+            let clash = try await Self.event(api, id: "iot-evt-78", device: "cam-drive", cloudEventID: cloudEventID)
+            #expect(clash.status == .conflict)
+            #expect(clash.errorCode == "event_exists")
+            let bad = try await Self.event(api, id: "iot-evt-79", device: "cam-drive", cloudEventID: "has/slash")
+            #expect(bad.status == .badRequest)
+            #expect(bad.errorField == "id")
+            #expect(try await api.call(.get, "/api/internal/events/iot-evt-78").status == .notFound)
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 1)
         }
     }
 

@@ -133,6 +133,38 @@ struct AOVISRegisterTests {
         }
     }
 
+    @Test("iOS tokens are not cut: 不要截断 token(后端接受最大 2048 字符); odd, non-hex and longer are refused")
+    func longAPNsTokens() async throws {
+        let harness = try await ServerHarness()
+        let user = try await harness.userToken("user-1")
+        try await harness.run { api in
+            for length in [202, 512, 2048] {
+                let token = String(repeating: "0a", count: length / 2)
+                let response = try await api.aovisRegister(#"{"platform":"ios","token":"\#(token)"}"#, bearer: user)
+                #expect(response.status == .ok, "\(length)")
+                let id = try #require(response.string("push_token_id"))
+                #expect(try await api.call(.get, "/v1/installations/\(id)").string("token") == token)
+            }
+            for token in [
+                String(repeating: "a", count: 2050), String(repeating: "a", count: 2047),
+                String(repeating: "g", count: 64),
+            ] {
+                let response = try await api.aovisRegister(#"{"platform":"ios","token":"\#(token)"}"#, bearer: user)
+                #expect(response.status == .badRequest)
+                #expect(response.json == Self.invalidBody)
+            }
+            // The native API takes the same tokens.
+            let native = try await api.call(
+                .post, "/v1/installations",
+                body: #"{"platform":"ios","token":"\#(String(repeating: "c", count: 1000))"}"#)
+            #expect(native.status == .created)
+            let tooLong = try await api.call(
+                .post, "/v1/installations",
+                body: #"{"platform":"ios","token":"\#(String(repeating: "c", count: 2050))"}"#)
+            #expect(tooLong.errorCode == "invalid_token")
+        }
+    }
+
     @Test("A failing store answers 500 internal_error")
     func internalError() async throws {
         let harness = try await ServerHarness()
@@ -271,6 +303,12 @@ extension JSONValue {
     /// The array's items, or nil when the value is not an array.
     var arrayValue: [JSONValue]? {
         if case .array(let items) = self { return items }
+        return nil
+    }
+
+    /// The string, or nil when the value is not a string.
+    var stringValue: String? {
+        if case .string(let text) = self { return text }
         return nil
     }
 }

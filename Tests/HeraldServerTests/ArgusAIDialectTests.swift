@@ -196,11 +196,67 @@ struct ArgusAIDialectTests {
                 #expect(response.errorField == field, "\(members)")
             }
             #expect(try await api.call(.get, "/v1/installations/\(id)/preferences").json == nativeOff.json)
-            let postWithFields = try await api.call(
+            // POST with a bad member changes nothing either.
+            let postWithBadField = try await api.call(
                 .post, Self.preferencesPath, bearer: ann,
+                body:
+                    #"{"device_id": "\#(ArgusAIHarness.deviceID)", "quiet_hours_start": "25:00", "quiet_hours_enabled": true}"#
+            )
+            #expect(postWithBadField.status == .badRequest)
+            #expect(postWithBadField.errorField == "quiet_hours_start")
+            #expect(try await api.call(.get, "/v1/installations/\(id)/preferences").json == nativeOff.json)
+        }
+    }
+
+    @Test("POST with the Cross-Platform Preference API's request format creates or updates the preferences")
+    func postFullPreferences() async throws {
+        let harness = try await ArgusAIHarness()
+        let ann = try await harness.server.userToken("ann")
+        try await harness.run { api in
+            let id = try await api.argusRegister(ArgusAIHarness.registration(), as: ann)
+            // Straight after registration, before any read: the document's request body as it is.
+            let posted = try await api.call(
+                .post, Self.preferencesPath, bearer: ann,
+                body: """
+                    {
+                      "device_id": "550e8400-e29b-41d4-a716-446655440000",
+                      "enabled_cameras": ["cam-123", "cam-456"],
+                      "enabled_object_types": ["person", "vehicle"],
+                      "quiet_hours_enabled": true,
+                      "quiet_hours_start": "22:00",
+                      "quiet_hours_end": "07:00",
+                      "timezone": "America/New_York",
+                      "sound_enabled": true
+                    }
+                    """)
+            #expect(posted.status == .ok)
+            let expected = try JSONValue.literal(
+                """
+                {"id": "\(id)", "token_id": "\(id)", "enabled_cameras": ["cam-123", "cam-456"],
+                 "enabled_object_types": ["person", "vehicle"], "quiet_hours_enabled": true,
+                 "quiet_hours_start": "22:00", "quiet_hours_end": "07:00", "timezone": "America/New_York",
+                 "sound_enabled": true}
+                """)
+            #expect(posted.json == expected)
+            // POST {device_id} alone still reads them.
+            let read = try await api.call(
+                .post, Self.preferencesPath, bearer: ann, body: #"{"device_id": "\#(ArgusAIHarness.deviceID)"}"#)
+            #expect(read.json == expected)
+            let native = try await api.call(.get, "/v1/installations/\(id)/preferences")
+            #expect(native["enabled_sources"] == .array([.string("cam-123"), .string("cam-456")]))
+            // A second POST updates only what it names.
+            let muted = try await api.call(
+                .post, Self.preferencesPath, bearer: ann,
+                body: #"{"device_id": "\#(ArgusAIHarness.deviceID)", "sound_enabled": false}"#)
+            #expect(muted["sound_enabled"] == .bool(false))
+            #expect(muted["enabled_object_types"] == .array([.string("person"), .string("vehicle")]))
+            // Another user's device is not theirs to change.
+            let bob = try await harness.server.userToken("bob")
+            let foreign = try await api.call(
+                .post, Self.preferencesPath, bearer: bob,
                 body: #"{"device_id": "\#(ArgusAIHarness.deviceID)", "sound_enabled": true}"#)
-            #expect(postWithFields.status == .badRequest)
-            #expect(postWithFields.errorField == "sound_enabled")
+            #expect(foreign.status == .notFound)
+            #expect(try await api.call(.get, "/v1/installations/\(id)/preferences")["sound_enabled"] == .bool(false))
         }
     }
 
@@ -359,6 +415,15 @@ struct ArgusAIDialectTests {
                 service: "fcm")
             #expect(try await api.call(.post, Self.registerPath, bearer: ann, body: android).status == .created)
             #expect(try await api.call(.post, Self.registerPath, body: android).status == .forbidden)
+
+            // APNs tokens are variable-length: up to 2048 hex characters, never more.
+            let long = ArgusAIHarness.registration(
+                deviceID: "7a2b3c4d-5e6f-4a70-8b9c-0d1e2f3a4b5c", token: String(repeating: "ab", count: 1024))
+            #expect(try await api.call(.post, Self.registerPath, bearer: ann, body: long).status == .created)
+            let tooLong = try await api.call(
+                .post, Self.registerPath, bearer: ann,
+                body: ArgusAIHarness.registration(token: String(repeating: "ab", count: 1025)))
+            #expect(tooLong.errorCode == "invalid_token")
         }
     }
 
@@ -412,6 +477,47 @@ struct ArgusAIDialectTests {
             await #expect(throws: HeraldError.self) {
                 _ = try await HeraldConfiguration.load(file: nil, environment: [key: value])
             }
+        }
+    }
+
+    @Test("Account deleted → cascade delete tokens: one server-key route deletes every installation of a user")
+    func accountDeletion() async throws {
+        let harness = try await ArgusAIHarness()
+        let ann = try await harness.server.userToken("ann")
+        let bob = try await harness.server.userToken("bob")
+        try await harness.run { api in
+            let argus = try await api.argusRegister(ArgusAIHarness.registration(), as: ann)
+            _ = try await api.call(
+                .put, Self.preferencesPath, bearer: ann,
+                body: #"{"device_id": "\#(ArgusAIHarness.deviceID)", "sound_enabled": false}"#)
+            let aovis = try #require(
+                try await api.aovisRegister(#"{"platform":"android","token":"\#(Fixtures.fcmToken())"}"#, bearer: ann)
+                    .string("push_token_id"))
+            let native = try await api.register(
+                #"{"platform":"ios","token":"\#(Fixtures.apnsToken())","user_id":"ann"}"#)
+            let bobs = try await api.argusRegister(
+                ArgusAIHarness.registration(
+                    deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: Fixtures.apnsToken()),
+                as: bob)
+            let path = "/v1/users/ann/installations"
+            for bearer in [ServerHarness.clientKey, ann] {
+                let refused = try await api.call(.delete, path, bearer: bearer)
+                #expect(refused.status == .forbidden)
+                #expect(refused.errorCode == "forbidden")
+            }
+            #expect(try await api.call(.delete, path, bearer: nil).status == .unauthorized)
+            #expect(try await api.call(.get, "/v1/installations/\(native)").status == .ok)
+
+            let deleted = try await api.call(.delete, path)
+            #expect(deleted.status == .ok)
+            #expect(deleted.json == .object(["deleted": .number(3)]))
+            for id in [argus, aovis, native] {
+                #expect(try await api.call(.get, "/v1/installations/\(id)").status == .notFound)
+                #expect(try await api.call(.get, "/v1/installations/\(id)/preferences").status == .notFound)
+            }
+            #expect(try await api.call(.get, "/api/v1/devices", bearer: ann)["devices"] == .array([]))
+            #expect(try await api.call(.get, "/v1/installations/\(bobs)").status == .ok)
+            #expect(try await api.call(.delete, path).json == .object(["deleted": .number(0)]))
         }
     }
 }

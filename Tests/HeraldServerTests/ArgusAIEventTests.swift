@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldEngine
 import HeraldServer
 import HeraldTestSupport
 import Testing
@@ -250,5 +251,59 @@ struct ArgusAIEventTests {
     /// A body as JSON text, for failure messages.
     static func text(_ json: JSONValue?) -> String {
         json.map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "nil"
+    }
+
+    @Test(
+        "APNs 410 / FCM UNREGISTERED: \"Delete token\" for ArgusAI devices after the ledger records it; native ones stay"
+    )
+    func deadTokensDeleted() async throws {
+        let engine = try await EngineHarness(
+            engine: EngineConfiguration(retryPolicy: RetryPolicy(maxAttempts: 1), cleanupInterval: nil))
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        let ann = try await harness.server.userToken("ann")
+        let fcmToken = Fixtures.fcmToken()
+        let nativeToken = Fixtures.apnsToken()
+        let liveToken = Fixtures.apnsToken()
+        try await harness.run { api in
+            let ios = try await api.argusRegister(ArgusAIHarness.registration(bundleID: EngineHarness.topic), as: ann)
+            let android = try await api.argusRegister(
+                ArgusAIHarness.registration(
+                    deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: fcmToken, platform: "android",
+                    service: "fcm"), as: ann)
+            let live = try await api.argusRegister(
+                ArgusAIHarness.registration(
+                    deviceID: "7a2b3c4d-5e6f-4a70-8b9c-0d1e2f3a4b5c", token: liveToken, bundleID: EngineHarness.topic),
+                as: ann)
+            _ = try await api.call(
+                .post, Self.preferencesPath, bearer: ann, body: #"{"device_id":"\#(ArgusAIHarness.deviceID)"}"#)
+            let native = try await api.register(#"{"platform":"ios","token":"\#(nativeToken)","user_id":"ann"}"#)
+            engine.apns.script(token: ArgusAIHarness.deviceToken, .unregistered(), times: 1)
+            engine.apns.script(token: nativeToken, .unregistered(), times: 1)
+            engine.fcm.script(token: fcmToken, .unregistered, times: 1)
+            let id = try await api.send(
+                #"{"target":{"installation_ids":["\#(ios)","\#(android)","\#(live)","\#(native)"]},"payload":{"title":"x"}}"#
+            )
+            try await engine.drain()
+            let record = try await api.notification(id)
+            #expect(record.int("counts.invalid") == 3)
+            #expect(record.int("counts.sent") == 1)
+            // The ledger keeps each answer, though two of the installations are gone.
+            let ledger = try await api.call(.get, "/v1/notifications/\(id)/deliveries?outcome=invalid").items
+            #expect(
+                Set(ledger.compactMap { $0.objectValue?["installation_id"]?.stringValue }) == [ios, android, native])
+            #expect(try await api.call(.get, "/v1/installations/\(ios)").status == .notFound)
+            #expect(try await api.call(.get, "/v1/installations/\(android)").status == .notFound)
+            #expect(try await api.call(.get, "/v1/installations/\(native)")["valid"] == .bool(false))
+            #expect(try await api.call(.get, "/v1/installations/\(live)")["valid"] == .bool(true))
+            // The device list shows the live device, and the natively registered one as inactive.
+            let devices = try await api.call(.get, "/api/v1/devices", bearer: ann)["devices"]?.arrayValue ?? []
+            let active = devices.compactMap { $0.objectValue }.map { ($0["id"]?.stringValue, $0["is_active"]) }
+            #expect(active.map(\.0) == [live, native])
+            #expect(active.map(\.1) == [.bool(true), .bool(false)])
+            // Its preferences went with it: the device is unknown now.
+            let preferences = try await api.call(
+                .post, Self.preferencesPath, bearer: ann, body: #"{"device_id":"\#(ArgusAIHarness.deviceID)"}"#)
+            #expect(preferences.status == .notFound)
+        }
     }
 }

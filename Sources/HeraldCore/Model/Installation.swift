@@ -35,6 +35,9 @@ public struct Installation: Sendable, Equatable {
     public var createdAt: Date
     public var updatedAt: Date
     public var invalidatedAt: Date?
+    /// Whether the installation is deleted as soon as a provider says its token is dead (APNs 410,
+    /// FCM `UNREGISTERED`: ArgusAI's rule) rather than kept with `valid` false (the native rule).
+    public var deleteWhenInvalid: Bool
 
     /// Creates an installation from all its fields.
     public init(
@@ -45,7 +48,7 @@ public struct Installation: Sendable, Equatable {
         attributes: [String: JSONValue] = [:], snsEndpointARN: String? = nil, valid: Bool = true,
         failureCount: Int = 0, lastFailureAt: Date? = nil, lastFailureReason: String? = nil,
         lastDeliveredAt: Date? = nil, lastSeenAt: Date? = nil, createdAt: Date, updatedAt: Date,
-        invalidatedAt: Date? = nil
+        invalidatedAt: Date? = nil, deleteWhenInvalid: Bool = false
     ) {
         self.id = id
         self.appID = appID
@@ -74,6 +77,7 @@ public struct Installation: Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.invalidatedAt = invalidatedAt
+        self.deleteWhenInvalid = deleteWhenInvalid
     }
 }
 

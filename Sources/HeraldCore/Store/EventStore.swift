@@ -23,12 +23,14 @@ public protocol EventStore: Sendable {
     /// Stores an event with the device's active owners (read in the same transaction) as its
     /// owners, unless the app already has an event with its external id.
     /// - Returns: The stored event, and whether it is new (false: the earlier one with the id).
+    /// - Throws: `HeraldError` `event_exists` (409) when another event of the app has its record id.
     func insertEvent(_ event: SourceEvent) async throws -> (event: SourceEvent, created: Bool)
 
     /// Records the notification an event caused; an event keeps the first one it is given.
     /// - Returns: The event as stored afterwards; nil when it does not exist.
     func linkEvent(appID: String, id: String, notificationID: String) async throws -> SourceEvent?
 
-    /// One event of an app, with ``SourceEvent/pushSentAt`` read from its notification.
+    /// One event of an app by its producer's record id or else Herald's id, with
+    /// ``SourceEvent/pushSentAt`` read from its notification.
     func event(appID: String, id: String) async throws -> SourceEvent?
 }

@@ -50,6 +50,11 @@ public protocol Store: Sendable {
     /// Deletes an installation; false when there was none.
     func deleteInstallation(appID: String, id: String) async throws -> Bool
 
+    /// Deletes every installation of one user of an app, with their preferences (an account
+    /// deletion), in one transaction.
+    /// - Returns: How many installations went.
+    func deleteInstallations(appID: String, userID: String) async throws -> Int
+
     /// A page of an app's installations in id order, starting after `cursor.after`.
     func installations(
         appID: String, filter: InstallationFilter, page: PageRequest

@@ -12,12 +12,15 @@ public struct InstallationProfile: Sendable, Equatable {
     public var deviceModel: String?
     public var bundleID: String?
     public var attributes: [String: JSONValue]?
+    /// See ``Installation/deleteWhenInvalid``; set by dialects whose contract deletes dead tokens.
+    public var deleteWhenInvalid: Bool?
 
     /// Creates a profile; every field defaults to "not given".
     public init(
         userID: String? = nil, deviceID: String? = nil, channels: [String]? = nil, locale: String? = nil,
         timezone: String? = nil, badge: Int? = nil, appVersion: String? = nil, osVersion: String? = nil,
-        deviceModel: String? = nil, bundleID: String? = nil, attributes: [String: JSONValue]? = nil
+        deviceModel: String? = nil, bundleID: String? = nil, attributes: [String: JSONValue]? = nil,
+        deleteWhenInvalid: Bool? = nil
     ) {
         self.userID = userID
         self.deviceID = deviceID
@@ -30,6 +33,7 @@ public struct InstallationProfile: Sendable, Equatable {
         self.deviceModel = deviceModel
         self.bundleID = bundleID
         self.attributes = attributes
+        self.deleteWhenInvalid = deleteWhenInvalid
     }
 
     /// Reads and validates the profile members of a native body.
@@ -70,5 +74,6 @@ public struct InstallationProfile: Sendable, Equatable {
         if let deviceModel { installation.deviceModel = deviceModel }
         if let bundleID { installation.bundleID = bundleID }
         if let attributes { installation.attributes = attributes }
+        if let deleteWhenInvalid { installation.deleteWhenInvalid = deleteWhenInvalid }
     }
 }

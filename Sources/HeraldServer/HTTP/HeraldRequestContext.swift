@@ -1,3 +1,4 @@
+import HeraldCore
 import Hummingbird
 import HummingbirdAuth
 
@@ -10,5 +11,14 @@ public struct HeraldRequestContext: AuthRequestContext, RequestContext {
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.identity = nil
+    }
+}
+
+extension HeraldRequestContext {
+    /// The app of a caller holding its server key.
+    /// - Throws: `HeraldError.forbidden` with `message` for any other caller.
+    func requireServerKey(_ message: String) throws(HeraldError) -> String {
+        guard case .server(let appID) = try principal() else { throw .forbidden(message) }
+        return appID
     }
 }

@@ -125,15 +125,14 @@ enum OpenAPIDocument {
             post:
               tags: [ArgusAI]
               summary: "ArgusAI: the device's preferences, created with the defaults when it has none."
+              description: |
+                With device_id alone, reads. With preference members too (the document's Cross-Platform
+                Preference API request), creates or updates them as PUT does.
               requestBody:
                 required: true
                 content:
                   application/json:
-                    schema:
-                      type: object
-                      required: [device_id]
-                      properties:
-                        device_id: {type: string, format: uuid}
+                    schema: {$ref: "#/components/schemas/ArgusAIPreferencesUpdate"}
               responses:
                 "200":
                   description: The preferences.
@@ -377,6 +376,10 @@ enum OpenAPIDocument {
                       additionalProperties: false
                       required: [eventId, deviceId, classifyEventType, classifySummaryShort]
                       properties:
+                        id:
+                          type: string
+                          pattern: "^[A-Za-z0-9._~-]{1,128}$"
+                          description: the id of AOVIS's CloudEvent record (cloudEvent.id), used in the deep link; Herald's id when absent
                         eventId: {type: string, maxLength: 255, description: the producer's id of the event}
                         deviceId: {type: string, description: the camera's id or alias}
                         classifyEventType: {type: string, enum: [person, vehicle, pet, package, other]}
@@ -397,9 +400,10 @@ enum OpenAPIDocument {
                 "400": {$ref: "#/components/responses/Error"}
                 "401": {$ref: "#/components/responses/Error"}
                 "403": {$ref: "#/components/responses/Error"}
+                "409": {$ref: "#/components/responses/Error"}
           /api/internal/events/{id}:
             parameters:
-              - {name: id, in: path, required: true, schema: {type: string}, description: the event's id (cloudEventId)}
+              - {name: id, in: path, required: true, schema: {type: string}, description: the CloudEvent id or Herald's id of the event}
             get:
               tags: [AOVIS]
               summary: "AOVIS: one camera event with pushSent and pushSentAt (server key)."
@@ -606,6 +610,24 @@ enum OpenAPIDocument {
                 "401": {$ref: "#/components/responses/Error"}
                 "404": {$ref: "#/components/responses/Error"}
                 "409": {$ref: "#/components/responses/Error"}
+          /v1/users/{user_id}/installations:
+            parameters:
+              - {name: user_id, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 256}}
+            delete:
+              summary: "Account deletion: deletes every installation of the user, with its preferences (server key)."
+              responses:
+                "200":
+                  description: How many installations went (0 when there were none).
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [deleted]
+                        properties:
+                          deleted: {type: integer, minimum: 0}
+                "400": {$ref: "#/components/responses/Error"}
+                "401": {$ref: "#/components/responses/Error"}
+                "403": {$ref: "#/components/responses/Error"}
           /v1/notifications/{id}/deliveries:
             parameters:
               - {name: id, in: path, required: true, schema: {type: string}}
@@ -962,7 +984,8 @@ enum OpenAPIDocument {
             AOVISEvent:
               type: object
               properties:
-                id: {type: string, description: cloudEventId, the id in aovis://event/<id>}
+                id: {type: string, description: "cloudEventId, the id in aovis://event/<id>: the CloudEvent id sent, else Herald's"}
+                heraldId: {type: string, description: Herald's id of the event}
                 eventId: {type: string}
                 deviceId: {type: string}
                 deviceAlias: {type: [string, "null"]}

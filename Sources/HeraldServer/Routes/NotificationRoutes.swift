@@ -104,10 +104,7 @@ struct NotificationRoutes: Sendable {
 
     /// Sending and reading notifications takes the server key.
     static func server(_ context: HeraldRequestContext) throws(HeraldError) -> String {
-        guard case .server(let appID) = try context.principal() else {
-            throw .forbidden("Sending and reading notifications takes the app's server key.")
-        }
-        return appID
+        try context.requireServerKey("Sending and reading notifications takes the app's server key.")
     }
 }
 

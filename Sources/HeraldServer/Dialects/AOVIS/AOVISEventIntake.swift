@@ -5,13 +5,16 @@ import HeraldCore
 /// `CloudEvent` names its columns.
 struct AOVISEventIntake: Sendable {
     static let fields: Set<String> = [
-        "eventId", "deviceId", "classifyEventType", "classifySummaryShort", "thumbnailS3Key", "occurredAt",
+        "id", "eventId", "deviceId", "classifyEventType", "classifySummaryShort", "thumbnailS3Key", "occurredAt",
     ]
     /// Summaries are stored whole up to this many characters; the push shows the first 80.
     static let maxSummaryLength = 1000
 
     /// The producer's event id (a repeat returns the first event).
     var eventID: String
+    /// The id of AOVIS's `CloudEvent` record (`cloudEvent.id`): what the deep link and
+    /// `cloudEventId` carry. Herald's own id stands in when the producer sends none.
+    var cloudEventID: String?
     /// The camera, by id or alias.
     var deviceReference: String
     var type: AOVISEventType
@@ -35,6 +38,15 @@ struct AOVISEventIntake: Sendable {
             throw .missingField("classifySummaryShort")
         }
         self.eventID = eventID
+        if let id = try body.string("id") {
+            guard SourceEvent.isValidProducerID(id) else {
+                throw .invalidValue(
+                    "id",
+                    "Field 'id' (the CloudEvent id) must be 1 to \(SourceEvent.maxProducerIDLength) characters of "
+                        + "A-Z, a-z, 0-9, '-', '.', '_' and '~'.")
+            }
+            self.cloudEventID = id
+        }
         self.deviceReference = device
         self.type = type
         self.summary = summary

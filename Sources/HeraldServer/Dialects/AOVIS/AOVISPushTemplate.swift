@@ -50,8 +50,8 @@ struct AOVISPushTemplate: Sendable {
                 "sound": .string("default"),
                 "mutable_content": .bool(true),
                 "data": .object([
-                    "deepLink": .string("aovis://event/\(event.id)"),
-                    "cloudEventId": .string(event.id),
+                    "deepLink": .string("aovis://event/\(event.publicID)"),
+                    "cloudEventId": .string(event.publicID),
                     "deviceId": .string(device.alias ?? device.id),
                     "eventType": .string(type.rawValue),
                 ]),

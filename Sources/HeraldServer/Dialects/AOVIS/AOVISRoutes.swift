@@ -164,7 +164,8 @@ struct AOVISRoutes: Sendable {
         let now = self.now()
         let (stored, created) = try await store.insertEvent(
             SourceEvent(
-                id: Identifier.make(now: now), appID: appID, externalID: intake.eventID, sourceDeviceID: device.id,
+                id: Identifier.make(now: now), appID: appID, externalID: intake.eventID,
+                recordID: intake.cloudEventID, sourceDeviceID: device.id,
                 type: intake.type.rawValue, summary: intake.summary, thumbnail: intake.thumbnail,
                 status: Self.classified, occurredAt: intake.occurredAt, createdAt: now))
         var event = stored
@@ -180,10 +181,11 @@ struct AOVISRoutes: Sendable {
         return .json(AOVISView.json(event, device: device), status: created ? .created : .ok)
     }
 
-    /// `GET /api/internal/events/{id}`: the event with `pushSent` and `pushSentAt`.
+    /// `GET /api/internal/events/{id}` (the CloudEvent id or Herald's): the event with `pushSent`
+    /// and `pushSentAt`.
     @Sendable func readEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        guard let id = context.parameters.get("id"), id.count <= 64,
+        guard let id = context.parameters.get("id"), id.utf8.count <= SourceEvent.maxProducerIDLength,
             let event = try await store.event(appID: appID, id: id)
         else { throw HeraldError.notFound("Event") }
         let device = try await store.sourceDevice(appID: appID, reference: event.sourceDeviceID)
@@ -214,9 +216,6 @@ struct AOVISRoutes: Sendable {
 
     /// AOVIS's backend routes take the server key.
     static func server(_ context: HeraldRequestContext) throws(HeraldError) -> String {
-        guard case .server(let appID) = try context.principal() else {
-            throw .forbidden("Managing devices and events takes the app's server key.")
-        }
-        return appID
+        try context.requireServerKey("Managing devices and events takes the app's server key.")
     }
 }

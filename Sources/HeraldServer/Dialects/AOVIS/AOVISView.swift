@@ -26,9 +26,11 @@ enum AOVISView {
         ])
     }
 
+    /// An event; `id` is the CloudEvent id (Herald's when the producer sent none), `heraldId` Herald's.
     static func json(_ event: SourceEvent, device: SourceDevice?) -> JSONValue {
         .object([
-            "id": .string(event.id),
+            "id": .string(event.publicID),
+            "heraldId": .string(event.id),
             "eventId": .string(event.externalID),
             "deviceId": .string(event.sourceDeviceID),
             "deviceAlias": InstallationView.string(device?.alias),

@@ -34,9 +34,7 @@ struct ArgusAIEvent: Sendable {
         try body.rejectUnknown(allowed: Self.fields)
         eventID = try body.requiredString("event_id")
         // The id is written into URL paths and queries: only unreserved characters (RFC 3986 §2.3).
-        guard (1...128).contains(eventID.utf8.count),
-            eventID.utf8.allSatisfy({ $0.isUnreservedURLCharacter })
-        else {
+        guard SourceEvent.isValidProducerID(eventID) else {
             throw .invalidValue(
                 "event_id", "Field 'event_id' must be 1 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'.")
         }
@@ -144,18 +142,5 @@ struct ArgusAIEvent: Sendable {
                 ])
             ]),
         ])
-    }
-}
-
-extension UInt8 {
-    /// RFC 3986 §2.3: `A-Z a-z 0-9 - . _ ~`.
-    fileprivate var isUnreservedURLCharacter: Bool {
-        switch self {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            true
-        default: false
-        }
     }
 }

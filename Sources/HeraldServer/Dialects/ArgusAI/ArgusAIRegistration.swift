@@ -53,7 +53,9 @@ struct ArgusAIRegistration: Sendable {
                 userID: userID, deviceID: deviceID, appVersion: try body.string("app_version", maxLength: short),
                 osVersion: try body.string("os_version", maxLength: short),
                 deviceModel: try body.string("device_model", maxLength: short),
-                bundleID: try body.string("app_bundle_id", maxLength: short)))
+                bundleID: try body.string("app_bundle_id", maxLength: short),
+                // The document deletes a token on APNs 410 / FCM UNREGISTERED.
+                deleteWhenInvalid: true))
         deviceName = try body.string("device_name", maxLength: ArgusAIDeviceView.maxNameLength)
     }
 

@@ -9,10 +9,7 @@ extension ArgusAIRoutes {
     /// notification's id, status and the document's unified payload; a repeated `event_id` within the
     /// idempotency window sends nothing and answers `200` with the first notification's id.
     @Sendable func notifyEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let principal = try context.principal()
-        guard case .server(let appID) = principal else {
-            throw HeraldError.forbidden("Events take the app's server key.")
-        }
+        let appID = try context.requireServerKey("Events take the app's server key.")
         let event = try ArgusAIEvent(json: try await request.jsonBody(limit: maxBodyBytes), now: now())
         guard let baseURL = settings(appID).publicBaseURL else {
             throw HeraldError(

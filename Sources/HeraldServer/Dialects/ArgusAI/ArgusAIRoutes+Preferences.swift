@@ -3,15 +3,15 @@ import HeraldCore
 import Hummingbird
 
 extension ArgusAIRoutes {
-    /// `POST /api/v1/push/mobile/preferences` `{device_id}`: the device's preferences, created with
-    /// the defaults when it has none.
+    /// `POST /api/v1/push/mobile/preferences`: with `{device_id}` alone, the device's preferences,
+    /// created with the defaults when it has none; with preference members too (the document's
+    /// "Cross-Platform Preference API" request), creates or updates them as `PUT` does.
     @Sendable func readPreferences(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         let deviceID = try ArgusAIRegistration.deviceID(try body.requiredString("device_id"))
-        if let field = ArgusAIPreferences.fields.sorted().first(where: body.contains) {
-            throw HeraldError.invalidValue(
-                field, code: "unknown_field", "POST reads the preferences; change '\(field)' with PUT.")
+        if ArgusAIPreferences.fields.contains(where: body.contains) {
+            return try await storePreferences(body, deviceID: deviceID, appID: appID, userID: userID)
         }
         let installation = try await ownDevices(appID: appID, userID: userID, deviceID: deviceID)[0]
         _ = try await store.insertPreferences(
@@ -26,6 +26,13 @@ extension ArgusAIRoutes {
         let (appID, userID) = try Self.user(context)
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         let deviceID = try ArgusAIRegistration.deviceID(try body.requiredString("device_id"))
+        return try await storePreferences(body, deviceID: deviceID, appID: appID, userID: userID)
+    }
+
+    /// Applies the members of `body` to the preferences of each of the user's installations of the device.
+    private func storePreferences(
+        _ body: JSONObjectReader, deviceID: String, appID: String, userID: String
+    ) async throws -> Response {
         let timezone = try body.string("timezone", maxLength: 64)
         if let timezone { try InstallationRules.validateTimeZone(timezone) }
         let devices = try await ownDevices(appID: appID, userID: userID, deviceID: deviceID)
