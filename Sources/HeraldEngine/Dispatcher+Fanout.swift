@@ -319,8 +319,7 @@ extension Dispatcher {
         case nil: break
         }
 
-        let transports = self.transports[notification.appID] ?? AppTransports(apns: nil, fcm: nil)
-        let results = await transports.send(outgoing, of: notification, now: now)
+        let results = await transports(of: notification.appID).send(outgoing, of: notification, now: now)
         for (push, result) in zip(outgoing, results) {
             record(result, of: push.recipient, notification, into: &commit, now: now)
         }

@@ -145,14 +145,12 @@ extension Dispatcher {
 
     /// Every provider the target can reach must take the rendered payload.
     private func validateSizes(_ notification: PushNotification, now: Date) throws(HeraldError) {
-        var services: Set<PushService>
-        if case .tokens(let tokens) = notification.target.audience {
-            services = Set(tokens.map(\.service))
-        } else {
-            services = notification.target.services ?? [.apns, .fcm]
-        }
-        services.formIntersection([.apns, .fcm])
-        let transports = self.transports[notification.appID] ?? AppTransports(apns: nil, fcm: nil)
-        try transports.validate(notification, services: services, now: now)
+        let services: Set<PushService> =
+            if case .tokens(let tokens) = notification.target.audience {
+                Set(tokens.map(\.service))
+            } else {
+                notification.target.services ?? Set(PushService.allCases)
+            }
+        try transports(of: notification.appID).validate(notification, services: services, now: now)
     }
 }

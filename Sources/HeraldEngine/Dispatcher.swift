@@ -42,6 +42,11 @@ public final class Dispatcher: Sendable {
         for transport in transports.values { await transport.shutdown() }
     }
 
+    /// An app's transports; none for an app without any (its deliveries fail with a configuration failure).
+    func transports(of appID: String) -> AppTransports {
+        transports[appID] ?? AppTransports([])
+    }
+
     /// Whether an app's ledger keeps successes.
     func logsSuccesses(appID: String) -> Bool {
         (configuration.deliveryLog[appID] ?? configuration.defaultDeliveryLog) == .all

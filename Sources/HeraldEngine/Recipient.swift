@@ -1,25 +1,27 @@
 import HeraldCore
 
 /// One device a notification goes to: a registered installation, or a raw token of the target.
-struct Recipient: Sendable {
+public struct Recipient: Sendable {
     /// The installation id, or `token:<index>` for a raw token (zero-padded, so keys sort in target order).
-    var key: String
+    public var key: String
     /// The installation, when the recipient is one (nil for a raw token).
-    var installationID: String?
-    var token: String
-    var service: PushService
-    var environment: PushEnvironment
-    var platform: Platform
+    public var installationID: String?
+    /// The whole token: a device token, or a Web Push subscription with its keys.
+    public var token: PushToken
+    public var service: PushService
+    public var environment: PushEnvironment
+    public var platform: Platform
     /// The installation's time zone and bundle id.
-    var timezone: String?
-    var bundleID: String?
+    public var timezone: String?
+    public var bundleID: String?
     /// Attempts made before this one.
-    var attempts = 0
+    public var attempts = 0
 
-    init(_ target: DeliveryTarget) {
+    /// The recipient of an installation.
+    public init(_ target: DeliveryTarget) {
         key = target.installationID
         installationID = target.installationID
-        token = target.token.identity
+        token = target.token
         service = target.service
         environment = target.environment
         platform = target.platform
@@ -27,10 +29,11 @@ struct Recipient: Sendable {
         bundleID = target.bundleID
     }
 
-    init(rawToken: NotificationTarget.RawToken, index: Int) {
+    /// The recipient of the target's `index`th raw token.
+    public init(rawToken: NotificationTarget.RawToken, index: Int) {
         key = Self.key(tokenIndex: index)
         installationID = nil
-        token = rawToken.token
+        token = .device(rawToken.token)
         service = rawToken.service
         environment = rawToken.environment
         platform = rawToken.platform
@@ -48,25 +51,5 @@ struct Recipient: Sendable {
     }
 
     /// The last characters of the token, for the ledger.
-    var tokenSuffix: String { String(token.suffix(8)) }
-}
-
-/// What a transport sends to one recipient: the rendered content's inputs.
-struct OutgoingPush: Sendable {
-    var recipient: Recipient
-    /// The badge to send (after an increment), if any.
-    var badge: Int?
-    var soundEnabled: Bool
-}
-
-/// A provider's answer to one push.
-struct TransportResult: Sendable {
-    var outcome: DeliveryOutcome
-    /// True when the provider asked every sender to slow down (not only this device).
-    var providerWide: Bool
-
-    init(_ outcome: DeliveryOutcome, providerWide: Bool = false) {
-        self.outcome = outcome
-        self.providerWide = providerWide
-    }
+    var tokenSuffix: String { token.suffix }
 }

@@ -7,24 +7,27 @@ import NIOSSL
 
 /// Builds each app's provider clients from configuration.
 public enum TransportFactory {
-    /// The clients of every configured app; apps without providers are left out (their deliveries
-    /// fail with a configuration failure).
+    /// The transports of every app: one per service Herald delivers through, each with its clients
+    /// when the app configures that provider (without, it validates payloads and fails deliveries
+    /// with a configuration failure).
     /// - Throws: `HeraldError` `invalid_configuration` for an unreadable key, certificate or account file.
     public static func make(
         _ providers: [String: ProviderConfiguration], now: @escaping @Sendable () -> Date = Date.init
     ) throws -> [String: AppTransports] {
         var result: [String: AppTransports] = [:]
         for (appID, configuration) in providers {
-            let apns = try configuration.apns.map { try makeAPNs($0, appID: appID, now: now) }
-            let fcm = try configuration.fcm.map { try makeFCM($0, appID: appID, now: now) }
-            if apns != nil || fcm != nil { result[appID] = AppTransports(apns: apns, fcm: fcm) }
+            result[appID] = AppTransports([
+                try makeAPNs(configuration.apns, appID: appID, now: now),
+                try makeFCM(configuration.fcm, appID: appID, now: now),
+            ])
         }
         return result
     }
 
     private static func makeAPNs(
-        _ settings: ProviderConfiguration.APNs, appID: String, now: @escaping @Sendable () -> Date
-    ) throws -> AppTransports.APNs {
+        _ settings: ProviderConfiguration.APNs?, appID: String, now: @escaping @Sendable () -> Date
+    ) throws -> APNsTransport {
+        guard let settings else { return APNsTransport(production: nil, sandbox: nil, topic: nil) }
         let prefix = "app.\(appID).apns"
         let authentication: APNsConfiguration.Authentication
         do {
@@ -54,15 +57,15 @@ public enum TransportFactory {
         if let url = settings.url {
             let (host, port) = try hostAndPort(url, key: "\(prefix).url")
             let custom = try client(.custom(host: host, port: port))
-            return AppTransports.APNs(production: custom, sandbox: custom, topic: settings.topic)
+            return APNsTransport(production: custom, sandbox: custom, topic: settings.topic)
         }
-        return AppTransports.APNs(
-            production: try client(.production), sandbox: try client(.sandbox), topic: settings.topic)
+        return APNsTransport(production: try client(.production), sandbox: try client(.sandbox), topic: settings.topic)
     }
 
     private static func makeFCM(
-        _ settings: ProviderConfiguration.FCM, appID: String, now: @escaping @Sendable () -> Date
-    ) throws -> FCMClient {
+        _ settings: ProviderConfiguration.FCM?, appID: String, now: @escaping @Sendable () -> Date
+    ) throws -> FCMTransport {
+        guard let settings else { return FCMTransport(client: nil) }
         let prefix = "app.\(appID).fcm"
         guard let bytes = FileManager.default.contents(atPath: settings.serviceAccountFile) else {
             throw HeraldConfiguration.invalid("\(prefix).service_account_file", "cannot be read")
@@ -74,7 +77,7 @@ public enum TransportFactory {
         if let url = settings.url {
             (configuration.host, configuration.port) = try hostAndPort(url, key: "\(prefix).url")
         }
-        return try FCMClient(configuration: configuration, now: now)
+        return FCMTransport(client: try FCMClient(configuration: configuration, now: now))
     }
 
     private static func trustRoots(_ file: String?, key: String) throws -> [NIOSSLCertificate]? {

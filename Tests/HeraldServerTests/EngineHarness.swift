@@ -36,8 +36,10 @@ struct EngineHarness {
             configuration: .init(
                 account: try FCMServiceAccount(json: Array(account.json(tokenURI: fcm.tokenURI).utf8)),
                 host: "127.0.0.1", port: fcm.port, trustRoots: [ca.rootCertificate], connections: 1))
-        transports = AppTransports(
-            apns: .init(production: apnsClient, sandbox: apnsClient, topic: Self.topic), fcm: fcmClient)
+        transports = AppTransports([
+            APNsTransport(production: apnsClient, sandbox: apnsClient, topic: Self.topic),
+            FCMTransport(client: fcmClient),
+        ])
         server = try await ServerHarness(transports: ["demo": transports], engine: engine)
     }
 

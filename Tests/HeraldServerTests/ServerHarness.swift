@@ -39,7 +39,12 @@ struct ServerHarness {
     let dispatcher: Dispatcher
 
     init(
-        maxBodyBytes: Int = 64 * 1024, transports: [String: AppTransports] = [:],
+        maxBodyBytes: Int = 64 * 1024,
+        transports: [String: AppTransports] = [
+            "demo": AppTransports([
+                APNsTransport(production: nil, sandbox: nil, topic: nil), FCMTransport(client: nil),
+            ])
+        ],
         engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
         introspection: IntrospectionConfiguration? = nil
     ) async throws {

@@ -1,0 +1,49 @@
+import Foundation
+import HeraldCore
+
+/// One route to devices (a push provider, or the direct channel), registered per app under the
+/// service it delivers through. The engine knows transports only through this protocol: a new route
+/// is a new conforming type and a line where an app's transports are built.
+public protocol Transport: Sendable {
+    /// The service whose installations this transport delivers to.
+    var service: PushService { get }
+
+    /// Checks that the notification, rendered for this provider with the largest values it could
+    /// carry (badge, token), fits the provider's limit.
+    /// - Throws: `HeraldError` `payload_too_large` naming the provider and the size.
+    func validate(_ notification: PushNotification, now: Date) throws(HeraldError)
+
+    /// Renders and sends each push; one result per push, in the order given.
+    func send(_ pushes: [OutgoingPush], of notification: PushNotification, now: Date) async -> [TransportResult]
+
+    /// Closes the transport's connections.
+    func shutdown() async
+}
+
+/// What a transport sends to one recipient: the rendered content's inputs.
+public struct OutgoingPush: Sendable {
+    public var recipient: Recipient
+    /// The badge to send (after an increment), if any.
+    public var badge: Int?
+    public var soundEnabled: Bool
+
+    /// Creates a push.
+    public init(recipient: Recipient, badge: Int?, soundEnabled: Bool) {
+        self.recipient = recipient
+        self.badge = badge
+        self.soundEnabled = soundEnabled
+    }
+}
+
+/// A provider's answer to one push.
+public struct TransportResult: Sendable, Equatable {
+    public var outcome: DeliveryOutcome
+    /// True when the provider asked every sender to slow down (not only this device).
+    public var providerWide: Bool
+
+    /// Creates a result.
+    public init(_ outcome: DeliveryOutcome, providerWide: Bool = false) {
+        self.outcome = outcome
+        self.providerWide = providerWide
+    }
+}
