@@ -44,8 +44,8 @@ public final class APNsClient: Sendable {
     public var tokenSource: APNsProviderToken? { providerToken }
 
     /// Sends one notification.
-    /// - Throws: `HeraldError` when the notification is invalid (nothing is sent).
-    public func send(_ notification: APNsNotification) async throws(HeraldError) -> APNsResponse {
+    /// - Throws: `APNsError` when the notification is invalid (nothing is sent).
+    public func send(_ notification: APNsNotification) async throws(APNsError) -> APNsResponse {
         try notification.validate()
         var response = await attempt(notification)
         if response.response.reason == .expiredProviderToken, let providerToken, let used = response.usedAuthorization,
@@ -57,10 +57,10 @@ public final class APNsClient: Sendable {
     }
 
     /// Sends many notifications at once through the pool (one submission, one wake-up) and returns
-    /// each one's result in order; an invalid notification gets its `HeraldError` and is not sent.
+    /// each one's result in order; an invalid notification gets its `APNsError` and is not sent.
     /// Notifications refused with `ExpiredProviderToken` are retried once with a renewed token.
-    public func send(batch notifications: [APNsNotification]) async -> [Result<APNsResponse, HeraldError>] {
-        var results = [Result<APNsResponse, HeraldError>?](repeating: nil, count: notifications.count)
+    public func send(batch notifications: [APNsNotification]) async -> [Result<APNsResponse, APNsError>] {
+        var results = [Result<APNsResponse, APNsError>?](repeating: nil, count: notifications.count)
         var valid: [Int] = []
         for (index, notification) in notifications.enumerated() {
             do {

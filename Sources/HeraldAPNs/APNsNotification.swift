@@ -35,21 +35,18 @@ public struct APNsNotification: Sendable {
     }
 
     /// Checks what APNs would refuse before a byte is sent: token shape, payload size, collapse id.
-    /// - Throws: `HeraldError` naming the field at fault.
-    public func validate() throws(HeraldError) {
-        try InstallationRules.validateAPNsToken(deviceToken, field: "token")
-        guard !payload.isEmpty else {
-            throw .invalidValue("payload", code: "payload_empty", "The APNs payload is empty.")
+    /// - Throws: `APNsError` naming the field at fault.
+    public func validate() throws(APNsError) {
+        do {
+            try InstallationRules.validateAPNsToken(deviceToken, field: "token")
+        } catch {
+            throw .invalidToken(error.message)
         }
+        guard !payload.isEmpty else { throw .emptyPayload() }
         guard payload.count <= pushType.maxPayloadBytes else {
-            throw .invalidValue(
-                "payload", code: "payload_too_large",
-                "The APNs payload is \(payload.count) bytes; \(pushType.rawValue) pushes take at most \(pushType.maxPayloadBytes)."
-            )
+            throw .payloadTooLarge(size: payload.count, pushType: pushType)
         }
-        if let collapseID, collapseID.utf8.count > 64 {
-            throw .invalidValue("collapse_id", code: "invalid_collapse_id", "apns-collapse-id is at most 64 bytes.")
-        }
+        if let collapseID, collapseID.utf8.count > 64 { throw .invalidCollapseID() }
     }
 
     /// The request headers, lower-case as HTTP/2 sends them.

@@ -9,13 +9,9 @@ public struct APNsSigningKey: Sendable {
     let privateKey: ES256PrivateKey
 
     /// Loads the key from the `.p8` file's PEM text.
-    /// - Throws: `HeraldError` `invalid_apns_key` when the PEM is not a P-256 private key.
-    public init(teamID: String, keyID: String, pem: String) throws(HeraldError) {
-        guard let key = try? ES256PrivateKey(pem: pem) else {
-            throw HeraldError(
-                kind: .badRequest, code: "invalid_apns_key", message: "The APNs key is not a P-256 private key (.p8).",
-                field: "apns.key")
-        }
+    /// - Throws: `APNsError` `invalidSigningKey` when the PEM is not a P-256 private key.
+    public init(teamID: String, keyID: String, pem: String) throws(APNsError) {
+        guard let key = try? ES256PrivateKey(pem: pem) else { throw .invalidSigningKey() }
         self.teamID = teamID
         self.keyID = keyID
         self.privateKey = key

@@ -95,7 +95,7 @@ struct HeraldBench: AsyncParsableCommand {
     ) async
         -> Int
     {
-        let results: [Result<APNsResponse, HeraldError>]
+        let results: [Result<APNsResponse, APNsError>]
         if size == 1 {
             do {
                 results = [.success(try await client.send(notification))]

@@ -52,7 +52,7 @@ public actor FCMAccessToken {
     }
 
     /// A valid access token, exchanged when none is cached or it is within five minutes of expiry.
-    /// - Throws: `HeraldError` `fcm_auth_failed` when the exchange fails.
+    /// - Throws: `FCMError` `authorizationFailed` when the exchange fails.
     public func accessToken() async throws -> String {
         if let current, current.expiresAt.timeIntervalSince(now()) > Self.renewalMargin { return current.token }
         return try await refresh()
@@ -115,7 +115,7 @@ public actor FCMAccessToken {
         return token
     }
 
-    private static func failure(_ detail: String) -> HeraldError {
-        HeraldError(kind: .unavailable, code: "fcm_auth_failed", message: "FCM authorization failed: \(detail).")
+    private static func failure(_ detail: String) -> FCMError {
+        .authorizationFailed(detail)
     }
 }

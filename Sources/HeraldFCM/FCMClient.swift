@@ -72,8 +72,8 @@ public final class FCMClient: Sendable {
 
     /// Sends one message (`validateOnly` asks FCM to check it without delivering). A `401` renews
     /// the access token and retries once.
-    /// - Throws: `HeraldError` when the message is invalid (nothing is sent).
-    public func send(_ message: FCMMessage, validateOnly: Bool = false) async throws(HeraldError) -> FCMResponse {
+    /// - Throws: `FCMError` when the message is invalid (nothing is sent).
+    public func send(_ message: FCMMessage, validateOnly: Bool = false) async throws(FCMError) -> FCMResponse {
         try message.validate()
         var body: [String: JSONValue] = ["message": message.json]
         if validateOnly { body["validate_only"] = .bool(true) }

@@ -119,14 +119,16 @@ public struct FCMMessage: Sendable, Equatable {
     }
 
     /// Checks what FCM would refuse before sending: the token's shape and the size limit.
-    /// - Throws: `HeraldError` naming the field at fault.
-    public func validate() throws(HeraldError) {
-        if case .token(let token) = target { try InstallationRules.validateFCMToken(token, field: "token") }
-        let size = json.serialized().count
-        guard size <= Self.maxBytes else {
-            throw .invalidValue(
-                "payload", code: "payload_too_large",
-                "The FCM message is \(size) bytes; FCM takes at most \(Self.maxBytes).")
+    /// - Throws: `FCMError` naming the field at fault.
+    public func validate() throws(FCMError) {
+        if case .token(let token) = target {
+            do {
+                try InstallationRules.validateFCMToken(token, field: "token")
+            } catch {
+                throw .invalidToken(error.message)
+            }
         }
+        let size = json.serialized().count
+        guard size <= Self.maxBytes else { throw .messageTooLarge(size: size) }
     }
 }

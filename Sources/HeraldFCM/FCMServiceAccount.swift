@@ -21,14 +21,12 @@ public struct FCMServiceAccount: Sendable {
     }
 
     /// Reads the service account JSON.
-    /// - Throws: `HeraldError` `invalid_service_account` naming the missing field.
-    public init(json bytes: some Collection<UInt8>) throws(HeraldError) {
-        let object = try JSONObjectReader(try JSONValue.parse(bytes), path: "service_account")
-        func field(_ name: String) throws(HeraldError) -> String {
-            guard let value = try object.string(name), !value.isEmpty else {
-                throw HeraldError(
-                    kind: .badRequest, code: "invalid_service_account",
-                    message: "The service account JSON has no '\(name)'.", field: "service_account.\(name)")
+    /// - Throws: `FCMError` `invalidServiceAccount` naming the missing field.
+    public init(json bytes: some Collection<UInt8>) throws(FCMError) {
+        guard let object = try? JSONValue.parse(bytes).objectValue else { throw .invalidServiceAccount(field: nil) }
+        func field(_ name: String) throws(FCMError) -> String {
+            guard case .string(let value)? = object[name], !value.isEmpty else {
+                throw .invalidServiceAccount(field: name)
             }
             return value
         }

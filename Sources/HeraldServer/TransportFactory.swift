@@ -43,6 +43,8 @@ public enum TransportFactory {
             }
         } catch let error as HeraldError {
             throw error
+        } catch let error as APNsError {
+            throw HeraldConfiguration.invalid("\(prefix).key_file", "holds no usable key: \(error.message)")
         } catch {
             throw HeraldConfiguration.invalid(prefix, "has credentials that cannot be read: \(error)")
         }
@@ -70,7 +72,12 @@ public enum TransportFactory {
         guard let bytes = FileManager.default.contents(atPath: settings.serviceAccountFile) else {
             throw HeraldConfiguration.invalid("\(prefix).service_account_file", "cannot be read")
         }
-        let account = try FCMServiceAccount(json: Array(bytes))
+        let account: FCMServiceAccount
+        do {
+            account = try FCMServiceAccount(json: Array(bytes))
+        } catch {
+            throw HeraldConfiguration.invalid("\(prefix).service_account_file", "is not usable: \(error.message)")
+        }
         var configuration = FCMClient.Configuration(
             account: account, trustRoots: try trustRoots(settings.caFile, key: "\(prefix).ca_file"),
             connections: settings.connections)

@@ -129,7 +129,7 @@ struct APNsClientTests {
                     Issue.record("\(response)")
                     continue
                 }
-            case (20, .failure(let error)): #expect(error.code == "invalid_token")
+            case (20, .failure(let error)): #expect(error.code == .invalidToken)
             case (_, .success(let response)): #expect(response.status == 200)
             default: Issue.record("unexpected result \(index): \(result)")
             }
@@ -148,7 +148,7 @@ struct APNsClientTests {
         }
         let alert = try await harness.client.send(notification(.alert, size: 4096))
         let voip = try await harness.client.send(notification(.voip, size: 5120))
-        await #expect(throws: HeraldError.self) { try await harness.client.send(notification(.alert, size: 4097)) }
+        await #expect(throws: APNsError.self) { try await harness.client.send(notification(.alert, size: 4097)) }
         await harness.stop()
         #expect(alert.status == 200)
         #expect(voip.status == 200)

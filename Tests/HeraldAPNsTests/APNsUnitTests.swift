@@ -92,12 +92,16 @@ struct APNsUnitTests {
         }
         #expect(notification(.alert, size: 4096).payload.count == 4096)
         try notification(.alert, size: 4096).validate()
-        #expect(throws: HeraldError.self) { try notification(.alert, size: 4097).validate() }
+        #expect(throws: APNsError.self) { try notification(.alert, size: 4097).validate() }
         try notification(.voip, size: 5120).validate()
-        #expect(throws: HeraldError.self) { try notification(.voip, size: 5121).validate() }
+        let voip = #expect(throws: APNsError.self) { try notification(.voip, size: 5121).validate() }
+        #expect(voip?.code == .payloadTooLarge)
         var badCollapse = notification(.alert, size: 100)
         badCollapse.collapseID = String(repeating: "c", count: 65)
-        #expect(throws: HeraldError.self) { try badCollapse.validate() }
+        #expect((#expect(throws: APNsError.self) { try badCollapse.validate() })?.code == .invalidCollapseID)
+        var badToken = notification(.alert, size: 100)
+        badToken.deviceToken = "not-hex"
+        #expect((#expect(throws: APNsError.self) { try badToken.validate() })?.field == "token")
     }
 
     @Test("Provider tokens: renewed after 50 minutes, never sooner than 20, on ExpiredProviderToken once")

@@ -112,7 +112,7 @@ struct FCMClientTests {
     func sizeLimit() async throws {
         let harness = try await Harness()
         let big = FCMMessage(target: .token(Fixtures.fcmToken()), data: ["blob": String(repeating: "x", count: 4100)])
-        await #expect(throws: HeraldError.self) { try await harness.client.send(big) }
+        await #expect(throws: FCMError.self) { try await harness.client.send(big) }
         await harness.stop()
         #expect(harness.fcm.requests.isEmpty)
     }

@@ -83,8 +83,9 @@ struct FCMUnitTests {
         }
         #expect(message(size: 4096).json.serialized().count == 4096)
         try message(size: 4096).validate()
-        let error = #expect(throws: HeraldError.self) { try message(size: 4097).validate() }
-        #expect(error?.code == "payload_too_large")
+        let error = #expect(throws: FCMError.self) { try message(size: 4097).validate() }
+        #expect(error?.code == .messageTooLarge)
+        #expect(error?.field == "payload")
     }
 
     @Test("Service account JSON is read, and missing fields are named")
@@ -96,9 +97,12 @@ struct FCMUnitTests {
         let account = try FCMServiceAccount(json: Array(json.utf8))
         #expect(account.projectID == "demo")
         #expect(account.privateKeyID == "k1")
-        let missing = #expect(throws: HeraldError.self) {
+        let missing = #expect(throws: FCMError.self) {
             try FCMServiceAccount(json: Array(#"{"project_id":"demo"}"#.utf8))
         }
-        #expect(missing?.code == "invalid_service_account")
+        #expect(missing?.code == .invalidServiceAccount)
+        #expect(missing?.field == "service_account.private_key_id" || missing?.field == "service_account.client_email")
+        let unreadable = #expect(throws: FCMError.self) { try FCMServiceAccount(json: Array("[1]".utf8)) }
+        #expect(unreadable?.field == "service_account")
     }
 }

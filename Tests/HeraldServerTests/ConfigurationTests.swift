@@ -51,6 +51,35 @@ struct ConfigurationTests {
         #expect(set.unseenAfter == nil)
     }
 
+    @Test("Unusable provider credentials stop start-up naming the key, in the configuration's words")
+    func unusableCredentials() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let notAKey = directory.file("AuthKey.p8")
+        try "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n".write(
+            toFile: notAKey, atomically: false, encoding: .utf8)
+        let account = directory.file("account.json")
+        try #"{"project_id":"demo"}"#.write(toFile: account, atomically: false, encoding: .utf8)
+        for (environment, key) in [
+            (
+                [
+                    "HERALD_APP_DEFAULT_APNS_KEY_FILE": notAKey, "HERALD_APP_DEFAULT_APNS_KEY_ID": "ABC123DEFG",
+                    "HERALD_APP_DEFAULT_APNS_TEAM_ID": "TEAM123456",
+                ],
+                "app.default.apns.key_file"
+            ),
+            (["HERALD_APP_DEFAULT_FCM_SERVICE_ACCOUNT_FILE": account], "app.default.fcm.service_account_file"),
+        ] {
+            let configuration = try await HeraldConfiguration.load(file: nil, environment: environment)
+            let error = #expect(throws: HeraldError.self) { try TransportFactory.make(configuration.providers) }
+            #expect(error?.code == "invalid_configuration")
+            #expect(error?.field == key)
+        }
+        // Without credentials every app still gets its transports: payloads are checked, sends fail.
+        let bare = try TransportFactory.make(try await HeraldConfiguration.load(file: nil, environment: [:]).providers)
+        #expect(bare["default"]?.services == [.apns, .fcm])
+    }
+
     @Test("Environment overrides the file; flags override both")
     func layering() async throws {
         let directory = try TemporaryDirectory()

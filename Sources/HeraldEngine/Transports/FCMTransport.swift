@@ -49,10 +49,15 @@ public struct FCMTransport: Transport {
                 next += 1
                 let push = pushes[index]
                 group.addTask {
-                    do {
-                        let message = try renderer.render(
+                    let message: FCMMessage
+                    do throws(HeraldError) {
+                        message = try renderer.render(
                             notification, token: push.recipient.token.identity, badge: push.badge,
                             soundEnabled: push.soundEnabled, now: now)
+                    } catch {
+                        return (index, TransportResult(.configurationFailure(reason: error.message)))
+                    }
+                    do throws(FCMError) {
                         let response = try await client.send(message)
                         // QUOTA_EXCEEDED and UNAVAILABLE are project-wide: the whole provider slows down.
                         return (
@@ -61,9 +66,7 @@ public struct FCMTransport: Transport {
                                 response.outcome, providerWide: response.status == 429 || response.status == 503)
                         )
                     } catch {
-                        return (
-                            index, TransportResult(.rejected(reason: (error as? HeraldError)?.message ?? "\(error)"))
-                        )
+                        return (index, TransportResult(.rejected(reason: error.message)))
                     }
                 }
             }
