@@ -48,13 +48,6 @@ public struct APNsPayload: Sendable, Equatable {
         case critical(name: String, volume: Double)
     }
 
-    /// `aps.interruption-level`.
-    public enum InterruptionLevel: String, Sendable, CaseIterable {
-        case passive, active
-        case timeSensitive = "time-sensitive"
-        case critical
-    }
-
     public var alert: Alert?
     public var badge: Int?
     public var sound: Sound?

@@ -239,14 +239,18 @@ struct APNsClientTests {
             after = try await harness.client.send(harness.notification())
         }
         await harness.stop()
-        #expect(outcomes.count == 500)
-        #expect(
-            outcomes.allSatisfy {
-                switch $0 {
-                case .delivered, .retry: true
-                default: false
-                }
-            })
+        var delivered = 0
+        var retried = 0
+        for outcome in outcomes {
+            switch outcome {
+            case .delivered: delivered += 1
+            case .retry: retried += 1
+            default: Issue.record("unexpected outcome \(outcome)")
+            }
+        }
+        // The first 100 streams were answered before the drop; the ones in flight then end as retries.
+        #expect(delivered >= 100)
+        #expect(retried >= 1)
         guard case .delivered = after.outcome else {
             Issue.record("no reconnect: \(after)")
             return

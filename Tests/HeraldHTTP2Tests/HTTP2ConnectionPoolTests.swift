@@ -107,6 +107,38 @@ struct HTTP2ConnectionPoolTests {
         #expect(peer.apns.connectionCount == 1)
     }
 
+    @Test("GOAWAY from the peer: served streams finish, later ones fail as retryable, new requests use a new connection")
+    func goAway() async throws {
+        let peer = try await Peer()
+        let pool = try peer.pool(connections: 1)
+        #expect(try await pool.execute(try await peer.request(Fixtures.apnsToken())).status == 200)
+        // Every connection, the open one included, sends GOAWAY after 40 more streams.
+        peer.apns.goAway(afterStreams: 40)
+        let requests = try await (0..<300).asyncMap { _ in try await peer.request(Fixtures.apnsToken()) }
+        let results = await pool.execute(batch: requests)
+        var answered = 0
+        var retryable = 0
+        for result in results {
+            switch result {
+            case .success(let response): answered += response.status == 200 ? 1 : 0
+            case .failure(let error): retryable += error.isTransient ? 1 : 0
+            }
+        }
+        peer.apns.clearConnectionScripts()
+        #expect(try await pool.execute(try await peer.request(Fixtures.apnsToken())).status == 200)
+        await pool.shutdown()
+        try await peer.apns.shutdown()
+        // Nothing was answered twice and no connection served past its GOAWAY.
+        let perConnection = Dictionary(grouping: peer.apns.requests.map(\.connectionID), by: { $0 })
+        #expect(peer.apns.requests.count == answered + 2)
+        #expect(perConnection.values.allSatisfy { $0.count <= 41 })
+        // Each request ends: answered, or refused as retryable (the engine retries those).
+        #expect(answered + retryable == 300)
+        #expect(answered >= 40)
+        #expect(retryable > 0)
+        #expect(peer.apns.connectionCount >= 2)
+    }
+
     @Test("No peer: requests fail with connectFailed, never hang")
     func connectFailure() async throws {
         var tls = TLSConfiguration.makeClientConfiguration()

@@ -11,13 +11,6 @@ public struct NotificationPayload: Sendable, Equatable {
         case high, normal
     }
 
-    /// APNs interruption levels (iOS 15+).
-    public enum InterruptionLevel: String, Sendable, CaseIterable {
-        case passive, active
-        case timeSensitive = "time-sensitive"
-        case critical
-    }
-
     public var title: String?
     public var subtitle: String?
     public var body: String?
