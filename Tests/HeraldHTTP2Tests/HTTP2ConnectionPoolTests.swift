@@ -107,7 +107,7 @@ struct HTTP2ConnectionPoolTests {
         #expect(peer.apns.connectionCount == 1)
     }
 
-    @Test("GOAWAY from the peer: served streams finish, later ones fail as retryable, new requests use a new connection")
+    @Test("GOAWAY: served streams finish, later ones fail as retryable, new requests use a new connection")
     func goAway() async throws {
         let peer = try await Peer()
         let pool = try peer.pool(connections: 1)
