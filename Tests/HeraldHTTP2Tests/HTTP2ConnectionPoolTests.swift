@@ -154,6 +154,48 @@ struct HTTP2ConnectionPoolTests {
     }
 }
 
+@Suite("HTTP/2 pools to many origins", .serialized)
+struct HTTP2OriginPoolsTests {
+    @Test("Requests reach each origin's host on its own pool; a new origin past the limit closes the oldest")
+    func manyOrigins() async throws {
+        let first = try await HTTP2ConnectionPoolTests.Peer()
+        let key = first.key
+        let second = try await MockAPNsServer.start(ca: first.ca, credentials: [key.credential(topics: ["com.example"])])
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([first.ca.rootCertificate])
+        let pools = HTTP2OriginPools(
+            configuration: HTTP2PoolConfiguration(host: "unused", tls: tls, connections: 1), maxOrigins: 2)
+        let a = HTTP2OriginPools.Origin(host: "127.0.0.1", port: first.apns.port)
+        let b = HTTP2OriginPools.Origin(host: "127.0.0.1", port: second.port)
+        let requests = try await (0..<20).asyncMap { index in
+            (origin: index.isMultiple(of: 2) ? a : b, request: try await first.request(Fixtures.apnsToken()))
+        }
+        let results = await pools.execute(batch: requests)
+        #expect(results.allSatisfy { (try? $0.get().status) == 200 })
+        #expect(first.apns.requests.count == 10)
+        #expect(second.requests.count == 10)
+        #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: b).status == 200)
+        #expect(pools.origins == [a, b])
+        #expect(first.apns.connectionCount == 1)
+        #expect(second.connectionCount == 1)
+
+        // A third origin (no server there) displaces the least recently used one, a.
+        let nowhere = HTTP2OriginPools.Origin(host: "127.0.0.1", port: 1)
+        await #expect(throws: HTTP2ClientError.self) {
+            try await pools.execute(try await first.request(Fixtures.apnsToken()), at: nowhere)
+        }
+        #expect(pools.origins == [b, nowhere])
+        #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: a).status == 200)
+        #expect(first.apns.connectionCount == 2)
+        await pools.shutdown()
+        await #expect(throws: HTTP2ClientError.shutdown) {
+            try await pools.execute(try await first.request(Fixtures.apnsToken()), at: a)
+        }
+        try await first.apns.shutdown()
+        try await second.shutdown()
+    }
+}
+
 extension Sequence {
     fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var result: [T] = []
