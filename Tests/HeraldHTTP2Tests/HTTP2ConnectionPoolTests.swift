@@ -160,7 +160,8 @@ struct HTTP2OriginPoolsTests {
     func manyOrigins() async throws {
         let first = try await HTTP2ConnectionPoolTests.Peer()
         let key = first.key
-        let second = try await MockAPNsServer.start(ca: first.ca, credentials: [key.credential(topics: ["com.example"])])
+        let second = try await MockAPNsServer.start(
+            ca: first.ca, credentials: [key.credential(topics: ["com.example"])])
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([first.ca.rootCertificate])
         let pools = HTTP2OriginPools(
