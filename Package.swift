@@ -184,6 +184,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HeraldEngineTests",
+            dependencies: ["HeraldEngine", "HeraldCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HeraldHTTP2Tests",
             dependencies: [
                 "HeraldHTTP2", "HeraldTestSupport",

@@ -68,7 +68,7 @@ public struct DispatchWorker: Service {
         let step = Duration.milliseconds(20)
         var waited = Duration.zero
         while waited < dispatcher.configuration.pollInterval, !stopping(), !dispatcher.takeWakeup() {
-            try? await Task.sleep(for: step)
+            try? await dispatcher.clock.sleep(for: step)
             waited += step
         }
     }

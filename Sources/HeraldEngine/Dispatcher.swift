@@ -11,15 +11,22 @@ public final class Dispatcher: Sendable {
     let transports: [String: AppTransports]
     let configuration: EngineConfiguration
     let now: @Sendable () -> Date
+    /// What idle workers sleep on (tests inject one that does not wait).
+    let clock: any Clock<Duration>
     let logger: Logger
     let gate = ProviderGate()
     private let wakeups = Atomic<Int>(0)
 
-    /// Creates an engine over a store and the apps' provider clients.
+    /// Creates an engine over a store and the apps' transports.
+    /// - Parameters:
+    ///   - now: The wall clock: what records are stamped with and schedules compared against.
+    ///   - clock: What idle workers sleep on between polls.
     public init(
         store: any DispatchStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
-        logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init
+        logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init,
+        clock: any Clock<Duration> = ContinuousClock()
     ) {
+        self.clock = clock
         self.store = store
         self.transports = transports
         self.configuration = configuration

@@ -71,30 +71,29 @@ extension Dispatcher {
     /// Sends the target from the cursor on, batch by batch in keyset order, with
     /// ``EngineConfiguration/pipelineDepth`` batches in flight: the next batch is read while the
     /// current ones are on the connections, and a batch goes out as soon as fewer than that many
-    /// are sent and not committed. Each batch commits (outcomes, counters and cursor) once its last
-    /// answer is in and the batch before it has committed, so commits keep target order and what a
-    /// crash can send twice (sent, not committed) stays within one page.
+    /// are sent and not committed. Each batch (a child task) commits its outcomes, counters and
+    /// cursor once its last answer is in and the batch before it has committed, so commits keep
+    /// target order and what a crash can send twice (sent, not committed) stays within one page.
     /// - Returns: false when the job was released (stopping) or its lock was lost.
     private func sendTarget(
         of notification: PushNotification, after cursor: String?, job: Job, owner: String,
         isStopping: @Sendable () -> Bool
     ) async throws -> Bool {
-        var batch = try await readBatch(of: notification, after: cursor)
-        /// Commits in order: each waits for its own outcomes and for the previous commit.
-        var uncommitted: [Task<Bool, any Error>] = []
-        /// Waits for the oldest uncommitted batch; false when the job's lock was lost.
-        func settleOldest() async throws -> Bool {
-            guard try await uncommitted.removeFirst().value else {
-                // Lock lost: later batches do not commit either; let what is on the wire end first.
-                for task in uncommitted { _ = try? await task.value }
-                return false
+        let sequencer = CommitSequencer()
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            var launched = 0
+            var finished = 0
+            var lockLost = false
+            /// Waits for the oldest batch in flight; false once a commit failed.
+            func settle() async throws {
+                if try await group.next() == false { lockLost = true }
+                finished += 1
             }
-            return true
-        }
-        do {
+            var batch = try await readBatch(of: notification, after: cursor)
             while true {
                 if isStopping() {
-                    while !uncommitted.isEmpty { guard try await settleOldest() else { return false } }
+                    while finished < launched { try await settle() }
+                    if lockLost { return false }
                     try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil)
                     return false
                 }
@@ -102,45 +101,64 @@ extension Dispatcher {
                 // Reading ahead is safe: the cursor only moves when a batch's commit does.
                 let last = batch.last
                 async let upcoming = self.readBatch(of: notification, after: last, exhausted: last == nil)
-                while uncommitted.count >= configuration.pipelineDepth {
-                    guard try await settleOldest() else { return false }
+                while launched - finished >= configuration.pipelineDepth, !lockLost { try await settle() }
+                if lockLost {
+                    _ = try? await upcoming
+                    break
                 }
-                let (recipients, preferences) = (batch.recipients, batch.preferences)
-                let started = now()
-                let sending = Task {
-                    var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-                    commit.status = .sending
-                    commit.startedAt = started
-                    commit.counts.targeted = recipients.count
-                    try await self.deliver(recipients, of: notification, preferences: preferences, into: &commit)
-                    commit.cursor = last ?? "done"
-                    return commit
+                let (index, recipients, preferences, started) = (launched, batch.recipients, batch.preferences, now())
+                group.addTask {
+                    try await self.sendAndCommit(
+                        recipients, preferences: preferences, of: notification, job: job, owner: owner,
+                        cursor: last ?? "done", started: started, index: index, sequencer: sequencer)
                 }
-                let previous = uncommitted.last
-                uncommitted.append(
-                    Task {
-                        var page = try await sending.value
-                        guard try await previous?.value ?? true else { return false }
-                        page.lockedUntil = self.leaseEnd()
-                        guard try await self.store.commit(page) else {
-                            self.logger.warning(
-                                "job lock lost; another worker has the notification",
-                                metadata: ["herald.notification": "\(notification.id)"])
-                            return false
-                        }
-                        return true
-                    })
+                launched += 1
                 batch = try await upcoming
                 if last == nil { break }
             }
-            while !uncommitted.isEmpty { guard try await settleOldest() else { return false } }
-            return true
+            while finished < launched { try await settle() }
+            return !lockLost
+        }
+    }
+
+    /// Sends one batch and, in its turn, commits it; false when it did not commit (an earlier
+    /// batch did not, or the job's lock is lost). A batch that fails to send still ends its turn,
+    /// so the batches after it do not wait for ever.
+    private func sendAndCommit(
+        _ recipients: [Recipient], preferences: [String: JSONValue]?, of notification: PushNotification, job: Job,
+        owner: String, cursor: String, started: Date, index: Int, sequencer: CommitSequencer
+    ) async throws -> Bool {
+        var page = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
+        do {
+            page.status = .sending
+            page.startedAt = started
+            page.counts.targeted = recipients.count
+            try await deliver(recipients, of: notification, preferences: preferences, into: &page)
+            page.cursor = cursor
         } catch {
-            // What is on the wire still ends before the error propagates; it is committed by the
-            // next run or sent again there, within the page bound.
-            for task in uncommitted { _ = try? await task.value }
+            _ = await sequencer.turn(index)
+            await sequencer.finish(index, committed: false)
             throw error
         }
+        guard await sequencer.turn(index) else {
+            await sequencer.finish(index, committed: false)
+            return false
+        }
+        page.lockedUntil = leaseEnd()
+        let committed: Bool
+        do {
+            committed = try await store.commit(page)
+        } catch {
+            await sequencer.finish(index, committed: false)
+            throw error
+        }
+        await sequencer.finish(index, committed: committed)
+        if !committed {
+            logger.warning(
+                "job lock lost; another worker has the notification",
+                metadata: ["herald.notification": "\(notification.id)"])
+        }
+        return committed
     }
 
     /// The notification expired: what waits is counted as expired, the rest of the target too.
@@ -152,10 +170,12 @@ extension Dispatcher {
             guard !due.isEmpty else { break }
             var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
             commit.resolvedPending = due.map(\.recipient)
-            commit.counts.skippedExpired = due.count
+            let recorder = outcomeRecorder(for: notification)
             for recipient in try await recipients(for: due, of: notification) {
-                commit.ledger.append(record(recipient, of: notification, .expired, reason: "expired", at: at))
+                recorder.record(.expired, of: recipient, into: &commit, now: at)
             }
+            // Every waiting delivery counts, also those whose installation is gone since.
+            commit.counts.skippedExpired = due.count
             guard try await store.commit(commit) else { return }
         }
         var cursor = try await store.cursor(notificationID: notification.id)
@@ -257,50 +277,20 @@ extension Dispatcher {
         async throws
     {
         let now = self.now()
-        let pushTime = try notification.pushTime.map { try PushTime(parsing: $0, field: "push_time") }
+        let planner = try DeliveryPlanner(notification)
+        let recorder = outcomeRecorder(for: notification)
         var stored = preferences ?? [:]
         if preferences == nil, notification.respectPreferences {
             stored = try await store.preferences(installationIDs: recipients.compactMap(\.installationID))
         }
         var outgoing: [OutgoingPush] = []
         for recipient in recipients {
-            if let expiresAt = notification.expiresAt, now >= expiresAt {
-                commit.counts.skippedExpired += 1
-                commit.ledger.append(record(recipient, of: notification, .expired, reason: "expired", at: now))
-                continue
-            }
-            if let pushTime, case .instant = pushTime {
-            } else if let pushTime {
-                let zone = recipient.timezone.flatMap(TimeZone.init(identifier:)) ?? .gmt
-                let due = pushTime.instant(in: zone)
-                if due > now {
-                    commit.pending.append(wait(recipient, of: notification, until: due, .localTime))
-                    continue
-                }
-            }
-            var soundEnabled = true
-            if let installationID = recipient.installationID, let body = stored[installationID],
-                let rules = try? Preferences(parsing: body)
-            {
-                switch rules.decide(
-                    source: notification.source, category: notification.preferenceCategory,
-                    interruptionLevel: notification.payload.interruptionLevel?.rawValue,
-                    installationTimeZone: recipient.timezone, now: now)
-                {
-                case .skip(let reason):
-                    commit.counts.skippedPreferences += 1
-                    commit.ledger.append(record(recipient, of: notification, .skipped, reason: reason, at: now))
-                    continue
-                case .deferUntil(let date):
-                    commit.pending.append(wait(recipient, of: notification, until: date, .quietHours))
-                    continue
-                case .deliver(let sound):
-                    soundEnabled = sound
-                }
-            }
-            if let until = gate.pausedUntil(appID: notification.appID, service: recipient.service, now: now) {
-                commit.counts.rateLimited += 1
-                commit.pending.append(wait(recipient, of: notification, until: until, .providerPaused))
+            let plan = planner.plan(
+                for: recipient, preferences: recipient.installationID.flatMap { stored[$0] },
+                pausedUntil: gate.pausedUntil(appID: notification.appID, service: recipient.service, now: now),
+                now: now)
+            guard case .send(let soundEnabled) = plan else {
+                recorder.record(plan, of: recipient, into: &commit, now: now)
                 continue
             }
             outgoing.append(OutgoingPush(recipient: recipient, badge: nil, soundEnabled: soundEnabled))
@@ -321,92 +311,17 @@ extension Dispatcher {
 
         let results = await transports(of: notification.appID).send(outgoing, of: notification, now: now)
         for (push, result) in zip(outgoing, results) {
-            record(result, of: push.recipient, notification, into: &commit, now: now)
-        }
-    }
-
-    private func record(
-        _ result: TransportResult, of recipient: Recipient, _ notification: PushNotification,
-        into commit: inout PageCommit, now: Date
-    ) {
-        let attempt = recipient.attempts + 1
-        let installationID = recipient.installationID
-        switch result.outcome {
-        case .delivered(let providerID):
-            commit.counts.sent += 1
-            if logsSuccesses(appID: notification.appID) {
-                commit.ledger.append(
-                    record(recipient, of: notification, .delivered, providerID: providerID, attempts: attempt, at: now))
-            }
-            if let installationID { commit.installationEvents.append((installationID, .delivered(at: now))) }
-        case .invalidToken(let reason, let since):
-            commit.counts.invalid += 1
-            commit.ledger.append(
-                record(recipient, of: notification, .invalid, reason: reason, attempts: attempt, at: now))
-            if let installationID {
-                commit.installationEvents.append((installationID, .invalidated(reason: reason, since: since, at: now)))
-            }
-        case .retry(let reason, let after):
-            if result.providerWide, let after {
-                gate.pause(
-                    appID: notification.appID, service: recipient.service,
-                    until: now.addingTimeInterval(after.timeInterval))
-                commit.counts.rateLimited += 1
-            }
-            if let next = configuration.retryPolicy.nextAttempt(
-                afterAttempt: attempt, retryAfter: after, now: now, expiresAt: notification.expiresAt,
-                random: { Double.random(in: $0) })
-            {
-                var waiting = recipient
-                waiting.attempts = attempt
-                commit.pending.append(wait(waiting, of: notification, until: next, .retry))
-            } else if attempt < configuration.retryPolicy.maxAttempts, notification.expiresAt != nil {
-                commit.counts.skippedExpired += 1
-                commit.ledger.append(
-                    record(recipient, of: notification, .expired, reason: reason, attempts: attempt, at: now))
-            } else {
-                commit.counts.failed += 1
-                commit.ledger.append(
-                    record(
-                        recipient, of: notification, .failed, reason: "retries exhausted: \(reason)", attempts: attempt,
-                        at: now))
-                if let installationID {
-                    commit.installationEvents.append(
-                        (installationID, .failed(reason: reason, at: now, maxFailures: configuration.maxFailures)))
-                }
-            }
-        case .configurationFailure(let reason):
-            // Herald's credentials are at fault, not the device: no failure counts against it.
-            commit.counts.failed += 1
-            commit.ledger.append(
-                record(recipient, of: notification, .failed, reason: reason, attempts: attempt, at: now))
-        case .rejected(let reason):
-            commit.counts.failed += 1
-            commit.ledger.append(
-                record(recipient, of: notification, .failed, reason: reason, attempts: attempt, at: now))
-            if let installationID {
-                commit.installationEvents.append(
-                    (installationID, .failed(reason: reason, at: now, maxFailures: configuration.maxFailures)))
+            if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now) {
+                gate.pause(appID: notification.appID, service: pause.service, until: pause.until)
             }
         }
     }
 
-    private func wait(
-        _ recipient: Recipient, of notification: PushNotification, until: Date, _ reason: PendingDelivery.Reason
-    ) -> PendingDelivery {
-        PendingDelivery(
-            notificationID: notification.id, recipient: recipient.key, runAt: until, attempts: recipient.attempts,
-            reason: reason)
-    }
-
-    private func record(
-        _ recipient: Recipient, of notification: PushNotification, _ outcome: DeliveryRecord.Outcome,
-        providerID: String? = nil, reason: String? = nil, attempts: Int? = nil, at: Date
-    ) -> DeliveryRecord {
-        DeliveryRecord(
-            notificationID: notification.id, installationID: recipient.installationID,
-            tokenSuffix: recipient.tokenSuffix, service: recipient.service, outcome: outcome, providerID: providerID,
-            reason: reason, attempts: attempts ?? recipient.attempts, at: at)
+    /// The recorder of a notification's outcomes, with the engine's retry and failure rules.
+    private func outcomeRecorder(for notification: PushNotification) -> OutcomeRecorder {
+        OutcomeRecorder(
+            notification: notification, retryPolicy: configuration.retryPolicy, maxFailures: configuration.maxFailures,
+            logsSuccesses: logsSuccesses(appID: notification.appID), random: { Double.random(in: $0) })
     }
 
     private func runCleanup(_ job: Job, owner: String) async throws {

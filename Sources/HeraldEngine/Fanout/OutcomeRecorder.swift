@@ -1,0 +1,113 @@
+import Foundation
+import HeraldCore
+
+/// Turns what happened to each recipient into a ``PageCommit``: counts, ledger rows, installation
+/// lifecycle events and pending retries. Pure: the caller applies the provider pauses it returns
+/// and commits the page.
+struct OutcomeRecorder: Sendable {
+    /// A provider that asked every sender to slow down: deliveries through it wait until `until`.
+    struct Pause: Equatable {
+        var service: PushService
+        var until: Date
+    }
+
+    let notification: PushNotification
+    let retryPolicy: RetryPolicy
+    let maxFailures: Int
+    /// Whether successes get ledger rows (`delivery_log: all`).
+    let logsSuccesses: Bool
+    /// Draws the retry jitter (tests fix it).
+    let random: @Sendable (ClosedRange<Double>) -> Double
+
+    /// Records a plan that sends nothing (expired, waiting, skipped).
+    func record(_ plan: DeliveryPlanner.Plan, of recipient: Recipient, into commit: inout PageCommit, now: Date) {
+        switch plan {
+        case .send: break
+        case .expired:
+            commit.counts.skippedExpired += 1
+            commit.ledger.append(record(recipient, .expired, reason: "expired", at: now))
+        case .wait(let until, let reason):
+            if reason == .providerPaused { commit.counts.rateLimited += 1 }
+            commit.pending.append(wait(recipient, until: until, reason))
+        case .skip(let reason):
+            commit.counts.skippedPreferences += 1
+            commit.ledger.append(record(recipient, .skipped, reason: reason, at: now))
+        }
+    }
+
+    /// Records a provider's answer to one push.
+    /// - Returns: The provider pause the answer asks for, if any.
+    func record(
+        _ result: TransportResult, of recipient: Recipient, into commit: inout PageCommit, now: Date
+    ) -> Pause? {
+        let attempt = recipient.attempts + 1
+        let installationID = recipient.installationID
+        var pause: Pause?
+        switch result.outcome {
+        case .delivered(let providerID):
+            commit.counts.sent += 1
+            if logsSuccesses {
+                commit.ledger.append(
+                    record(recipient, .delivered, providerID: providerID, attempts: attempt, at: now))
+            }
+            if let installationID { commit.installationEvents.append((installationID, .delivered(at: now))) }
+        case .invalidToken(let reason, let since):
+            commit.counts.invalid += 1
+            commit.ledger.append(record(recipient, .invalid, reason: reason, attempts: attempt, at: now))
+            if let installationID {
+                commit.installationEvents.append((installationID, .invalidated(reason: reason, since: since, at: now)))
+            }
+        case .retry(let reason, let after):
+            if result.providerWide, let after {
+                pause = Pause(service: recipient.service, until: now.addingTimeInterval(after.timeInterval))
+                commit.counts.rateLimited += 1
+            }
+            if let next = retryPolicy.nextAttempt(
+                afterAttempt: attempt, retryAfter: after, now: now, expiresAt: notification.expiresAt, random: random)
+            {
+                var waiting = recipient
+                waiting.attempts = attempt
+                commit.pending.append(wait(waiting, until: next, .retry))
+            } else if attempt < retryPolicy.maxAttempts, notification.expiresAt != nil {
+                commit.counts.skippedExpired += 1
+                commit.ledger.append(record(recipient, .expired, reason: reason, attempts: attempt, at: now))
+            } else {
+                commit.counts.failed += 1
+                commit.ledger.append(
+                    record(recipient, .failed, reason: "retries exhausted: \(reason)", attempts: attempt, at: now))
+                if let installationID {
+                    commit.installationEvents.append(
+                        (installationID, .failed(reason: reason, at: now, maxFailures: maxFailures)))
+                }
+            }
+        case .configurationFailure(let reason):
+            // Herald's credentials are at fault, not the device: no failure counts against it.
+            commit.counts.failed += 1
+            commit.ledger.append(record(recipient, .failed, reason: reason, attempts: attempt, at: now))
+        case .rejected(let reason):
+            commit.counts.failed += 1
+            commit.ledger.append(record(recipient, .failed, reason: reason, attempts: attempt, at: now))
+            if let installationID {
+                commit.installationEvents.append(
+                    (installationID, .failed(reason: reason, at: now, maxFailures: maxFailures)))
+            }
+        }
+        return pause
+    }
+
+    func wait(_ recipient: Recipient, until: Date, _ reason: PendingDelivery.Reason) -> PendingDelivery {
+        PendingDelivery(
+            notificationID: notification.id, recipient: recipient.key, runAt: until, attempts: recipient.attempts,
+            reason: reason)
+    }
+
+    func record(
+        _ recipient: Recipient, _ outcome: DeliveryRecord.Outcome, providerID: String? = nil, reason: String? = nil,
+        attempts: Int? = nil, at: Date
+    ) -> DeliveryRecord {
+        DeliveryRecord(
+            notificationID: notification.id, installationID: recipient.installationID,
+            tokenSuffix: recipient.tokenSuffix, service: recipient.service, outcome: outcome, providerID: providerID,
+            reason: reason, attempts: attempts ?? recipient.attempts, at: at)
+    }
+}
