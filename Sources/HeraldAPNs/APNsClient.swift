@@ -158,7 +158,7 @@ public final class APNsClient: Sendable {
         var timestamp: Int64?
         if answer.status != 200, let object = try? JSONValue.parse(answer.body.readableBytesView).objectValue {
             if case .string(let wire)? = object["reason"] { reason = APNsReason(wire: wire) }
-            if case .number(let value)? = object["timestamp"] { timestamp = Int64(value) }
+            if case .number(let value)? = object["timestamp"] { timestamp = value.integerValue }
         }
         let retryAfter = answer.headers.first(name: "retry-after").flatMap(Int.init)
         return APNsResponse(

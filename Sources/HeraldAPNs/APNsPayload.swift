@@ -109,11 +109,13 @@ public struct APNsPayload: Sendable, Equatable {
         case .fields(let fields)?: aps["alert"] = .object(fields.json)
         case nil: break
         }
-        if let badge { aps["badge"] = .number(Double(badge)) }
+        if let badge { aps["badge"] = .number(JSONNumber(badge)) }
         switch sound {
         case .named(let name)?: aps["sound"] = .string(name)
         case .critical(let name, let volume)?:
-            aps["sound"] = .object(["critical": .number(1), "name": .string(name), "volume": .number(volume)])
+            aps["sound"] = .object([
+                "critical": .number(1), "name": .string(name), "volume": .number(JSONNumber(volume)),
+            ])
         case nil: break
         }
         if let threadID { aps["thread-id"] = .string(threadID) }
@@ -122,13 +124,15 @@ public struct APNsPayload: Sendable, Equatable {
         if mutableContent { aps["mutable-content"] = .number(1) }
         if let targetContentID { aps["target-content-id"] = .string(targetContentID) }
         if let interruptionLevel { aps["interruption-level"] = .string(interruptionLevel.rawValue) }
-        if let relevanceScore { aps["relevance-score"] = .number(relevanceScore) }
+        if let relevanceScore { aps["relevance-score"] = .number(JSONNumber(relevanceScore)) }
         if let filterCriteria { aps["filter-criteria"] = .string(filterCriteria) }
-        if let timestamp { aps["timestamp"] = .number(timestamp.timeIntervalSince1970.rounded(.down)) }
+        if let timestamp { aps["timestamp"] = .number(JSONNumber(timestamp.timeIntervalSince1970.rounded(.down))) }
         if let event { aps["event"] = .string(event) }
         if let contentState { aps["content-state"] = .object(contentState) }
-        if let staleDate { aps["stale-date"] = .number(staleDate.timeIntervalSince1970.rounded(.down)) }
-        if let dismissalDate { aps["dismissal-date"] = .number(dismissalDate.timeIntervalSince1970.rounded(.down)) }
+        if let staleDate { aps["stale-date"] = .number(JSONNumber(staleDate.timeIntervalSince1970.rounded(.down))) }
+        if let dismissalDate {
+            aps["dismissal-date"] = .number(JSONNumber(dismissalDate.timeIntervalSince1970.rounded(.down)))
+        }
         if let attributesType { aps["attributes-type"] = .string(attributesType) }
         if let attributes { aps["attributes"] = .object(attributes) }
         var root = custom

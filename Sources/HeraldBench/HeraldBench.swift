@@ -79,12 +79,12 @@ struct HeraldBench: AsyncParsableCommand {
         let cpu = Self.cpuSeconds() - cpuBefore
         await client.shutdown()
         let result: [String: JSONValue] = [
-            "notifications": .number(Double(count)), "delivered": .number(Double(delivered)),
-            "failed": .number(Double(failed)), "payload_bytes": .number(Double(payload.count)),
-            "seconds": .number((seconds * 1000).rounded() / 1000),
-            "rate": .number((Double(delivered) / seconds).rounded()),
-            "cpu_seconds": .number((cpu * 1000).rounded() / 1000),
-            "cpu_seconds_per_1000": .number((cpu / Double(count) * 1_000_000).rounded() / 1000),
+            "notifications": .number(JSONNumber(count)), "delivered": .number(JSONNumber(delivered)),
+            "failed": .number(JSONNumber(failed)), "payload_bytes": .number(JSONNumber(payload.count)),
+            "seconds": .number(JSONNumber((seconds * 1000).rounded() / 1000)),
+            "rate": .number(JSONNumber((Double(delivered) / seconds).rounded())),
+            "cpu_seconds": .number(JSONNumber((cpu * 1000).rounded() / 1000)),
+            "cpu_seconds_per_1000": .number(JSONNumber((cpu / Double(count) * 1_000_000).rounded() / 1000)),
         ]
         print(String(decoding: JSONValue.object(result).serialized(), as: UTF8.self))
     }

@@ -110,7 +110,7 @@ public actor FCMAccessToken {
             throw Self.failure("the token endpoint answered \(response.status.code)")
         }
         var lifetime: TimeInterval = 3600
-        if case .number(let seconds)? = object["expires_in"] { lifetime = seconds }
+        if case .number(let seconds)? = object["expires_in"] { lifetime = seconds.doubleValue }
         current = (token, now().addingTimeInterval(lifetime))
         return token
     }

@@ -89,7 +89,7 @@ private enum SQLiteQueryCompiler {
         switch value {
         case .null: .null
         case .bool(let bool): bool.databaseValue
-        case .number(let number): number.databaseValue
+        case .number(let number): number.integerValue?.databaseValue ?? number.doubleValue.databaseValue
         case .string(let string): string.databaseValue
         case .date(let date): date.timeIntervalSince1970.databaseValue
         }

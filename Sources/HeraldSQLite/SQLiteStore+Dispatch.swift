@@ -23,20 +23,27 @@ extension SQLiteStore: DispatchStore {
                 try db.execute(
                     sql: "UPDATE notifications SET idempotency_key = NULL WHERE id = ?", arguments: [earlier.id])
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
-                        expires_at, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
-                    notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
-                    notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
-                ])
-            try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
+            try self.insertNotification(notification, spec: spec, runAt: runAt, db)
             return (notification, true)
         }
+    }
+
+    /// Inserts a notification and its job in the caller's transaction.
+    func insertNotification(
+        _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date, _ db: Database
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
+                    expires_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
+                notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
+                notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
+            ])
+        try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
     }
 
     public func notification(appID: String, id: String) async throws -> PushNotification? {
@@ -226,21 +233,24 @@ extension SQLiteStore: DispatchStore {
         let service: PushService = try enumeration(2)
         return DeliveryTarget(
             installationID: row[0],
-            token: try PushToken(storageBytes: try cipher.open(Array(row[4] as Data)), service: service),
+            token: try cipher.openToken(Array(row[4] as Data), service: service),
             platform: try enumeration(1), service: service, environment: try enumeration(3), timezone: row[5],
             bundleID: row[6])
     }
 
     public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {
+        try await database.read { db in try self.count(target, appID: appID, db) }
+    }
+
+    /// A target's installations by service, in the caller's transaction (none for raw tokens).
+    func count(_ target: NotificationTarget, appID: String, _ db: Database) throws -> [PushService: Int] {
         guard let (condition, arguments) = try audienceCondition(target, appID: appID) else { return [:] }
         let sql = "SELECT service, count(*) AS n FROM installations WHERE \(condition) GROUP BY service"
-        return try await database.read { db in
-            var counts: [PushService: Int] = [:]
-            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
-                if let service = PushService(rawValue: row["service"]) { counts[service] = row["n"] }
-            }
-            return counts
+        var counts: [PushService: Int] = [:]
+        for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+            if let service = PushService(rawValue: row["service"]) { counts[service] = row["n"] }
         }
+        return counts
     }
 
     /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
@@ -265,7 +275,7 @@ extension SQLiteStore: DispatchStore {
             arguments += [appID]
             arguments += StatementArguments(channels)
         case .query(let query):
-            let compiled = try InstallationQuery(parsing: query).sqliteCondition()
+            let compiled = try query.query.sqliteCondition()
             conditions.append("(\(compiled.sql))")
             arguments += compiled.arguments
         }
@@ -553,7 +563,7 @@ extension SQLiteStore: DispatchStore {
 
     // MARK: Rows
 
-    private func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
+    func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
         var spec: [String: JSONValue] = [
             "target": notification.target.json, "payload": notification.payload.json,
             "respect_preferences": .bool(notification.respectPreferences),

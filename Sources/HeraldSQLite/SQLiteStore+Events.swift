@@ -92,7 +92,9 @@ extension SQLiteStore: EventStore {
 
     // MARK: Events
 
-    public func insertEvent(_ event: SourceEvent) async throws -> (event: SourceEvent, created: Bool) {
+    public func insertEvent(
+        _ event: SourceEvent, notifying: @Sendable (SourceEvent) throws -> EventNotification?
+    ) async throws -> (event: SourceEvent, created: Bool) {
         try await database.write { db in
             if let earlier = try self.fetchEvent(
                 db, where: "e.app_id = ? AND e.external_id = ?", [event.appID, event.externalID])
@@ -131,16 +133,18 @@ extension SQLiteStore: EventStore {
                     stored.type, stored.summary, stored.thumbnail, stored.status,
                     stored.occurredAt?.timeIntervalSince1970, stored.createdAt.timeIntervalSince1970,
                 ])
+            if let caused = try notifying(stored),
+                try !caused.onlyWithAudience || caused.notification.target.holdsTokens
+                    || !self.count(caused.notification.target, appID: stored.appID, db).isEmpty
+            {
+                try self.insertNotification(
+                    caused.notification, spec: try self.sealSpec(caused.notification), runAt: caused.runAt, db)
+                try db.execute(
+                    sql: "UPDATE events SET notification_id = ? WHERE app_id = ? AND id = ?",
+                    arguments: [caused.notification.id, stored.appID, stored.id])
+                stored.notificationID = caused.notification.id
+            }
             return (stored, true)
-        }
-    }
-
-    public func linkEvent(appID: String, id: String, notificationID: String) async throws -> SourceEvent? {
-        try await database.write { db in
-            try db.execute(
-                sql: "UPDATE events SET notification_id = coalesce(notification_id, ?) WHERE app_id = ? AND id = ?",
-                arguments: [notificationID, appID, id])
-            return try self.fetchEvent(db, where: "e.app_id = ? AND e.id = ?", [appID, id])
         }
     }
 

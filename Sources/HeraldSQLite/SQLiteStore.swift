@@ -114,15 +114,12 @@ public final class SQLiteStore: Store {
         }
     }
 
-    private func seal(_ registration: InstallationRegistration) throws -> (index: [UInt8], sealed: [UInt8]) {
-        (
-            cipher.index(registration.token.identity, service: registration.service),
-            try cipher.seal(registration.token.storageBytes)
-        )
+    private func seal(_ registration: InstallationRegistration) throws -> SealedToken {
+        try cipher.seal(registration.token, service: registration.service)
     }
 
     private func register(
-        _ registration: InstallationRegistration, sealed token: (index: [UInt8], sealed: [UInt8]), appID: String,
+        _ registration: InstallationRegistration, sealed token: SealedToken, appID: String,
         now: Date, _ db: Database
     ) throws -> RegistrationResult {
         let index = token.index
@@ -167,8 +164,8 @@ public final class SQLiteStore: Store {
     }
 
     public func update(_ installation: Installation, now: Date) async throws -> Installation? {
-        let index = cipher.index(installation.token.identity, service: installation.service)
-        let sealed = try cipher.seal(installation.token.storageBytes)
+        let token = try cipher.seal(installation.token, service: installation.service)
+        let (index, sealed) = (token.index, token.sealed)
         let updated = {
             var copy = installation
             copy.updatedAt = now
@@ -376,8 +373,7 @@ public final class SQLiteStore: Store {
             return try JSONValue.parse(Array(text.utf8))
         }
         let service: PushService = try enumeration(.service)
-        let token = try PushToken(
-            storageBytes: try cipher.open(Array(value(.tokenSealed) as Data)), service: service)
+        let token = try cipher.openToken(Array(value(.tokenSealed) as Data), service: service)
         guard case .array(let channelValues) = try json(.channels, empty: .array([])),
             case .object(let attributeMembers) = try json(.attributes, empty: .object([:]))
         else {

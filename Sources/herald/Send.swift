@@ -76,7 +76,7 @@ struct Send: AsyncParsableCommand {
         var payload: [String: JSONValue] = [:]
         payload["title"] = title.map(JSONValue.string)
         payload["body"] = body.map(JSONValue.string)
-        payload["badge"] = badge.map { .number(Double($0)) }
+        payload["badge"] = badge.map { .number(JSONNumber($0)) }
         payload["sound"] = sound.map(JSONValue.string)
         return .object(["target": .object(target), "payload": .object(payload)])
     }

@@ -6,6 +6,26 @@ import Testing
 
 @Suite("Secrets at rest")
 struct TokenCipherTests {
+    @Test("A push token seals to its keyed index and ciphertext, and opens back whole, subscriptions too")
+    func sealedTokens() throws {
+        let cipher = try TokenCipher(masterKey: TokenCipher.generateMasterKey())
+        let device = PushToken.device(Fixtures.apnsToken())
+        let subscription = PushToken.webPush(Fixtures.webPushSubscription())
+        for (token, service) in [(device, PushService.apns), (subscription, .webpush)] {
+            let sealed = try cipher.seal(token, service: service)
+            #expect(sealed.index == cipher.index(token.identity, service: service))
+            #expect(!sealed.sealed.isEmpty && sealed.sealed != token.storageBytes)
+            #expect(try cipher.openToken(sealed.sealed, service: service) == token)
+        }
+        // The same token string indexes differently under another service; another key cannot open it.
+        #expect(try cipher.seal(device, service: .fcm).index != (try cipher.seal(device, service: .apns)).index)
+        let other = try TokenCipher(masterKey: TokenCipher.generateMasterKey())
+        let error = #expect(throws: HeraldError.self) {
+            try other.openToken(try cipher.seal(device, service: .apns).sealed, service: .apns)
+        }
+        #expect(error?.code == "secret_key_mismatch")
+    }
+
     @Test("Sealed tokens open with the same key and not with another")
     func roundTrip() throws {
         let cipher = Fixtures.cipher()

@@ -101,7 +101,7 @@ struct TestFailure: Error, CustomStringConvertible {
 extension APIResponse {
     /// A number at a dotted path, as an integer.
     func int(_ path: String) -> Int? {
-        if case .number(let value)? = self[path] { return Int(value) }
+        if case .number(let value)? = self[path] { return value.integerValue.map(Int.init) }
         return nil
     }
 }

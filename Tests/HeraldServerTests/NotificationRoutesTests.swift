@@ -361,7 +361,7 @@ struct NotificationRoutesTests {
             }
             let badges = harness.apns.requests.compactMap { request -> Int? in
                 if case .number(let value)? = request.json?.objectValue?["aps"]?.objectValue?["badge"] {
-                    return Int(value)
+                    return value.integerValue.map(Int.init)
                 }
                 return nil
             }

@@ -5,7 +5,8 @@ import Foundation
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    /// A number: integers exactly (see ``JSONNumber``).
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -63,7 +64,7 @@ extension JSONValue: Codable {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
+        } else if let value = try? container.decode(JSONNumber.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
@@ -79,12 +80,7 @@ extension JSONValue: Codable {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
-        case .number(let value):
-            if value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 {
-                try container.encode(Int64(value))
-            } else {
-                try container.encode(value)
-            }
+        case .number(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)

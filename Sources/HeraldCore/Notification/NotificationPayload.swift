@@ -116,7 +116,7 @@ public struct NotificationPayload: Sendable, Equatable {
         object["subtitle"] = subtitle.map(JSONValue.string)
         object["body"] = body.map(JSONValue.string)
         switch badge {
-        case .set(let value)?: object["badge"] = .number(Double(value))
+        case .set(let value)?: object["badge"] = .number(JSONNumber(value))
         case .increment?: object["badge"] = .string("increment")
         case nil: break
         }
@@ -131,7 +131,7 @@ public struct NotificationPayload: Sendable, Equatable {
         object["interruption_level"] = interruptionLevel.map { .string($0.rawValue) }
         object["priority"] = .string(priority.rawValue)
         object["collapse_id"] = collapseID.map(JSONValue.string)
-        object["ttl"] = ttl.map { .number(Double($0)) }
+        object["ttl"] = ttl.map { .number(JSONNumber($0)) }
         if !overrides.isEmpty { object["overrides"] = .object(overrides) }
         return .object(object)
     }

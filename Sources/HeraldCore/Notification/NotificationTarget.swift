@@ -23,8 +23,8 @@ public struct NotificationTarget: Sendable, Equatable {
         case userIDs([String])
         /// Installations subscribed to any of the channels.
         case channels([String])
-        /// A LeanCloud/Parse query over installation fields and attributes, kept as sent.
-        case query(JSONValue)
+        /// A LeanCloud/Parse query over installation fields and attributes, parsed once.
+        case query(TargetQuery)
         case all
     }
 
@@ -43,8 +43,33 @@ public struct NotificationTarget: Sendable, Equatable {
 
     /// The largest explicit list a target accepts (ids, users, channels, tokens).
     public static let maxListCount = 10_000
+    /// Installation ids in a target are at most this many characters.
+    public static let maxInstallationIDLength = 64
+    /// User ids in a target are at most this many characters.
+    public static let maxUserIDLength = 256
+    /// Channels in a target are at most this many characters.
+    public static let maxChannelLength = 128
 
-    /// Reads the `target` object of a send request; the `where` query is parsed by the caller.
+    /// Checks an explicit list of a target (ids, users, channels): not empty, at most
+    /// ``maxListCount`` entries, each 1 to `maxLength` characters.
+    /// - Throws: `HeraldError` naming `field` or the entry at fault.
+    public static func validateList(_ items: [String], field: String, maxLength: Int) throws(HeraldError) {
+        guard !items.isEmpty else { throw .invalidValue(field, code: "empty_target", "'\(field)' is empty.") }
+        guard items.count <= maxListCount else {
+            throw .invalidValue(field, code: "target_too_large", "'\(field)' lists more than \(maxListCount) entries.")
+        }
+        for (index, item) in items.enumerated() where item.isEmpty || item.count > maxLength {
+            throw .invalidValue(
+                "\(field)[\(index)]", code: "invalid_length", "Entries must be 1 to \(maxLength) characters long.")
+        }
+    }
+
+    /// Whether a raw token passes the target's platform and service filters.
+    public func admits(_ token: RawToken) -> Bool {
+        services?.contains(token.service) ?? true && platforms?.contains(token.platform) ?? true
+    }
+
+    /// Reads the `target` object of a send request, its `where` query included.
     /// - Throws: `HeraldError` naming the field at fault.
     public init(parsing value: JSONValue, field: String = "target") throws(HeraldError) {
         let reader = try JSONObjectReader(value, path: field)
@@ -58,30 +83,18 @@ public struct NotificationTarget: Sendable, Equatable {
         }
         func list(_ key: String, maxLength: Int) throws(HeraldError) -> [String] {
             let items = try reader.strings(key) ?? []
-            guard !items.isEmpty else {
-                throw .invalidValue(reader.name(key), code: "empty_target", "'\(reader.name(key))' is empty.")
-            }
-            guard items.count <= Self.maxListCount else {
-                throw .invalidValue(
-                    reader.name(key), code: "target_too_large",
-                    "'\(reader.name(key))' lists more than \(Self.maxListCount) entries.")
-            }
-            for (index, item) in items.enumerated() where item.isEmpty || item.count > maxLength {
-                throw .invalidValue(
-                    "\(reader.name(key))[\(index)]", code: "invalid_length",
-                    "Entries must be 1 to \(maxLength) characters long.")
-            }
+            try Self.validateList(items, field: reader.name(key), maxLength: maxLength)
             return items
         }
         switch form {
-        case "installation_ids": audience = .installationIDs(try list(form, maxLength: 64))
-        case "user_ids": audience = .userIDs(try list(form, maxLength: 256))
-        case "channels": audience = .channels(try list(form, maxLength: 128))
+        case "installation_ids": audience = .installationIDs(try list(form, maxLength: Self.maxInstallationIDLength))
+        case "user_ids": audience = .userIDs(try list(form, maxLength: Self.maxUserIDLength))
+        case "channels": audience = .channels(try list(form, maxLength: Self.maxChannelLength))
         case "where":
             guard case .object = reader.members[form] else {
                 throw .invalidType(reader.name(form), expected: "an object")
             }
-            audience = .query(reader.members[form] ?? .object([:]))
+            audience = .query(try TargetQuery(parsing: reader.members[form] ?? .object([:]), field: reader.name(form)))
         case "all":
             guard try reader.bool("all") == true else {
                 throw .invalidValue(reader.name("all"), code: "invalid_target", "'\(reader.name("all"))' must be true.")
@@ -153,7 +166,7 @@ public struct NotificationTarget: Sendable, Equatable {
         case .installationIDs(let ids): object["installation_ids"] = .array(ids.map(JSONValue.string))
         case .userIDs(let ids): object["user_ids"] = .array(ids.map(JSONValue.string))
         case .channels(let channels): object["channels"] = .array(channels.map(JSONValue.string))
-        case .query(let query): object["where"] = query
+        case .query(let query): object["where"] = query.json
         case .all: object["all"] = .bool(true)
         case .tokens(let tokens):
             object["tokens"] = .array(

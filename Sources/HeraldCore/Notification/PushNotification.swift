@@ -68,9 +68,10 @@ public struct NotificationCounts: Sendable, Equatable {
     /// The counts as the API writes them.
     public var json: JSONValue {
         .object([
-            "targeted": .number(Double(targeted)), "sent": .number(Double(sent)), "failed": .number(Double(failed)),
-            "invalid": .number(Double(invalid)), "skipped_preferences": .number(Double(skippedPreferences)),
-            "skipped_expired": .number(Double(skippedExpired)), "rate_limited": .number(Double(rateLimited)),
+            "targeted": .number(JSONNumber(targeted)), "sent": .number(JSONNumber(sent)),
+            "failed": .number(JSONNumber(failed)),
+            "invalid": .number(JSONNumber(invalid)), "skipped_preferences": .number(JSONNumber(skippedPreferences)),
+            "skipped_expired": .number(JSONNumber(skippedExpired)), "rate_limited": .number(JSONNumber(rateLimited)),
         ])
     }
 }

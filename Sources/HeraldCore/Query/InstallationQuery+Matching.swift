@@ -17,7 +17,7 @@ private struct FieldContent {
     /// One value the field holds: an element of an array, or the scalar itself.
     enum Element {
         case string(String)
-        case number(Double)
+        case number(JSONNumber)
         case bool(Bool)
         case date(Date)
         /// A null, array or object inside an array: no operator matches it.
@@ -63,7 +63,7 @@ private struct FieldContent {
         case .channels: return FieldContent(isPresent: true, elements: installation.channels.map(Element.string))
         case .locale: return string(installation.locale)
         case .timezone: return string(installation.timezone)
-        case .badge: return FieldContent(isPresent: true, elements: [.number(Double(installation.badge))])
+        case .badge: return FieldContent(isPresent: true, elements: [.number(JSONNumber(installation.badge))])
         case .appVersion: return string(installation.appVersion)
         case .osVersion: return string(installation.osVersion)
         case .deviceModel: return string(installation.deviceModel)

@@ -34,7 +34,7 @@ public enum QueryOperator: Sendable, Equatable {
 public enum QueryValue: Sendable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     /// An instant, for the date columns (`created_at`, `last_seen_at`…).
     case date(Date)

@@ -80,3 +80,32 @@ public enum SecretComparison {
         SHA256.hash(data: Array(lhs.utf8)) == SHA256.hash(data: Array(rhs.utf8))
     }
 }
+
+/// A push token as every store keeps it: encrypted, and indexed by a keyed hash of its identity.
+public struct SealedToken: Sendable, Equatable {
+    /// The keyed hash of the token's identity within its service: what uniqueness and look-ups use.
+    public var index: [UInt8]
+    /// The token's storage bytes, encrypted (nonce, ciphertext and tag).
+    public var sealed: [UInt8]
+
+    /// Creates a sealed token from its stored parts.
+    public init(index: [UInt8], sealed: [UInt8]) {
+        self.index = index
+        self.sealed = sealed
+    }
+}
+
+extension TokenCipher {
+    /// Seals a push token of a service for storage: its index and its encrypted bytes.
+    /// - Throws: `HeraldError` when encryption fails.
+    public func seal(_ token: PushToken, service: PushService) throws(HeraldError) -> SealedToken {
+        SealedToken(index: index(token.identity, service: service), sealed: try seal(token.storageBytes))
+    }
+
+    /// Opens a token sealed by ``seal(_:service:)``.
+    /// - Throws: `HeraldError` `secret_key_mismatch` for another key's bytes; decoding errors for bytes
+    ///   that are not a token of the service.
+    public func openToken(_ sealed: [UInt8], service: PushService) throws(HeraldError) -> PushToken {
+        try PushToken(storageBytes: try open(sealed), service: service)
+    }
+}

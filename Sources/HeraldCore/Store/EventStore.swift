@@ -20,17 +20,35 @@ public protocol EventStore: Sendable {
     /// Every ownership of a device, in user order.
     func ownerships(appID: String, deviceID: String) async throws -> [Ownership]
 
-    /// Stores an event with the device's active owners (read in the same transaction) as its
-    /// owners, unless the app already has an event with its external id.
+    /// Stores a new event with the device's active owners (read in the same transaction) and, in
+    /// that transaction, the notification `notifying` makes of the stored event, with its job,
+    /// linked to the event: accepted means durable, and an event never notifies twice. An app's
+    /// event with the same external id is returned as it is, and `notifying` is not called.
     /// - Returns: The stored event, and whether it is new (false: the earlier one with the id).
-    /// - Throws: `HeraldError` `event_exists` (409) when another event of the app has its record id.
-    func insertEvent(_ event: SourceEvent) async throws -> (event: SourceEvent, created: Bool)
-
-    /// Records the notification an event caused; an event keeps the first one it is given.
-    /// - Returns: The event as stored afterwards; nil when it does not exist.
-    func linkEvent(appID: String, id: String, notificationID: String) async throws -> SourceEvent?
+    /// - Throws: `HeraldError` `event_exists` (409) when another event of the app has its record id;
+    ///   what `notifying` throws. Nothing is stored then.
+    func insertEvent(
+        _ event: SourceEvent, notifying: @Sendable (SourceEvent) throws -> EventNotification?
+    ) async throws -> (event: SourceEvent, created: Bool)
 
     /// One event of an app by its producer's record id or else Herald's id, with
     /// ``SourceEvent/pushSentAt`` read from its notification.
     func event(appID: String, id: String) async throws -> SourceEvent?
+}
+
+/// The notification an event causes, as the event intake hands it to the store.
+public struct EventNotification: Sendable {
+    public var notification: PushNotification
+    /// When its job first runs.
+    public var runAt: Date
+    /// Store it only when its target reaches at least one installation; otherwise the event is
+    /// stored without a notification (nothing to send).
+    public var onlyWithAudience: Bool
+
+    /// Creates the notification of an event.
+    public init(notification: PushNotification, runAt: Date, onlyWithAudience: Bool) {
+        self.notification = notification
+        self.runAt = runAt
+        self.onlyWithAudience = onlyWithAudience
+    }
 }

@@ -67,13 +67,12 @@ public struct JSONObjectReader: Sendable {
         switch members[key] {
         case nil, .null?: return nil
         case .number(let value)?:
-            guard value.rounded() == value, value >= Double(range.lowerBound), value <= Double(range.upperBound)
-            else {
+            guard let integer = value.integerValue, integer >= range.lowerBound, integer <= range.upperBound else {
                 throw .invalidValue(
                     name(key),
                     "Field '\(name(key))' must be an integer from \(range.lowerBound) to \(range.upperBound).")
             }
-            return Int(value)
+            return Int(integer)
         default: throw .invalidType(name(key), expected: "an integer")
         }
     }

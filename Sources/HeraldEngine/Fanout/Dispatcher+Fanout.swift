@@ -228,10 +228,7 @@ extension Dispatcher {
             let end = min(tokens.count, start + configuration.batchSize)
             let recipients = (start..<end).compactMap { index -> Recipient? in
                 let token = tokens[index]
-                guard notification.target.services?.contains(token.service) ?? true,
-                    notification.target.platforms?.contains(token.platform) ?? true
-                else { return nil }
-                return Recipient(rawToken: token, index: index)
+                return notification.target.admits(token) ? Recipient(rawToken: token, index: index) : nil
             }
             return (recipients, Recipient.key(tokenIndex: end - 1))
         }

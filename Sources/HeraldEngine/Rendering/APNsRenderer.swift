@@ -21,7 +21,7 @@ struct APNsRenderer: Sendable {
         alert["subtitle"] = payload.subtitle.map(JSONValue.string)
         alert["body"] = payload.body.map(JSONValue.string)
         if !alert.isEmpty { aps["alert"] = .object(alert) }
-        if let badge { aps["badge"] = .number(Double(badge)) }
+        if let badge { aps["badge"] = .number(JSONNumber(badge)) }
         if soundEnabled, let sound = payload.sound {
             aps["sound"] =
                 payload.interruptionLevel == .critical
@@ -46,7 +46,7 @@ struct APNsRenderer: Sendable {
             switch headers[name] {
             case nil, .null?: return nil
             case .string(let value)?: return value
-            case .number(let value)?: return String(Int(value))
+            case .number(let value)?: return value.description
             default: throw .invalidType("payload.overrides.apns.headers.\(name)", expected: "a string")
             }
         }

@@ -38,7 +38,7 @@ struct FCMRenderer: Sendable {
 
         var androidNotification: [String: JSONValue] = [:]
         if soundEnabled, let sound = payload.sound { androidNotification["sound"] = .string(sound) }
-        if let badge { androidNotification["notification_count"] = .number(Double(badge)) }
+        if let badge { androidNotification["notification_count"] = .number(JSONNumber(badge)) }
         if let category = payload.category { androidNotification["click_action"] = .string(category) }
         if let thread = payload.threadID { androidNotification["tag"] = .string(thread) }
         var ttl = payload.ttl
@@ -64,7 +64,7 @@ struct FCMRenderer: Sendable {
 
         // Apple devices reached through FCM: the badge, sound and category travel in the apns block.
         var aps: [String: JSONValue] = [:]
-        if let badge { aps["badge"] = .number(Double(badge)) }
+        if let badge { aps["badge"] = .number(JSONNumber(badge)) }
         if soundEnabled, let sound = payload.sound { aps["sound"] = .string(sound) }
         aps["category"] = payload.category.map(JSONValue.string)
         aps["thread-id"] = payload.threadID.map(JSONValue.string)

@@ -102,7 +102,9 @@ public actor SessionTokenIntrospector {
         {
             answer.subject = subject
         }
-        if case .number(let seconds)? = object["exp"] { answer.expiresAt = Date(timeIntervalSince1970: seconds) }
+        if case .number(let seconds)? = object["exp"] {
+            answer.expiresAt = Date(timeIntervalSince1970: seconds.doubleValue)
+        }
         return answer
     }
 

@@ -22,9 +22,10 @@ struct NotificationRoutes: Sendable {
 
     @Sendable func send(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        let body = try await request.jsonBody(limit: maxBodyBytes)
-        let key = request.headers[.idempotencyKey]
-        switch try await dispatcher.submit(body, appID: appID, idempotencyKey: key) {
+        let send = try SendRequest(
+            parsing: try await request.jsonBody(limit: maxBodyBytes),
+            idempotencyKeyHeader: request.headers[.idempotencyKey])
+        switch try await dispatcher.submit(send, appID: appID) {
         case .accepted(let notification, let created):
             if created {
                 return .json(
@@ -34,10 +35,10 @@ struct NotificationRoutes: Sendable {
             return .json(NotificationView.json(notification), status: .ok)
         case .dryRun(let audience):
             var byService: [String: JSONValue] = [:]
-            for (service, count) in audience { byService[service.rawValue] = .number(Double(count)) }
+            for (service, count) in audience { byService[service.rawValue] = .number(JSONNumber(count)) }
             return .json(
                 .object([
-                    "dry_run": .bool(true), "targeted": .number(Double(audience.values.reduce(0, +))),
+                    "dry_run": .bool(true), "targeted": .number(JSONNumber(audience.values.reduce(0, +))),
                     "by_service": .object(byService),
                 ]))
         }

@@ -9,7 +9,7 @@ enum NotificationView {
             case .array(let tokens)? = members["tokens"]
         {
             // Raw tokens are secrets: the record shows how many, not what they are.
-            members["tokens"] = .number(Double(tokens.count))
+            members["tokens"] = .number(JSONNumber(tokens.count))
             target = .object(members)
         }
         return .object([
@@ -41,7 +41,7 @@ enum NotificationView {
             "outcome": .string(record.outcome.rawValue),
             "provider_id": InstallationView.string(record.providerID),
             "reason": InstallationView.string(record.reason),
-            "attempts": .number(Double(record.attempts)),
+            "attempts": .number(JSONNumber(record.attempts)),
             "at": InstallationView.timestamp(record.at),
         ])
     }

@@ -27,6 +27,6 @@ struct UserRoutes: Sendable {
         context.logger.info(
             "user installations deleted",
             metadata: ["herald.user": "\(SecretFingerprint.of(userID))", "herald.deleted": "\(deleted)"])
-        return .json(.object(["deleted": .number(Double(deleted))]))
+        return .json(.object(["deleted": .number(JSONNumber(deleted))]))
     }
 }

@@ -33,29 +33,24 @@ struct AOVISPushTemplate: Sendable {
         String(summary.prefix(maxBodyLength))
     }
 
-    /// The native `POST /v1/notifications` body for the event's owners.
+    /// The send request for the event's owners.
     ///
     /// The data keys sit beside `aps` in the APNs payload and are FCM's `data` (strings), exactly
     /// as §6 shows them. `source` is the camera's id and the notification's `category` (what
     /// preferences filter on) the event type, so native `enabled_sources` and `enabled_categories`
     /// preferences filter AOVIS pushes; the payload has no category, as §6 has none.
-    var sendRequest: JSONValue {
-        .object([
-            "target": .object(["user_ids": .array(event.owners.map(JSONValue.string))]),
-            "source": .string(device.id),
-            "category": .string(type.rawValue),
-            "payload": .object([
-                "title": .string(title),
-                "body": .string(body),
-                "sound": .string("default"),
-                "mutable_content": .bool(true),
-                "data": .object([
+    var sendRequest: SendRequest {
+        SendRequest(
+            target: NotificationTarget(audience: .userIDs(event.owners)),
+            payload: NotificationPayload(
+                title: title, body: body, sound: "default",
+                data: [
                     "deepLink": .string("aovis://event/\(event.publicID)"),
                     "cloudEventId": .string(event.publicID),
                     "deviceId": .string(device.alias ?? device.id),
                     "eventType": .string(type.rawValue),
-                ]),
-            ]),
-        ])
+                ],
+                mutableContent: true),
+            source: device.id, category: type.rawValue)
     }
 }

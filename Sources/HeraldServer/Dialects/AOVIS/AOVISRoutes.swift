@@ -151,10 +151,8 @@ struct AOVISRoutes: Sendable {
 
     /// `POST /api/internal/events`: stores a classified camera event and notifies the camera's
     /// active owners; `201` with the event, or `200` with the first one for a repeated `eventId`.
-    ///
-    /// The event is committed first; the notification is submitted with the idempotency key
-    /// `aovis-event:<id>`, then linked. A repeat after a crash between those steps submits again,
-    /// gets the same notification back and links it: an event never notifies twice.
+    /// The event and its notification are committed together (``EventIntake``); without owners, or
+    /// owners without a deliverable installation, there is nothing to send and the event stays unsent.
     @Sendable func intakeEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         let intake = try AOVISEventIntake(json: try await request.jsonBody(limit: configuration.maxBodyBytes))
@@ -162,23 +160,22 @@ struct AOVISRoutes: Sendable {
             throw HeraldError.invalidValue("deviceId", code: "unknown_device", "No device has this id or alias.")
         }
         let now = self.now()
-        let (stored, created) = try await store.insertEvent(
-            SourceEvent(
-                id: Identifier.make(now: now), appID: appID, externalID: intake.eventID,
-                recordID: intake.cloudEventID, sourceDeviceID: device.id,
-                type: intake.type.rawValue, summary: intake.summary, thumbnail: intake.thumbnail,
-                status: Self.classified, occurredAt: intake.occurredAt, createdAt: now))
-        var event = stored
-        if event.notificationID == nil, let type = AOVISEventType(rawValue: event.type) {
-            event = try await notify(event, type: type, device: device)
+        let event = SourceEvent(
+            id: Identifier.make(now: now), appID: appID, externalID: intake.eventID, recordID: intake.cloudEventID,
+            sourceDeviceID: device.id, type: intake.type.rawValue, summary: intake.summary,
+            thumbnail: intake.thumbnail, status: Self.classified, occurredAt: intake.occurredAt, createdAt: now)
+        let accepted = try await EventIntake(dispatcher: dispatcher, store: store).accept(event, onlyWithAudience: true)
+        { stored in
+            stored.owners.isEmpty
+                ? nil : AOVISPushTemplate(event: stored, type: intake.type, device: device).sendRequest
         }
         context.logger.info(
             "camera event received",
             metadata: [
-                "herald.event": "\(event.id)", "herald.created": "\(created)",
-                "herald.notification": "\(event.notificationID ?? "none")",
+                "herald.event": "\(accepted.event.id)", "herald.created": "\(accepted.created)",
+                "herald.notification": "\(accepted.event.notificationID ?? "none")",
             ])
-        return .json(AOVISView.json(event, device: device), status: created ? .created : .ok)
+        return .json(AOVISView.json(accepted.event, device: device), status: accepted.created ? .created : .ok)
     }
 
     /// `GET /api/internal/events/{id}` (the CloudEvent id or Herald's): the event with `pushSent`
@@ -190,20 +187,6 @@ struct AOVISRoutes: Sendable {
         else { throw HeraldError.notFound("Event") }
         let device = try await store.sourceDevice(appID: appID, reference: event.sourceDeviceID)
         return .json(AOVISView.json(event, device: device))
-    }
-
-    /// Submits the event's push to its owners and links it; without owners, or owners without a
-    /// deliverable installation, there is nothing to send and the event stays unsent.
-    private func notify(_ event: SourceEvent, type: AOVISEventType, device: SourceDevice) async throws -> SourceEvent {
-        guard !event.owners.isEmpty else { return event }
-        let audience = try await store.count(NotificationTarget(audience: .userIDs(event.owners)), appID: event.appID)
-        guard audience.values.reduce(0, +) > 0 else { return event }
-        let template = AOVISPushTemplate(event: event, type: type, device: device)
-        guard
-            case .accepted(let notification, _) = try await dispatcher.submit(
-                template.sendRequest, appID: event.appID, idempotencyKey: "aovis-event:\(event.id)")
-        else { return event }
-        return try await store.linkEvent(appID: event.appID, id: event.id, notificationID: notification.id) ?? event
     }
 
     /// The camera named in the path by id or alias.

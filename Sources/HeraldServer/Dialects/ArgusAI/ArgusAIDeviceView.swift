@@ -34,7 +34,7 @@ enum ArgusAIDeviceView {
             "app_version": string(installation.appVersion),
             "app_bundle_id": string(installation.bundleID),
             "is_active": .bool(installation.valid),
-            "failure_count": .number(Double(installation.failureCount)),
+            "failure_count": .number(JSONNumber(installation.failureCount)),
             "last_failure_at": timestamp(installation.lastFailureAt),
             "last_used_at": timestamp(installation.lastDeliveredAt),
             "created_at": timestamp(installation.createdAt),

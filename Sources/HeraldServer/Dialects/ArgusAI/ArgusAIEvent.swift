@@ -54,6 +54,10 @@ struct ArgusAIEvent: Sendable {
             timestamp = date
         }
         userIDs = try body.strings("user_ids")
+        if let userIDs {
+            try NotificationTarget.validateList(
+                userIDs, field: "user_ids", maxLength: NotificationTarget.maxUserIDLength)
+        }
     }
 
     private static func required(_ body: JSONObjectReader, _ key: String, maxLength: Int) throws(HeraldError) -> String
@@ -91,11 +95,11 @@ struct ArgusAIEvent: Sendable {
         ])
     }
 
-    /// The native `POST /v1/notifications` body: the camera is the notification's source and the
-    /// object type its category (what preferences filter on), while the APNs category stays
-    /// `SECURITY_ALERT`. The APNs rendering of the payload is the document's APNs adaptation; the FCM
-    /// overrides turn the FCM rendering into its data message.
-    func sendRequest(publicBaseURL: String) -> JSONValue {
+    /// The send request: the camera is the notification's source and the object type its category
+    /// (what preferences filter on), while the APNs category stays `SECURITY_ALERT`. The APNs
+    /// rendering of the payload is the document's APNs adaptation; the FCM overrides turn the FCM
+    /// rendering into its data message. A repeated event is the intake's to refuse: no idempotency key.
+    func sendRequest(publicBaseURL: String) -> SendRequest {
         let data: [String: JSONValue] = [
             "event_id": .string(eventID),
             "camera_id": .string(cameraID),
@@ -104,43 +108,27 @@ struct ArgusAIEvent: Sendable {
             "thumbnail_url": .string(publicBaseURL + thumbnailPath),
             "url": .string(url),
         ]
-        let target: JSONValue =
-            userIDs.map { .object(["user_ids": .array($0.map(JSONValue.string))]) }
-            ?? .object(["channels": .array([.string(Self.channel)])])
-        return .object([
-            "target": target,
-            "source": .string(cameraID),
-            "category": .string(detectionType),
-            "payload": .object([
-                "title": .string(title),
-                "subtitle": .string("\(cameraName) Camera"),
-                "body": .string(description),
-                "badge": .number(1),
-                "sound": .string("default"),
-                "category": .string(Self.category),
-                "thread_id": .string(cameraID),
-                "mutable_content": .bool(true),
-                "priority": .string("high"),
-                "ttl": .number(Double(Self.timeToLive)),
-                "data": .object(data),
+        let fcm: JSONValue = .object([
+            // A data message: no notification block, no APNs block, title and body in data.
+            "notification": .null,
+            "apns": .null,
+            "data": .object([
+                "title": .string(title), "body": .string(description), "click_action": .string("OPEN_EVENT"),
+                "notification_channel": .string(Self.androidChannel),
             ]),
-            "overrides": .object([
-                "fcm": .object([
-                    // A data message: no notification block, no APNs block, title and body in data.
-                    "notification": .null,
-                    "apns": .null,
-                    "data": .object([
-                        "title": .string(title), "body": .string(description), "click_action": .string("OPEN_EVENT"),
-                        "notification_channel": .string(Self.androidChannel),
-                    ]),
-                    "android": .object([
-                        "notification": .object([
-                            "channel_id": .string(Self.androidChannel), "icon": .string("ic_notification"),
-                            "color": .string("#FF5722"), "tag": .string(cameraID),
-                        ])
-                    ]),
+            "android": .object([
+                "notification": .object([
+                    "channel_id": .string(Self.androidChannel), "icon": .string("ic_notification"),
+                    "color": .string("#FF5722"), "tag": .string(cameraID),
                 ])
             ]),
         ])
+        return SendRequest(
+            target: NotificationTarget(audience: userIDs.map { .userIDs($0) } ?? .channels([Self.channel])),
+            payload: NotificationPayload(
+                title: title, subtitle: "\(cameraName) Camera", body: description, badge: .set(1), sound: "default",
+                category: Self.category, threadID: cameraID, data: data, mutableContent: true, priority: .high,
+                ttl: Self.timeToLive, overrides: ["fcm": fcm]),
+            source: cameraID, category: detectionType)
     }
 }

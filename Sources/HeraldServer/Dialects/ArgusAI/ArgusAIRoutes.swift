@@ -10,7 +10,7 @@ import Logging
 /// JWT), and camera-event intake for the ArgusAI server (server key). A thin translation onto native
 /// installations, preferences and notifications: every rule is the engine's.
 struct ArgusAIRoutes: Sendable {
-    let store: any DispatchStore
+    let store: any DispatchStore & EventStore
     let dispatcher: Dispatcher
     let settings: [String: ArgusAIConfiguration]
     let limiter: ArgusAIRegistrationLimiter

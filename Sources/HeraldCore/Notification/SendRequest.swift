@@ -1,0 +1,119 @@
+import Foundation
+
+/// What a sender asks for, before the engine stamps and stores it: the engine's one input. The
+/// native route decodes it from `POST /v1/notifications` (``init(parsing:idempotencyKeyHeader:)``);
+/// a dialect builds it directly from its own request.
+public struct SendRequest: Sendable, Equatable {
+    /// When the notification stops being worth sending.
+    public enum Expiration: Sendable, Equatable {
+        /// At this instant (`expiration_time`).
+        case at(Date)
+        /// This many seconds after the push time, or after acceptance without one (`expiration_interval`).
+        case after(seconds: Int)
+    }
+
+    /// Who it goes to; a `where` query is already parsed.
+    public var target: NotificationTarget
+    /// What it says, with provider overrides.
+    public var payload: NotificationPayload
+    /// What sent it, matched against `enabled_sources` preferences.
+    public var source: String?
+    /// What kind of event it is, matched against `enabled_categories` preferences.
+    public var category: String?
+    /// When to send; nil sends now.
+    public var pushTime: PushTime?
+    public var expiration: Expiration?
+    public var respectPreferences: Bool
+    /// A repeat with the same key within the idempotency window returns the first notification.
+    public var idempotencyKey: String?
+    /// Resolve the audience and validate the payload, store and send nothing.
+    public var dryRun: Bool
+
+    /// Creates a send request.
+    public init(
+        target: NotificationTarget, payload: NotificationPayload, source: String? = nil, category: String? = nil,
+        pushTime: PushTime? = nil, expiration: Expiration? = nil, respectPreferences: Bool = true,
+        idempotencyKey: String? = nil, dryRun: Bool = false
+    ) {
+        self.target = target
+        self.payload = payload
+        self.source = source
+        self.category = category
+        self.pushTime = pushTime
+        self.expiration = expiration
+        self.respectPreferences = respectPreferences
+        self.idempotencyKey = idempotencyKey
+        self.dryRun = dryRun
+    }
+
+    /// The members of a native send body.
+    public static let fields: Set<String> = [
+        "target", "payload", "overrides", "source", "category", "push_time", "expiration_time", "expiration_interval",
+        "respect_preferences", "dry_run", "idempotency_key",
+    ]
+    /// Sources and categories are at most this many characters.
+    public static let maxLabelLength = 256
+    /// Idempotency keys are at most this many characters.
+    public static let maxIdempotencyKeyLength = 255
+    /// The longest `expiration_interval`: a year, in seconds.
+    public static let maxExpirationInterval = 31_536_000
+
+    /// Decodes a native send body (`POST /v1/notifications`) with the `Idempotency-Key` header.
+    /// Checks that need the clock (a push time within a year, an expiration after it) are the
+    /// engine's, when it accepts the request.
+    /// - Throws: `HeraldError` naming the field at fault.
+    public init(parsing body: JSONValue, idempotencyKeyHeader headerKey: String? = nil) throws(HeraldError) {
+        let reader = try JSONObjectReader(body)
+        try reader.rejectUnknown(allowed: Self.fields)
+        guard let targetValue = reader.members["target"], targetValue != .null else { throw .missingField("target") }
+        let target = try NotificationTarget(parsing: targetValue)
+        guard let payloadValue = reader.members["payload"], payloadValue != .null else {
+            throw .missingField("payload")
+        }
+        var payload = try NotificationPayload(parsing: payloadValue)
+        if let overrides = try reader.object("overrides") {
+            guard payload.overrides.isEmpty else {
+                throw .invalidValue(
+                    "overrides", code: "duplicate_overrides",
+                    "Give overrides at the top level or in the payload, not both.")
+            }
+            payload.overrides = try NotificationPayload(parsing: .object(["overrides": .object(overrides.members)]))
+                .overrides
+        }
+        self.init(
+            target: target, payload: payload, source: try reader.string("source", maxLength: Self.maxLabelLength),
+            category: try reader.string("category", maxLength: Self.maxLabelLength),
+            respectPreferences: try reader.bool("respect_preferences") ?? true,
+            dryRun: try reader.bool("dry_run") ?? false)
+        if let text = try reader.string("push_time") { pushTime = try PushTime(parsing: text, field: "push_time") }
+        if reader.contains("expiration_time"), reader.contains("expiration_interval") {
+            throw .invalidValue(
+                "expiration_interval", code: "conflicting_expiration",
+                "Give expiration_time or expiration_interval, not both.")
+        }
+        if let text = try reader.string("expiration_time") {
+            guard case .instant(let date) = try PushTime(parsing: text, field: "expiration_time") else {
+                throw .invalidValue(
+                    "expiration_time", code: "invalid_expiration", "expiration_time needs a time zone offset.")
+            }
+            expiration = .at(date)
+        }
+        if let seconds = try reader.integer("expiration_interval", in: 1...Self.maxExpirationInterval) {
+            expiration = .after(seconds: seconds)
+        }
+        idempotencyKey = try reader.string("idempotency_key", maxLength: Self.maxIdempotencyKeyLength)
+        if let headerKey {
+            guard !headerKey.isEmpty, headerKey.count <= Self.maxIdempotencyKeyLength else {
+                throw .invalidValue(
+                    "Idempotency-Key", code: "invalid_idempotency_key",
+                    "Idempotency-Key is 1 to \(Self.maxIdempotencyKeyLength) characters.")
+            }
+            if let idempotencyKey, idempotencyKey != headerKey {
+                throw .invalidValue(
+                    "idempotency_key", code: "conflicting_idempotency_key",
+                    "The Idempotency-Key header and the body's idempotency_key differ.")
+            }
+            idempotencyKey = headerKey
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import HeraldCore
+
+/// Accepts events from producers (a camera's classified event, an NVR's detection) and the
+/// notification each one causes: event, notification, job and link are committed in one
+/// transaction, so an accepted event is durable with its push, and a repeated one (same external
+/// id) sends nothing. Every dialect with events goes through it.
+public struct EventIntake: Sendable {
+    /// What accepting an event did.
+    public struct Result: Sendable {
+        /// The event as stored; for a repeat, the earlier one.
+        public var event: SourceEvent
+        /// The event's notification, if it has one.
+        public var notification: PushNotification?
+        /// Whether the event is new.
+        public var created: Bool
+    }
+
+    let dispatcher: Dispatcher
+    let store: any DispatchStore & EventStore
+
+    /// Creates an intake storing through `store` (the dispatcher's) and validating with `dispatcher`.
+    public init(dispatcher: Dispatcher, store: any DispatchStore & EventStore) {
+        self.dispatcher = dispatcher
+        self.store = store
+    }
+
+    /// Stores a new event and the notification `notify` makes of it (called with the event as
+    /// stored, its owners read in the same transaction; nil sends nothing).
+    /// - Parameter onlyWithAudience: Store the notification only when its target reaches at least
+    ///   one installation; otherwise the event stays without one.
+    /// - Throws: `HeraldError` from the store (`event_exists`) or from validating the send request,
+    ///   with nothing stored.
+    public func accept(
+        _ event: SourceEvent, onlyWithAudience: Bool, notify: @escaping @Sendable (SourceEvent) -> SendRequest?
+    ) async throws -> Result {
+        let now = dispatcher.now()
+        let dispatcher = self.dispatcher
+        let (stored, created) = try await store.insertEvent(event) { stored throws(HeraldError) in
+            guard let request = notify(stored) else { return nil }
+            let notification = try dispatcher.notification(for: request, appID: stored.appID, now: now)
+            return EventNotification(
+                notification: notification, runAt: notification.notBefore ?? now, onlyWithAudience: onlyWithAudience)
+        }
+        var notification: PushNotification?
+        if let id = stored.notificationID { notification = try await store.notification(appID: stored.appID, id: id) }
+        if created, let notification { dispatcher.accepted(notification) }
+        return Result(event: stored, notification: notification, created: created)
+    }
+}
