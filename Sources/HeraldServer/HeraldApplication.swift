@@ -7,33 +7,31 @@ import Logging
 /// Builds Herald's HTTP application from its parts; `herald serve` and the tests use the same
 /// builder.
 public enum HeraldApplication {
+    /// The dialects Herald serves (DESIGN §6): a new one is its folder under `Dialects/` and a line here.
+    static let dialects: [any Dialect.Type] = [ArgusAIRoutes.self, AOVISRoutes.self]
+
     /// The router with every route and middleware, and the table of routes it serves.
     public static func router(
         configuration: HeraldConfiguration, store: any DispatchStore & EventStore, apps: AppDirectory,
         dispatcher: Dispatcher, now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
+        var table = RouteTable(index: RouteIndex())
         router.add(middleware: RequestLogMiddleware())
-        router.add(middleware: ErrorMiddleware())
-        var table = RouteTable()
-        OperationsRoutes(store: store).register(on: router.group(), table: &table)
+        router.add(middleware: ErrorMiddleware(routes: table.index))
         let api = router.group("v1").add(middleware: BearerAuthenticator(apps: apps))
         InstallationRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
-            .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
+            .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
-            .register(on: api.group("installations"), prefix: "/v1/installations", table: &table)
+            .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         UserRoutes(store: store).register(on: api.group("users"), prefix: "/v1/users", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
-            .register(on: api.group("notifications"), prefix: "/v1/notifications", table: &table)
-        ArgusAIRoutes(
-            store: store, dispatcher: dispatcher, settings: configuration.argus, limiter: ArgusAIRegistrationLimiter(),
-            maxBodyBytes: configuration.maxBodyBytes, now: now
-        )
-        .register(
-            on: router.group("api/v1").add(middleware: BearerAuthenticator(apps: apps)), prefix: "/api/v1",
-            table: &table)
-        AOVISRoutes(store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
-            .register(on: router, table: &table)
+            .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
+        let context = DialectContext(
+            store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
+        for dialect in dialects { dialect.mount(context, on: router, table: &table) }
+        // Last: the document it serves describes every route registered before.
+        OperationsRoutes(store: store).register(on: router.group(), table: &table)
         return (router, table.routes)
     }
 

@@ -68,7 +68,7 @@ struct AOVISRegisterTests {
     func apnsEnvironment() async throws {
         let harness = try await ServerHarness()
         var configuration = harness.configuration
-        configuration.aovis["demo"] = AOVISConfiguration(apnsEnvironment: .sandbox)
+        configuration.dialects.aovis["demo"] = AOVISConfiguration(apnsEnvironment: .sandbox)
         let clock = harness.clock
         let router = HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher,

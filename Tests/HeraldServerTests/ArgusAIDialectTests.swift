@@ -460,16 +460,16 @@ struct ArgusAIDialectTests {
     @Test("Settings come from app.<id>.argus.*, and bad values stop start-up naming the key")
     func configuration() async throws {
         let defaults = try await HeraldConfiguration.load(file: nil, environment: [:])
-        #expect(defaults.argus["default"]?.publicBaseURL == nil)
-        #expect(defaults.argus["default"]?.registerRateLimit == 20)
+        #expect(defaults.dialects.argus["default"]?.publicBaseURL == nil)
+        #expect(defaults.dialects.argus["default"]?.registerRateLimit == 20)
         let configured = try await HeraldConfiguration.load(
             file: nil,
             environment: [
                 "HERALD_APP_DEFAULT_ARGUS_PUBLIC_BASE_URL": "https://argusai.local/",
                 "HERALD_APP_DEFAULT_ARGUS_REGISTER_RATE_LIMIT": "5",
             ])
-        #expect(configured.argus["default"]?.publicBaseURL == "https://argusai.local")
-        #expect(configured.argus["default"]?.registerRateLimit == 5)
+        #expect(configured.dialects.argus["default"]?.publicBaseURL == "https://argusai.local")
+        #expect(configured.dialects.argus["default"]?.registerRateLimit == 5)
         for (key, value) in [
             ("HERALD_APP_DEFAULT_ARGUS_PUBLIC_BASE_URL", "argusai.local"),
             ("HERALD_APP_DEFAULT_ARGUS_REGISTER_RATE_LIMIT", "0"),

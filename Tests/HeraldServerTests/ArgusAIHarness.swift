@@ -34,7 +34,7 @@ struct ArgusAIHarness {
     /// Runs `test` against the router built with the ArgusAI settings, then stops any mocks.
     func run(_ test: @Sendable (API) async throws -> Void) async throws {
         var configuration = server.configuration
-        configuration.argus = ["demo": settings]
+        configuration.dialects.argus = ["demo": settings]
         let clock = server.clock
         let app = Application(
             router: HeraldApplication.router(

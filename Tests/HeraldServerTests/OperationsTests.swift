@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldServer
 import HummingbirdTesting
 import NIOCore
+import OpenAPIKit
 import Testing
 import Yams
 
@@ -33,28 +34,69 @@ struct OperationsTests {
         }
     }
 
-    @Test("openapi.yaml is OpenAPI 3.1 and describes every route the router serves")
+    @Test("openapi.yaml is a valid OpenAPI 3.1 document of exactly the routes the router serves")
     func openAPICoversRoutes() async throws {
         let harness = try await ServerHarness()
-        let routes = harness.router().routes
-        #expect(routes.count >= 8)
+        let routes = Set(harness.router().routes)
         try await harness.run { api async throws in
             let response = try await api.client.executeRequest(
                 uri: "/openapi.yaml", method: .get, headers: [:], body: nil)
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("application/yaml") == true)
-            let text = String(buffer: response.body)
-            let document = try #require(try Yams.load(yaml: text) as? [String: Any])
-            #expect(document["openapi"] as? String == "3.1.0")
-            let paths = try #require(document["paths"] as? [String: Any])
-            for route in routes {
-                let operations = paths[route.path] as? [String: Any]
-                #expect(operations?[route.method.rawValue.lowercased()] != nil, "\(route) is missing from openapi.yaml")
+            let document = try YAMLDecoder().decode(OpenAPI.Document.self, from: String(buffer: response.body))
+            #expect(document.openAPIVersion == .v3_1_1)
+            // References resolve, operations are unique, path parameters are declared.
+            try document.validate()
+            var described: Set<RouteDescriptor> = []
+            for route in document.routes {
+                for endpoint in route.pathItem.endpoints {
+                    described.insert(
+                        RouteDescriptor(
+                            method: HTTPRequest.Method(endpoint.method.rawValue)!, path: route.path.rawValue))
+                }
             }
-            let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
-            for name in ["Installation", "InstallationRegistration", "InstallationPatch", "InstallationList", "Error"] {
-                #expect(schemas[name] != nil, "schema \(name)")
-            }
+            #expect(described == routes)
+            #expect(routes.contains(RouteDescriptor(method: .get, path: "/openapi.yaml")))
+            #expect(routes.contains(RouteDescriptor(method: .post, path: "/api/internal/push/register")))
+        }
+    }
+
+    @Test("A known path asked with another method is 405 with Allow (RFC 9110 §15.5.6); an unknown one 404")
+    func methodNotAllowed() async throws {
+        let harness = try await ServerHarness()
+        try await harness.run { api async throws in
+            let put = try await api.call(.put, "/v1/installations", bearer: nil)
+            #expect(put.status == .methodNotAllowed)
+            #expect(put.errorCode == "method_not_allowed")
+            #expect(put.headers[.allow] == "POST, GET")
+            let post = try await api.call(.post, "/v1/installations/abc", bearer: ServerHarness.serverKey)
+            #expect(post.status == .methodNotAllowed)
+            #expect(post.headers[.allow] == "GET, PATCH, DELETE")
+            let dialect = try await api.call(.get, "/api/internal/push/register", bearer: nil)
+            #expect(dialect.status == .methodNotAllowed)
+            #expect(dialect.headers[.allow] == "POST")
+            let deeper = try await api.call(.get, "/v1/installations/abc/nothing", bearer: nil)
+            #expect(deeper.status == .notFound)
+        }
+    }
+
+    @Test("List query parameters are checked against their documented rules")
+    func declaredQueryParameters() async throws {
+        let harness = try await ServerHarness()
+        try await harness.run { api async throws in
+            let empty = try await api.call(.get, "/v1/installations?user_id=", bearer: ServerHarness.serverKey)
+            #expect(empty.status == .badRequest)
+            #expect(empty.errorCode == "invalid_length")
+            #expect(empty["error.field"] == .string("user_id"))
+            let channel = try await api.call(.get, "/v1/installations?channel=a%20b", bearer: ServerHarness.serverKey)
+            #expect(channel.errorCode == "invalid_channel")
+            let unknown = try await api.call(.get, "/v1/notifications?user_id=x", bearer: ServerHarness.serverKey)
+            #expect(unknown.errorCode == "unknown_field")
+            let status = try await api.call(.get, "/v1/notifications?status=sent", bearer: ServerHarness.serverKey)
+            #expect(status.errorCode == "invalid_value")
+            let fine = try await api.call(
+                .get, "/v1/installations?channel=news&valid=true&limit=5", bearer: ServerHarness.serverKey)
+            #expect(fine.status == .ok)
         }
     }
 }

@@ -52,6 +52,18 @@ public struct AppDirectory: Sendable {
         self.entries = entries
     }
 
+    /// The app and role of an API key (server or client), compared in constant time against every
+    /// app's keys; nil for anything else. Dialects with credentials of their own resolve them here.
+    public func principal(forKey key: String) -> Principal? {
+        var match: Principal?
+        for entry in entries {
+            // Compare against every key so timing does not reveal which app or key type matched.
+            if SecretComparison.equal(key, entry.keys.serverKey) { match = .server(appID: entry.keys.appID) }
+            if SecretComparison.equal(key, entry.keys.clientKey) { match = .client(appID: entry.keys.appID) }
+        }
+        return match
+    }
+
     /// The principal a bearer credential stands for.
     ///
     /// API keys are compared in constant time against every app's keys; anything else is tried as a
@@ -62,13 +74,7 @@ public struct AppDirectory: Sendable {
     /// - Throws: `HeraldError.unauthorized` saying why (never echoing the credential); `invalid_session`
     ///   when an auth service refused the session or did not answer.
     public func authenticate(bearer: String, appHint: String?) async throws(HeraldError) -> Principal {
-        var match: Principal?
-        for entry in entries {
-            // Compare against every key so timing does not reveal which app or key type matched.
-            if SecretComparison.equal(bearer, entry.keys.serverKey) { match = .server(appID: entry.keys.appID) }
-            if SecretComparison.equal(bearer, entry.keys.clientKey) { match = .client(appID: entry.keys.appID) }
-        }
-        if let match { return match }
+        if let match = principal(forKey: bearer) { return match }
         var refusal = HeraldError.unauthorized("The bearer credential is not a valid key or user token.")
         let candidates = entries.filter { appHint == nil || appHint == $0.keys.appID }
         if bearer.split(separator: ".", omittingEmptySubsequences: false).count == 3 {

@@ -33,9 +33,8 @@ public struct HeraldConfiguration: Sendable {
     /// The dispatch engine's settings.
     public var engine: EngineConfiguration
     /// ArgusAI dialect settings per app id (an app without an entry uses the defaults).
-    public var argus: [String: ArgusAIConfiguration]
-    /// The AOVIS dialect's settings per app id (an app not listed has the defaults).
-    public var aovis: [String: AOVISConfiguration]
+    /// Every dialect's per-app settings.
+    public var dialects: DialectSettings
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -43,8 +42,7 @@ public struct HeraldConfiguration: Sendable {
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
-        engine: EngineConfiguration = .init(), argus: [String: ArgusAIConfiguration] = [:],
-        aovis: [String: AOVISConfiguration] = [:]
+        engine: EngineConfiguration = .init(), dialects: DialectSettings = .init()
     ) {
         self.host = host
         self.port = port
@@ -57,8 +55,7 @@ public struct HeraldConfiguration: Sendable {
         self.defaultAppUserTokens = defaultAppUserTokens
         self.providers = providers
         self.engine = engine
-        self.argus = argus
-        self.aovis = aovis
+        self.dialects = dialects
     }
 
     /// Reads the configuration.
@@ -75,8 +72,8 @@ public struct HeraldConfiguration: Sendable {
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
     /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
-    /// - `app.<id>.argus.*`: see ``ArgusAIConfiguration/init(appID:reader:)``.
-    /// - `app.<id>.aovis.*`: see ``AOVISConfiguration/init(appID:reader:)``.
+    /// - `app.<id>.<dialect>.*`: each dialect's settings (``Dialect/settings(appID:reader:)``):
+    ///   `argus` (``ArgusAIConfiguration/init(appID:reader:)``), `aovis` (``AOVISConfiguration/init(appID:reader:)``).
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
@@ -106,20 +103,14 @@ public struct HeraldConfiguration: Sendable {
         defaultAppUserTokens.introspection = try IntrospectionConfiguration(
             reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "introspection"])),
             key: "app.\(AppConfiguration.defaultID).introspection")
+        let appIDs = ids.isEmpty ? [AppConfiguration.defaultID] : ids
         var providers: [String: ProviderConfiguration] = [:]
-        var aovis: [String: AOVISConfiguration] = [:]
-        for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
+        for id in appIDs {
             providers[id] = try ProviderConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id])))
-            aovis[id] = try AOVISConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, "aovis"])))
         }
         self.providers = providers
-        self.aovis = aovis
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
-        var argus: [String: ArgusAIConfiguration] = [:]
-        for id in ids.isEmpty ? [AppConfiguration.defaultID] : ids {
-            argus[id] = try ArgusAIConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, "argus"])))
-        }
-        self.argus = argus
+        dialects = try DialectSettings(reader: reader, appIDs: appIDs)
     }
 
     /// The file the generated master key is kept in.

@@ -3,15 +3,29 @@ import HeraldCore
 import Hummingbird
 import Logging
 
-/// Gives every error the native JSON shape: Hummingbird's own errors (no route, wrong method) are
-/// translated, and anything unexpected becomes a `500 internal_error` that is logged without detail
-/// reaching the caller.
+/// Gives every error the native JSON shape: Hummingbird's own errors are translated, a known path
+/// asked with a method it does not take is `405` with `Allow` (RFC 9110 §15.5.6), and anything
+/// unexpected becomes a `500 internal_error` that is logged without detail reaching the caller.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The routes served, for `405`.
+    let routes: RouteIndex
+
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let allowed = routes.methods(for: request.uri.path)
+            guard !allowed.isEmpty else { throw Self.translate(error) }
+            var response = try HeraldError(
+                kind: .badRequest, code: "method_not_allowed",
+                message: "\(request.uri.path) does not take \(request.method.rawValue).", field: nil
+            )
+            .response(from: request, context: context)
+            response.status = .methodNotAllowed
+            response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            return response
         } catch let error as HeraldError {
             if error.kind == .internal {
                 context.logger.error("request failed", metadata: ["herald.error": "\(error.code)"])

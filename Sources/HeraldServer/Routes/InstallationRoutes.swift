@@ -11,11 +11,11 @@ struct InstallationRoutes: Sendable {
     let now: @Sendable () -> Date
 
     func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
-        table.on(group, prefix: prefix, "", method: .post, use: create)
-        table.on(group, prefix: prefix, "", method: .get, use: list)
-        table.on(group, prefix: prefix, "{id}", method: .get, use: read)
-        table.on(group, prefix: prefix, "{id}", method: .patch, use: update)
-        table.on(group, prefix: prefix, "{id}", method: .delete, use: delete)
+        table.on(group, prefix: prefix, Self.createOperation, use: create)
+        table.on(group, prefix: prefix, Self.listOperation, use: list)
+        table.on(group, prefix: prefix, Self.readOperation, use: read)
+        table.on(group, prefix: prefix, Self.updateOperation, use: update)
+        table.on(group, prefix: prefix, Self.deleteOperation, use: delete)
     }
 
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
@@ -42,17 +42,11 @@ struct InstallationRoutes: Sendable {
         if case .client = principal {
             throw HeraldError.forbidden("The client key may only register, update and delete installations.")
         }
-        let query = try ListQuery(
-            request.uri.queryParameters, allowed: ["user_id", "channel", "platform", "service", "valid"])
+        let query = try ListQuery(request.uri.queryParameters, declared: Self.listParameters)
         var filter = InstallationFilter(
-            userID: try query.string("user_id", maxLength: InstallationRules.maxShortText),
-            channel: try query.string("channel", maxLength: 128),
-            platform: try query.enumeration("platform", as: Platform.self),
-            service: try query.enumeration("service", as: PushService.self),
-            valid: try query.bool("valid"))
-        if let channel = filter.channel, !InstallationRules.isValidChannel(channel) {
-            throw HeraldError.invalidValue("channel", code: "invalid_channel", "Not a valid channel name.")
-        }
+            userID: query.string("user_id"), channel: query.string("channel"),
+            platform: query.enumeration("platform", as: Platform.self),
+            service: query.enumeration("service", as: PushService.self), valid: query.bool("valid"))
         if let userID = principal.userID {
             // A user lists only their own installations, whatever user_id the query names.
             if let asked = filter.userID, asked != userID { return .json(ListQuery.page([], next: nil)) }

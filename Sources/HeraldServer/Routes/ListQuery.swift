@@ -1,59 +1,47 @@
 import HeraldCore
 import Hummingbird
 
-/// The query string of a list route: filters, `limit` (1 to 1000, default 100) and the opaque
-/// `cursor` returned as `next_cursor` by the previous page.
+/// The query string of a route, checked against the route's declared ``QueryParameter``s (the
+/// ones `/openapi.yaml` documents): filters, `limit` and the opaque `cursor` returned as
+/// `next_cursor` by the previous page.
 struct ListQuery {
+    /// The page size when `limit` is absent.
+    static let defaultLimit = 100
+
     private let parameters: [String: String]
 
-    /// Reads the parameters, refusing unknown and repeated ones.
-    /// - Throws: `HeraldError` `unknown_field` / `invalid_value` naming the parameter.
-    init(_ query: Parameters, allowed: Set<String>) throws(HeraldError) {
+    /// Reads and checks the parameters, refusing undeclared and repeated ones.
+    /// - Throws: `HeraldError` `unknown_field`, `invalid_value`, `invalid_length` or the
+    ///   declaration's code, naming the parameter.
+    init(_ query: Parameters, declared: [QueryParameter]) throws(HeraldError) {
         var parameters: [String: String] = [:]
         for (key, value) in query {
             let key = String(key)
-            guard allowed.contains(key) || key == "limit" || key == "cursor" else { throw .unknownField(key) }
+            guard let declaration = declared.first(where: { $0.name == key }) else { throw .unknownField(key) }
             guard parameters.updateValue(String(value), forKey: key) == nil else {
                 throw .invalidValue(key, "Query parameter '\(key)' is given more than once.")
             }
+            try declaration.check(String(value))
         }
         self.parameters = parameters
     }
 
-    func string(_ key: String, maxLength: Int) throws(HeraldError) -> String? {
-        guard let value = parameters[key] else { return nil }
-        guard !value.isEmpty, value.count <= maxLength else {
-            throw .invalidValue(
-                key, code: "invalid_length", "Query parameter '\(key)' must be 1 to \(maxLength) characters.")
-        }
-        return value
+    /// A checked text parameter.
+    func string(_ key: String) -> String? { parameters[key] }
+
+    /// A checked choice parameter as its enumeration.
+    func enumeration<Value: RawRepresentable>(_ key: String, as type: Value.Type) -> Value?
+    where Value.RawValue == String {
+        parameters[key].flatMap(Value.init(rawValue:))
     }
 
-    func enumeration<Value: RawRepresentable & CaseIterable>(
-        _ key: String, as type: Value.Type
-    ) throws(HeraldError)
-        -> Value? where Value.RawValue == String
-    {
-        guard let raw = parameters[key] else { return nil }
-        guard let value = Value(rawValue: raw) else {
-            let allowed = Value.allCases.map(\.rawValue).joined(separator: ", ")
-            throw .invalidValue(key, "Query parameter '\(key)' must be one of: \(allowed).")
-        }
-        return value
-    }
-
-    func bool(_ key: String) throws(HeraldError) -> Bool? {
-        switch parameters[key] {
-        case nil: return nil
-        case "true": return true
-        case "false": return false
-        default: throw .invalidValue(key, "Query parameter '\(key)' must be true or false.")
-        }
-    }
+    /// A checked boolean parameter.
+    func bool(_ key: String) -> Bool? { parameters[key].map { $0 == "true" } }
 
     /// The page asked for.
+    /// - Throws: `HeraldError` `invalid_limit` or `invalid_cursor`.
     func page() throws(HeraldError) -> PageRequest {
-        var limit = 100
+        var limit = Self.defaultLimit
         if let raw = parameters["limit"] {
             guard let value = Int(raw), (1...PageRequest.maxLimit).contains(value) else {
                 throw .invalidValue(

@@ -13,11 +13,11 @@ struct NotificationRoutes: Sendable {
     let now: @Sendable () -> Date
 
     func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
-        table.on(group, prefix: prefix, "", method: .post, use: send)
-        table.on(group, prefix: prefix, "", method: .get, use: list)
-        table.on(group, prefix: prefix, "{id}", method: .get, use: read)
-        table.on(group, prefix: prefix, "{id}", method: .delete, use: cancel)
-        table.on(group, prefix: prefix, "{id}/deliveries", method: .get, use: deliveries)
+        table.on(group, prefix: prefix, Self.sendOperation, use: send)
+        table.on(group, prefix: prefix, Self.listOperation, use: list)
+        table.on(group, prefix: prefix, Self.readOperation, use: read)
+        table.on(group, prefix: prefix, Self.cancelOperation, use: cancel)
+        table.on(group, prefix: prefix, Self.deliveriesOperation, use: deliveries)
     }
 
     @Sendable func send(_ request: Request, context: HeraldRequestContext) async throws -> Response {
@@ -46,8 +46,8 @@ struct NotificationRoutes: Sendable {
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        let query = try ListQuery(request.uri.queryParameters, allowed: ["status"])
-        let status = try query.enumeration("status", as: NotificationStatus.self)
+        let query = try ListQuery(request.uri.queryParameters, declared: Self.listParameters)
+        let status = query.enumeration("status", as: NotificationStatus.self)
         let page = try query.page()
         var notifications = try await store.notifications(
             appID: appID, status: status, page: PageRequest(after: page.after, limit: page.limit + 1))
@@ -82,8 +82,8 @@ struct NotificationRoutes: Sendable {
 
     @Sendable func deliveries(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let found = try await notification(context)
-        let query = try ListQuery(request.uri.queryParameters, allowed: ["outcome"])
-        let outcome = try query.enumeration("outcome", as: DeliveryRecord.Outcome.self)
+        let query = try ListQuery(request.uri.queryParameters, declared: Self.deliveriesParameters)
+        let outcome = query.enumeration("outcome", as: DeliveryRecord.Outcome.self)
         let page = try query.page()
         var entries = try await store.deliveries(
             notificationID: found.id, outcome: outcome, page: PageRequest(after: page.after, limit: page.limit + 1))

@@ -8,11 +8,16 @@ import NIOCore
 struct OperationsRoutes: Sendable {
     let store: any Store
 
+    /// Registers the routes; call it last: the document describes every route registered before
+    /// and these.
     func register(on group: RouterGroup<HeraldRequestContext>, table: inout RouteTable) {
-        table.on(group, prefix: "", "/healthz", method: .get) { _, _ in
+        let document = ByteBuffer(
+            string: OpenAPIDocument.yaml(
+                table.operations + [Self.healthOperation, Self.readyOperation, Self.documentOperation]))
+        table.on(group, prefix: "", Self.healthOperation) { _, _ in
             .json(.object(["status": .string("ok")]))
         }
-        table.on(group, prefix: "", "/readyz", method: .get) { _, context in
+        table.on(group, prefix: "", Self.readyOperation) { _, context in
             do {
                 try await store.ping()
                 return .json(.object(["status": .string("ready")]))
@@ -21,10 +26,10 @@ struct OperationsRoutes: Sendable {
                 throw HeraldError.unavailable("The database does not answer.")
             }
         }
-        table.on(group, prefix: "", "/openapi.yaml", method: .get) { _, _ in
+        table.on(group, prefix: "", Self.documentOperation) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+                body: .init(byteBuffer: document))
         }
     }
 }

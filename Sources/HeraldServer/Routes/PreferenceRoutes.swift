@@ -10,8 +10,8 @@ struct PreferenceRoutes: Sendable {
     let now: @Sendable () -> Date
 
     func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
-        table.on(group, prefix: prefix, "{id}/preferences", method: .get, use: read)
-        table.on(group, prefix: prefix, "{id}/preferences", method: .put, use: replace)
+        table.on(group, prefix: prefix, Self.readOperation, use: read)
+        table.on(group, prefix: prefix, Self.replaceOperation, use: replace)
     }
 
     @Sendable func read(_ request: Request, context: HeraldRequestContext) async throws -> Response {

@@ -8,7 +8,7 @@ struct UserRoutes: Sendable {
     let store: any Store
 
     func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
-        table.on(group, prefix: prefix, "{user_id}/installations", method: .delete, use: deleteInstallations)
+        table.on(group, prefix: prefix, Self.deleteInstallationsOperation, use: deleteInstallations)
     }
 
     /// `DELETE /v1/users/{user_id}/installations`: the user's account is gone, so are their devices

@@ -22,3 +22,17 @@ public struct AOVISConfiguration: Sendable {
         self.apnsEnvironment = environment
     }
 }
+
+extension AOVISRoutes {
+    static func settings(appID: String, reader: ConfigReader) throws -> AOVISConfiguration {
+        try AOVISConfiguration(appID: appID, reader: reader)
+    }
+}
+
+extension DialectSettings {
+    /// AOVIS's settings, by app.
+    public var aovis: [String: AOVISConfiguration] {
+        get { settings(of: AOVISRoutes.self) }
+        set { replace(AOVISRoutes.self, with: newValue) }
+    }
+}

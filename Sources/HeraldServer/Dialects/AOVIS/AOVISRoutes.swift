@@ -13,7 +13,9 @@ import Logging
 /// Registration is a native registration (same rules, same upsert); an event is a native
 /// notification to the owners' users, sent by the engine. Nothing here keeps a rule of its own
 /// but the guide's: token length, defaults, ownership of `deviceId`, the push template.
-struct AOVISRoutes: Sendable {
+struct AOVISRoutes: Dialect {
+    static let settingsKey = "aovis"
+
     static let prefix = "/api/internal"
     /// The status AOVIS gives an event its classifier has labelled.
     static let classified = "classified"
@@ -24,19 +26,29 @@ struct AOVISRoutes: Sendable {
     let store: any DispatchStore & EventStore
     let apps: AppDirectory
     let dispatcher: Dispatcher
-    let configuration: HeraldConfiguration
+    let settings: [String: AOVISConfiguration]
+    let maxBodyBytes: Int
     let now: @Sendable () -> Date
+
+    init(context: DialectContext, settings: [String: AOVISConfiguration]) {
+        store = context.store
+        apps = context.apps
+        dispatcher = context.dispatcher
+        self.settings = settings
+        maxBodyBytes = context.configuration.maxBodyBytes
+        now = context.now
+    }
 
     func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
         // The app's route authenticates itself, to answer the guide's 401 body.
         let app = router.group("api/internal")
-        table.on(app, prefix: Self.prefix, "push/register", method: .post, use: registerToken)
+        table.on(app, prefix: Self.prefix, Self.registerOperation, use: registerToken)
         let backend = router.group("api/internal").add(middleware: BearerAuthenticator(apps: apps))
-        table.on(backend, prefix: Self.prefix, "devices", method: .post, use: createDevice)
-        table.on(backend, prefix: Self.prefix, "devices/{id}", method: .get, use: readDevice)
-        table.on(backend, prefix: Self.prefix, "devices/{id}/owners/{user_id}", method: .put, use: setOwner)
-        table.on(backend, prefix: Self.prefix, "events", method: .post, use: intakeEvent)
-        table.on(backend, prefix: Self.prefix, "events/{id}", method: .get, use: readEvent)
+        table.on(backend, prefix: Self.prefix, Self.createDeviceOperation, use: createDevice)
+        table.on(backend, prefix: Self.prefix, Self.readDeviceOperation, use: readDevice)
+        table.on(backend, prefix: Self.prefix, Self.setOwnerOperation, use: setOwner)
+        table.on(backend, prefix: Self.prefix, Self.intakeEventOperation, use: intakeEvent)
+        table.on(backend, prefix: Self.prefix, Self.readEventOperation, use: readEvent)
     }
 
     // MARK: The app's route
@@ -47,8 +59,8 @@ struct AOVISRoutes: Sendable {
         do {
             let (appID, userID) = try await session(request)
             let parsed = try AOVISRegistration(
-                json: try await request.jsonBody(limit: configuration.maxBodyBytes),
-                apnsEnvironment: configuration.aovis[appID]?.apnsEnvironment ?? .production)
+                json: try await request.jsonBody(limit: maxBodyBytes),
+                apnsEnvironment: settings[appID]?.apnsEnvironment ?? .production)
             var camera: SourceDevice?
             if let reference = parsed.deviceReference {
                 camera = try await ownedDevice(reference, appID: appID, userID: userID)
@@ -99,7 +111,7 @@ struct AOVISRoutes: Sendable {
     /// `POST /api/internal/devices`: `201` with the new camera.
     @Sendable func createDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        let body = try JSONObjectReader(try await request.jsonBody(limit: configuration.maxBodyBytes))
+        let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         try body.rejectUnknown(allowed: ["id", "alias", "name"])
         let id = try body.string("id", maxLength: SourceDevice.maxReferenceLength)
         let alias = try body.string("alias", maxLength: SourceDevice.maxReferenceLength)
@@ -128,7 +140,7 @@ struct AOVISRoutes: Sendable {
     /// `PUT /api/internal/devices/{id}/owners/{user_id}` with `{"status": "ACTIVE" | "REVOKED"}`.
     @Sendable func setOwner(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        let body = try JSONObjectReader(try await request.jsonBody(limit: configuration.maxBodyBytes))
+        let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         try body.rejectUnknown(allowed: ["status"])
         guard let status = try body.enumeration("status", as: Ownership.Status.self) else {
             throw HeraldError.missingField("status")
@@ -155,7 +167,7 @@ struct AOVISRoutes: Sendable {
     /// owners without a deliverable installation, there is nothing to send and the event stays unsent.
     @Sendable func intakeEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        let intake = try AOVISEventIntake(json: try await request.jsonBody(limit: configuration.maxBodyBytes))
+        let intake = try AOVISEventIntake(json: try await request.jsonBody(limit: maxBodyBytes))
         guard let device = try await store.sourceDevice(appID: appID, reference: intake.deviceReference) else {
             throw HeraldError.invalidValue("deviceId", code: "unknown_device", "No device has this id or alias.")
         }

@@ -46,3 +46,17 @@ public struct ArgusAIConfiguration: Sendable {
         self.init(publicBaseURL: publicBaseURL, registerRateLimit: limit)
     }
 }
+
+extension ArgusAIRoutes {
+    static func settings(appID: String, reader: ConfigReader) throws -> ArgusAIConfiguration {
+        try ArgusAIConfiguration(appID: appID, reader: reader)
+    }
+}
+
+extension DialectSettings {
+    /// ArgusAI's settings, by app.
+    public var argus: [String: ArgusAIConfiguration] {
+        get { settings(of: ArgusAIRoutes.self) }
+        set { replace(ArgusAIRoutes.self, with: newValue) }
+    }
+}

@@ -9,24 +9,38 @@ import Logging
 /// and removal, per-device preferences and the device list under `/api/v1` for the app's users (user
 /// JWT), and camera-event intake for the ArgusAI server (server key). A thin translation onto native
 /// installations, preferences and notifications: every rule is the engine's.
-struct ArgusAIRoutes: Sendable {
+struct ArgusAIRoutes: Dialect {
+    static let settingsKey = "argus"
+
     let store: any DispatchStore & EventStore
+    let apps: AppDirectory
     let dispatcher: Dispatcher
     let settings: [String: ArgusAIConfiguration]
-    let limiter: ArgusAIRegistrationLimiter
+    let limiter = ArgusAIRegistrationLimiter()
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
-    func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
-        table.on(group, prefix: prefix, "push/mobile/register", method: .post, use: registerDevice)
-        table.on(group, prefix: prefix, "push/mobile/tokens/{device_id}", method: .put, use: updateToken)
-        table.on(group, prefix: prefix, "push/mobile/tokens/{device_id}", method: .delete, use: deleteToken)
-        table.on(group, prefix: prefix, "push/mobile/preferences", method: .post, use: readPreferences)
-        table.on(group, prefix: prefix, "push/mobile/preferences", method: .put, use: updatePreferences)
-        table.on(group, prefix: prefix, "push/mobile/events", method: .post, use: notifyEvent)
-        table.on(group, prefix: prefix, "devices", method: .get, use: listDevices)
-        table.on(group, prefix: prefix, "devices/{id}", method: .patch, use: renameDevice)
-        table.on(group, prefix: prefix, "devices/{id}", method: .delete, use: revokeDevice)
+    init(context: DialectContext, settings: [String: ArgusAIConfiguration]) {
+        store = context.store
+        apps = context.apps
+        dispatcher = context.dispatcher
+        self.settings = settings
+        maxBodyBytes = context.configuration.maxBodyBytes
+        now = context.now
+    }
+
+    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+        let group = router.group("api/v1").add(middleware: BearerAuthenticator(apps: apps))
+        let prefix = Self.prefix
+        table.on(group, prefix: prefix, Self.registerOperation, use: registerDevice)
+        table.on(group, prefix: prefix, Self.updateTokenOperation, use: updateToken)
+        table.on(group, prefix: prefix, Self.deleteTokenOperation, use: deleteToken)
+        table.on(group, prefix: prefix, Self.readPreferencesOperation, use: readPreferences)
+        table.on(group, prefix: prefix, Self.updatePreferencesOperation, use: updatePreferences)
+        table.on(group, prefix: prefix, Self.notifyEventOperation, use: notifyEvent)
+        table.on(group, prefix: prefix, Self.listDevicesOperation, use: listDevices)
+        table.on(group, prefix: prefix, Self.renameDeviceOperation, use: renameDevice)
+        table.on(group, prefix: prefix, Self.revokeDeviceOperation, use: revokeDevice)
     }
 
     func settings(_ appID: String) -> ArgusAIConfiguration { settings[appID] ?? ArgusAIConfiguration() }

@@ -1,0 +1,78 @@
+import Configuration
+import Foundation
+import HeraldCore
+import HeraldEngine
+import Hummingbird
+
+/// Another system's API served by Herald unchanged (DESIGN §6): one folder under `Dialects/`, one
+/// conforming type, and one line in ``HeraldApplication/dialects``. A dialect reads its own per-app
+/// settings (`app.<id>.<settingsKey>.*`), registers its routes with their OpenAPI declarations, and
+/// authenticates its callers its own way over the shared ``AppDirectory`` (keys, user tokens).
+protocol Dialect: Sendable {
+    /// One app's settings of the dialect.
+    associatedtype Settings: Sendable
+
+    /// The configuration key under `app.<id>` that holds the dialect's settings (`aovis`, `argus`).
+    static var settingsKey: String { get }
+
+    /// Reads one app's settings from `reader` (scoped to `app.<id>.<settingsKey>`).
+    /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
+    static func settings(appID: String, reader: ConfigReader) throws -> Settings
+
+    /// The dialect over Herald's parts, with every app's settings.
+    init(context: DialectContext, settings: [String: Settings])
+
+    /// Registers the dialect's routes and their middleware (its authentication) on `router`.
+    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable)
+}
+
+/// What every dialect is built from.
+struct DialectContext: Sendable {
+    let store: any DispatchStore & EventStore
+    /// The shared key lookup and user-token verification.
+    let apps: AppDirectory
+    let dispatcher: Dispatcher
+    let configuration: HeraldConfiguration
+    let now: @Sendable () -> Date
+}
+
+extension Dialect {
+    /// Reads every app's settings of the dialect.
+    static func readSettings(appIDs: [String], reader: ConfigReader) throws -> [String: any Sendable] {
+        var settings: [String: any Sendable] = [:]
+        for id in appIDs {
+            settings[id] = try Self.settings(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, settingsKey])))
+        }
+        return settings
+    }
+
+    /// Builds the dialect from `context` and registers its routes.
+    static func mount(_ context: DialectContext, on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+        Self(context: context, settings: context.configuration.dialects.settings(of: Self.self))
+            .register(on: router, table: &table)
+    }
+}
+
+/// Every dialect's settings, per app, as read from the configuration.
+public struct DialectSettings: Sendable {
+    private var settings: [String: [String: any Sendable]] = [:]
+
+    /// No settings: every dialect gets its defaults.
+    public init() {}
+
+    init(reader: ConfigReader, appIDs: [String]) throws {
+        for dialect in HeraldApplication.dialects {
+            settings[dialect.settingsKey] = try dialect.readSettings(appIDs: appIDs, reader: reader)
+        }
+    }
+
+    /// The settings of one dialect, by app.
+    func settings<D: Dialect>(of dialect: D.Type) -> [String: D.Settings] {
+        (settings[D.settingsKey] ?? [:]).compactMapValues { $0 as? D.Settings }
+    }
+
+    /// Replaces the settings of one dialect (tests, embedding).
+    mutating func replace<D: Dialect>(_ dialect: D.Type, with settings: [String: D.Settings]) {
+        self.settings[D.settingsKey] = settings.mapValues { $0 }
+    }
+}

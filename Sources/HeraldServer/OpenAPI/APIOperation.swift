@@ -1,0 +1,96 @@
+import HTTPTypes
+import OpenAPIKit
+
+/// One route as `/openapi.yaml` describes it: method, path template and its OpenAPI operation.
+///
+/// Routes are registered only through these declarations (``RouteTable``), and the document is
+/// built from what the router registered, so a route cannot exist without its description. The
+/// path's `{name}` segments become required path parameters; the query parameters are the
+/// ``QueryParameter`` declarations that ``ListQuery`` also validates with.
+struct APIOperation: Sendable {
+    /// Who may call the operation.
+    enum Security: Sendable {
+        /// `Authorization: Bearer …` (server key, client key, user token), the document's default.
+        case bearer
+        /// No credential.
+        case none
+    }
+
+    var method: HTTPRequest.Method
+    /// The full path template, as the router and the document name it (`/v1/installations/{id}`).
+    var path: String
+    /// The query parameters the route reads; any other is refused.
+    var query: [QueryParameter]
+    var operation: OpenAPI.Operation
+
+    /// Declares an operation.
+    /// - Parameters:
+    ///   - pathParameters: Schemas of the path's `{name}` segments; a segment not given is a
+    ///     non-empty string.
+    ///   - headers: Request header parameters.
+    ///   - body: The JSON request body's schema, when the route takes one (always required).
+    ///   - responses: Each status the route answers and what it carries.
+    init(
+        _ method: HTTPRequest.Method, _ path: String, tags: [String] = [], summary: String,
+        description: String? = nil, security: Security = .bearer, pathParameters: [String: JSONSchema] = [:],
+        query: [QueryParameter] = [], headers: [OpenAPI.Parameter] = [], body: JSONSchema? = nil,
+        responses: [(Int, APIResponse)]
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        var parameters: OpenAPI.Parameter.Array = Self.pathParameterNames(path).map { name in
+            .b(.path(name: name, schema: pathParameters[name] ?? .string(minLength: 1)))
+        }
+        parameters += query.map { .b($0.openAPI) }
+        parameters += headers.map { .b($0) }
+        var map: OpenAPI.Response.Map = [:]
+        for (status, response) in responses {
+            map[OpenAPI.Response.StatusCode(integerLiteral: status)] = response.openAPI
+        }
+        operation = OpenAPI.Operation(
+            tags: tags.isEmpty ? nil : tags, summary: summary, description: description, parameters: parameters,
+            requestBody: body.map { OpenAPI.Request(content: .json($0), required: true) },
+            responses: map, security: security == .none ? [] : nil)
+    }
+
+    /// The names of a path template's `{name}` segments, in order.
+    static func pathParameterNames(_ path: String) -> [String] {
+        path.split(separator: "/").compactMap { segment in
+            segment.hasPrefix("{") && segment.hasSuffix("}") ? String(segment.dropFirst().dropLast()) : nil
+        }
+    }
+}
+
+/// What an operation answers with one status.
+enum APIResponse: Sendable {
+    /// A JSON body of this schema.
+    case json(String, JSONSchema)
+    /// No body.
+    case empty(String)
+    /// The native error body (`#/components/responses/Error`).
+    case error
+    /// A response described in full.
+    case custom(OpenAPI.Response)
+
+    var openAPI: Either<OpenAPI.Reference<OpenAPI.Response>, OpenAPI.Response> {
+        switch self {
+        case .json(let description, let schema):
+            .b(OpenAPI.Response(description: description, content: .json(schema)))
+        case .empty(let description): .b(OpenAPI.Response(description: description))
+        case .error: .a(.component(named: "Error"))
+        case .custom(let response): .b(response)
+        }
+    }
+}
+
+extension Array where Element == (Int, APIResponse) {
+    /// The native error response under each status.
+    static func errors(_ statuses: Int...) -> Self { statuses.map { ($0, .error) } }
+}
+
+extension OrderedDictionary
+where Key == OpenAPI.ContentType, Value == Either<OpenAPI.Reference<OpenAPI.Content>, OpenAPI.Content> {
+    /// `application/json` of this schema.
+    static func json(_ schema: JSONSchema) -> Self { [.json: .b(OpenAPI.Content(schema: schema))] }
+}
