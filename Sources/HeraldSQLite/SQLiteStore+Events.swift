@@ -97,14 +97,15 @@ extension SQLiteStore: EventStore {
     ) async throws -> (event: SourceEvent, created: Bool) {
         try await database.write { db in
             if let earlier = try self.fetchEvent(
-                db, where: "e.app_id = ? AND e.external_id = ?", [event.appID, event.externalID])
+                db, where: "e.app_id = ? AND e.producer = ? AND e.external_id = ?",
+                [event.appID, event.producer, event.externalID])
             {
                 return (earlier, false)
             }
             if let record = event.recordID,
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM events WHERE app_id = ? AND record_id = ?",
-                    arguments: [event.appID, record])
+                    db, sql: "SELECT 1 FROM events WHERE app_id = ? AND producer = ? AND record_id = ?",
+                    arguments: [event.appID, event.producer, record])
                     == true
             {
                 throw HeraldError(
@@ -123,12 +124,12 @@ extension SQLiteStore: EventStore {
             stored.pushSentAt = nil
             try db.execute(
                 sql: """
-                    INSERT INTO events (id, app_id, external_id, record_id, source_device_id, owners, type, summary,
-                        thumbnail, status, occurred_at, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO events (id, app_id, producer, external_id, record_id, source_device_id, owners, type,
+                        summary, thumbnail, status, occurred_at, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    stored.id, stored.appID, stored.externalID, stored.recordID, stored.sourceDeviceID,
+                    stored.id, stored.appID, stored.producer, stored.externalID, stored.recordID, stored.sourceDeviceID,
                     String(decoding: JSONValue.array(stored.owners.map(JSONValue.string)).serialized(), as: UTF8.self),
                     stored.type, stored.summary, stored.thumbnail, stored.status,
                     stored.occurredAt?.timeIntervalSince1970, stored.createdAt.timeIntervalSince1970,
@@ -148,10 +149,11 @@ extension SQLiteStore: EventStore {
         }
     }
 
-    public func event(appID: String, id: String) async throws -> SourceEvent? {
+    public func event(appID: String, producer: String, id: String) async throws -> SourceEvent? {
         try await database.read { db in
-            try self.fetchEvent(db, where: "e.app_id = ? AND e.record_id = ?", [appID, id])
-                ?? self.fetchEvent(db, where: "e.app_id = ? AND e.id = ?", [appID, id])
+            try self.fetchEvent(
+                db, where: "e.app_id = ? AND e.producer = ? AND e.record_id = ?", [appID, producer, id])
+                ?? self.fetchEvent(db, where: "e.app_id = ? AND e.producer = ? AND e.id = ?", [appID, producer, id])
         }
     }
 
@@ -176,7 +178,8 @@ extension SQLiteStore: EventStore {
             throw HeraldError.internal("Stored event has unreadable owners.")
         }
         return SourceEvent(
-            id: row["id"], appID: row["app_id"], externalID: row["external_id"], recordID: row["record_id"],
+            id: row["id"], appID: row["app_id"], producer: row["producer"], externalID: row["external_id"],
+            recordID: row["record_id"],
             sourceDeviceID: row["source_device_id"],
             owners: owners.compactMap { if case .string(let user) = $0 { user } else { nil } },
             type: row["type"], summary: row["summary"], thumbnail: row["thumbnail"], status: row["status"],

@@ -186,6 +186,21 @@ extension SQLiteStore {
                     ALTER TABLE installations ADD COLUMN delete_when_invalid INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        migrator.registerMigration("v5_event_producers") { db in
+            try db.execute(
+                sql: """
+                    -- Producers' ids are unique per producer (dialect), not per app: an AOVIS eventId
+                    -- must not find an ArgusAI event_id. Events before this came from AOVIS
+                    -- (status classified) or ArgusAI (status detected).
+                    ALTER TABLE events ADD COLUMN producer TEXT NOT NULL DEFAULT '';
+                    UPDATE events SET producer = CASE status WHEN 'detected' THEN 'argusai' ELSE 'aovis' END;
+                    DROP INDEX events_external;
+                    DROP INDEX events_record;
+                    CREATE UNIQUE INDEX events_external ON events (app_id, producer, external_id);
+                    CREATE UNIQUE INDEX events_record ON events (app_id, producer, record_id)
+                        WHERE record_id IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

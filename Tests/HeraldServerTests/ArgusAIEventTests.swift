@@ -205,6 +205,33 @@ struct ArgusAIEventTests {
         }
     }
 
+    @Test("An ArgusAI event_id and an AOVIS eventId that are equal are two events, in either order")
+    func producersDoNotShareIDs() async throws {
+        let engine = try await EngineHarness()
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        try await harness.run { api in
+            let argus = try await api.call(.post, Self.eventsPath, body: Self.event(eventID: "x1"))
+            #expect(argus.status == .accepted)
+            try await AOVISEventTests.camera(api, id: "cam-1", owners: [])
+            let aovis = try await AOVISEventTests.event(api, id: "x1", device: "cam-1", type: "person")
+            #expect(aovis.status == .created)
+            #expect(aovis.string("classifyEventType") == "person")
+            #expect(aovis.string("deviceId") == "cam-1")
+            #expect(aovis.string("status") == "classified")
+            let repeated = try await AOVISEventTests.event(api, id: "x1", device: "cam-1", type: "person")
+            #expect(repeated.status == .ok)
+            #expect(repeated.string("heraldId") == aovis.string("heraldId"))
+            // The other order: an AOVIS event without a notification, then ArgusAI's with the same id.
+            #expect(try await AOVISEventTests.event(api, id: "y1", device: "cam-1").status == .created)
+            let second = try await api.call(.post, Self.eventsPath, body: Self.event(eventID: "y1"))
+            #expect(second.status == .accepted)
+            #expect(second.string("notification_id") != nil)
+            let argusRepeat = try await api.call(.post, Self.eventsPath, body: Self.event(eventID: "x1"))
+            #expect(argusRepeat.status == .ok)
+            #expect(argusRepeat.string("notification_id") == argus.string("notification_id"))
+        }
+    }
+
     @Test("Events take the server key, a configured public URL and a valid body")
     func eventValidation() async throws {
         let engine = try await EngineHarness()

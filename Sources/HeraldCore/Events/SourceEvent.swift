@@ -7,10 +7,14 @@ public struct SourceEvent: Sendable, Equatable {
     /// Herald's id of the event.
     public var id: String
     public var appID: String
-    /// The producer's id of the event, unique within the app: a repeated intake returns the first.
+    /// Who sent the event in (the dialect: `aovis`, `argusai`): producers' ids are unique per
+    /// producer, so two producers' events never deduplicate against each other.
+    public var producer: String
+    /// The producer's id of the event, unique within the app and producer: a repeated intake
+    /// returns the first.
     public var externalID: String
     /// The producer's id of its own record of the event (AOVIS: `CloudEvent.id`, which the app opens
-    /// from the deep link), unique within the app; nil when the producer keeps none.
+    /// from the deep link), unique within the app and producer; nil when the producer keeps none.
     public var recordID: String?
     /// The source device's id.
     public var sourceDeviceID: String
@@ -49,13 +53,15 @@ public struct SourceEvent: Sendable, Equatable {
 
     /// Creates an event record.
     public init(
-        id: String, appID: String, externalID: String, recordID: String? = nil, sourceDeviceID: String,
+        id: String, appID: String, producer: String, externalID: String, recordID: String? = nil,
+        sourceDeviceID: String,
         owners: [String] = [], type: String,
         summary: String, thumbnail: String? = nil, status: String, occurredAt: Date? = nil,
         notificationID: String? = nil, pushSentAt: Date? = nil, createdAt: Date
     ) {
         self.id = id
         self.appID = appID
+        self.producer = producer
         self.externalID = externalID
         self.recordID = recordID
         self.sourceDeviceID = sourceDeviceID

@@ -31,9 +31,9 @@ public protocol EventStore: Sendable {
         _ event: SourceEvent, notifying: @Sendable (SourceEvent) throws -> EventNotification?
     ) async throws -> (event: SourceEvent, created: Bool)
 
-    /// One event of an app by its producer's record id or else Herald's id, with
+    /// One event of an app and producer by the producer's record id or else Herald's id, with
     /// ``SourceEvent/pushSentAt`` read from its notification.
-    func event(appID: String, id: String) async throws -> SourceEvent?
+    func event(appID: String, producer: String, id: String) async throws -> SourceEvent?
 }
 
 /// The notification an event causes, as the event intake hands it to the store.

@@ -86,9 +86,9 @@ enum APISchemas {
                     "subscription": .ref("WebPushSubscription"),
                     "channels": .strings(maxItems: InstallationRules.maxChannels, pattern: channelPattern),
                     "locale": .string(
-                        nullable: true, maxLength: 64, pattern: "^[A-Za-z]{2,8}([_-][A-Za-z0-9]{1,8})*$",
+                        nullable: true, minLength: 1, maxLength: 64, pattern: "^[A-Za-z]{2,8}([_-][A-Za-z0-9]{1,8})*$",
                         examples: ["en", "zh-Hans-CN"]),
-                    "timezone": .string(nullable: true, description: "IANA time zone", maxLength: 64),
+                    "timezone": .string(nullable: true, description: "IANA time zone", minLength: 1, maxLength: 64),
                     "badge": .integer(maximum: (Int(Int32.max), exclusive: false), minimum: (0, exclusive: false)),
                     "app_version": .nullableString(maxLength: short),
                     "os_version": .nullableString(maxLength: short),
@@ -202,7 +202,7 @@ enum APISchemas {
             JSONSchema.strings(minItems: 1, maxItems: NotificationTarget.maxListCount, maxLength: maxLength)
         }
         let label = { (description: String) in
-            JSONSchema.string(description: description, maxLength: SendRequest.maxLabelLength)
+            JSONSchema.string(description: description, minLength: 1, maxLength: SendRequest.maxLabelLength)
         }
         let overrides = JSONSchema.object(
             closed: true,
@@ -244,20 +244,23 @@ enum APISchemas {
                 "payload": .object(
                     closed: true,
                     [
-                        "title": .string(maxLength: 1000), "subtitle": .string(maxLength: 1000),
-                        "body": .string(maxLength: 4000),
+                        "title": .string(minLength: 1, maxLength: 1000),
+                        "subtitle": .string(minLength: 1, maxLength: 1000),
+                        "body": .string(minLength: 1, maxLength: 4000),
                         "badge": .one(of: [
                             .integer(maximum: (999_999, exclusive: false), minimum: (0, exclusive: false)),
                             .choice("increment"),
                         ]),
-                        "sound": .string(maxLength: 256), "category": .string(maxLength: 256),
-                        "thread_id": .string(maxLength: 256), "image": .string(maxLength: 2048),
-                        "deep_link": .string(maxLength: 2048),
+                        "sound": .string(minLength: 1, maxLength: 256),
+                        "category": .string(minLength: 1, maxLength: 256),
+                        "thread_id": .string(minLength: 1, maxLength: 256),
+                        "image": .string(minLength: 1, maxLength: 2048),
+                        "deep_link": .string(minLength: 1, maxLength: 2048),
                         "data": .anyObject(),
                         "content_available": .boolean, "mutable_content": .boolean,
                         "interruption_level": .choice(InterruptionLevel.self),
                         "priority": .choice(NotificationPayload.Priority.self),
-                        "collapse_id": .string(maxLength: 64),
+                        "collapse_id": .string(minLength: 1, maxLength: 64),
                         "ttl": .integer(maximum: (2_419_200, exclusive: false), minimum: (0, exclusive: false)),
                         "overrides": overrides,
                     ]),

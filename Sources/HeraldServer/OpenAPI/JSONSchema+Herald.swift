@@ -8,14 +8,21 @@ extension JSONSchema {
     }
 
     /// An object whose members are optional but those named in `requiring`; `closed` refuses
-    /// members not listed (`additionalProperties: false`).
+    /// members not listed (`additionalProperties: false`). An optional member may also be `null`,
+    /// which Herald reads as absent (and a `PATCH` as "clear").
     static func object(
         requiring required: Set<String> = [], closed: Bool = false, nullable: Bool = false,
         description: String? = nil, _ members: KeyValuePairs<String, JSONSchema>
     ) -> JSONSchema {
         var properties: OrderedDictionary<String, JSONSchema> = [:]
         for (name, schema) in members {
-            properties[name] = required.contains(name) ? schema : schema.optionalSchemaObject()
+            if required.contains(name) {
+                properties[name] = schema
+            } else if schema.isReference {
+                properties[name] = .any(of: [schema, .null()], core: .init(required: false))
+            } else {
+                properties[name] = schema.optionalSchemaObject().nullableSchemaObject()
+            }
         }
         precondition(required.isSubset(of: properties.keys), "required members must be listed")
         return .object(
@@ -43,7 +50,8 @@ extension JSONSchema {
 
     /// A string that may be null.
     static func nullableString(maxLength: Int? = nil, description: String? = nil) -> JSONSchema {
-        .string(nullable: true, description: description, maxLength: maxLength)
+        .string(
+            nullable: true, description: description, minLength: maxLength == nil ? nil : 1, maxLength: maxLength)
     }
 
     /// An array of strings, each 1 to `maxLength` characters.

@@ -70,7 +70,7 @@ struct QueryParameter: Sendable {
         .query(name: name, required: false, schema: schema, description: description)
     }
 
-    /// Checks a value of the parameter; `limit` and `cursor` are checked when the page is read.
+    /// Checks a value of the parameter (a cursor's content is checked when the page is read).
     /// - Throws: `HeraldError` naming the parameter.
     func check(_ value: String) throws(HeraldError) {
         switch kind {
@@ -91,7 +91,15 @@ struct QueryParameter: Sendable {
             guard value == "true" || value == "false" else {
                 throw .invalidValue(name, "Query parameter '\(name)' must be true or false.")
             }
-        case .limit, .cursor: break
+        case .limit:
+            guard let limit = Int(value), (1...PageRequest.maxLimit).contains(limit) else {
+                throw .invalidValue(
+                    name, code: "invalid_limit", "limit must be an integer from 1 to \(PageRequest.maxLimit).")
+            }
+        case .cursor:
+            guard !value.isEmpty else {
+                throw .invalidValue(name, code: "invalid_cursor", "cursor is not one returned by this list.")
+            }
         }
     }
 }

@@ -126,8 +126,10 @@ extension APISchemas {
                     "deviceId": .string(
                         description: "a camera the user owns (ACTIVE), by id or alias", minLength: 1,
                         maxLength: SourceDevice.maxReferenceLength, pattern: "^[!-~]+$"),
-                    "locale": .string(maxLength: 64, defaultValue: AnyCodable(AOVISRegistration.defaultLocale)),
-                    "timezone": .string(maxLength: 64, defaultValue: AnyCodable(AOVISRegistration.defaultTimeZone)),
+                    "locale": .string(
+                        minLength: 1, maxLength: 64, defaultValue: AnyCodable(AOVISRegistration.defaultLocale)),
+                    "timezone": .string(
+                        minLength: 1, maxLength: 64, defaultValue: AnyCodable(AOVISRegistration.defaultTimeZone)),
                 ]),
             "AOVISDevice": .object(
                 requiring: ["id", "owners", "createdAt", "updatedAt"],

@@ -173,7 +173,8 @@ struct AOVISRoutes: Dialect {
         }
         let now = self.now()
         let event = SourceEvent(
-            id: Identifier.make(now: now), appID: appID, externalID: intake.eventID, recordID: intake.cloudEventID,
+            id: Identifier.make(now: now), appID: appID, producer: Self.settingsKey, externalID: intake.eventID,
+            recordID: intake.cloudEventID,
             sourceDeviceID: device.id, type: intake.type.rawValue, summary: intake.summary,
             thumbnail: intake.thumbnail, status: Self.classified, occurredAt: intake.occurredAt, createdAt: now)
         let accepted = try await EventIntake(dispatcher: dispatcher, store: store).accept(event, onlyWithAudience: true)
@@ -195,7 +196,7 @@ struct AOVISRoutes: Dialect {
     @Sendable func readEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         guard let id = context.parameters.get("id"), id.utf8.count <= SourceEvent.maxProducerIDLength,
-            let event = try await store.event(appID: appID, id: id)
+            let event = try await store.event(appID: appID, producer: Self.settingsKey, id: id)
         else { throw HeraldError.notFound("Event") }
         let device = try await store.sourceDevice(appID: appID, reference: event.sourceDeviceID)
         return .json(AOVISView.json(event, device: device))

@@ -22,7 +22,8 @@ extension ArgusAIRoutes {
                 message: "Events need app.\(appID).argus.public_base_url for their thumbnail URLs.")
         }
         let record = SourceEvent(
-            id: Identifier.make(now: now), appID: appID, externalID: event.eventID, sourceDeviceID: event.cameraID,
+            id: Identifier.make(now: now), appID: appID, producer: Self.settingsKey, externalID: event.eventID,
+            sourceDeviceID: event.cameraID,
             type: event.detectionType, summary: event.description, thumbnail: event.thumbnailPath,
             status: Self.eventStatus, occurredAt: event.timestamp, createdAt: now)
         let request = event.sendRequest(publicBaseURL: baseURL)

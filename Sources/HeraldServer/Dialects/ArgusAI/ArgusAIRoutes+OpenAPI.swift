@@ -160,9 +160,10 @@ extension APISchemas {
                         allowedValues: ArgusAIRegistration.services.map { AnyCodable($0.rawValue) }),
                     "token_type": .choice(PushEnvironment.self),
                     "device_id": .string(format: .uuid),
-                    "device_model": .string(maxLength: short), "os_version": .string(maxLength: short),
-                    "app_version": .string(maxLength: short),
-                    "app_bundle_id": .string(description: "the APNs topic", maxLength: short),
+                    "device_model": .string(minLength: 1, maxLength: short),
+                    "os_version": .string(minLength: 1, maxLength: short),
+                    "app_version": .string(minLength: 1, maxLength: short),
+                    "app_bundle_id": .string(description: "the APNs topic", minLength: 1, maxLength: short),
                     "device_name": .string(minLength: 1, maxLength: ArgusAIDeviceView.maxNameLength),
                 ]),
             "ArgusAIPreferences": .object(
@@ -185,7 +186,7 @@ extension APISchemas {
                     "quiet_hours_enabled": .boolean,
                     "quiet_hours_start": .string(pattern: timePattern, examples: ["22:00"]),
                     "quiet_hours_end": .string(pattern: timePattern, examples: ["07:00"]),
-                    "timezone": .string(nullable: true, maxLength: 64),
+                    "timezone": .string(nullable: true, minLength: 1, maxLength: 64),
                     "sound_enabled": .boolean,
                 ]),
             "ArgusAIDevice": .object(
