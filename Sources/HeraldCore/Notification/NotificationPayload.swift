@@ -30,7 +30,8 @@ public struct NotificationPayload: Sendable, Equatable {
     /// Seconds the provider keeps the notification for an offline device.
     public var ttl: Int?
     /// Raw provider fields merged over the rendered ones: `apns` (`aps`, `headers`, other payload
-    /// keys) and `fcm` (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`).
+    /// keys), `fcm` (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`) and
+    /// `webpush` (members of the JSON a service worker receives; `null` removes one).
     public var overrides: [String: JSONValue]
 
     /// Creates a payload.
@@ -95,8 +96,9 @@ public struct NotificationPayload: Sendable, Equatable {
         collapseID = try reader.string("collapse_id", maxLength: 64)
         ttl = try reader.integer("ttl", in: 0...2_419_200)
         if let overrides = try reader.object("overrides") {
-            try overrides.rejectUnknown(allowed: ["apns", "fcm"])
-            for key in ["apns", "fcm"] {
+            let providers = ["apns", "fcm", "webpush"]
+            try overrides.rejectUnknown(allowed: Set(providers))
+            for key in providers {
                 if let provider = try overrides.object(key) { self.overrides[key] = .object(provider.members) }
             }
         }

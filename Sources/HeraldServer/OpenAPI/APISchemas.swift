@@ -211,6 +211,9 @@ enum APISchemas {
                 "fcm": .anyObject(
                     description: "android, apns, webpush, fcm_options, data, notification merged over the rendered "
                         + "ones (null removes a block or key)"),
+                "webpush": .anyObject(
+                    description: "members of the JSON the service worker receives, merged over the rendered ones "
+                        + "(null removes one)"),
             ])
         return .object(
             requiring: ["target", "payload"], closed: true,

@@ -1,0 +1,129 @@
+import Configuration
+import Foundation
+import HeraldAPNs
+import HeraldCore
+import HeraldEngine
+import NIOSSL
+
+extension ProviderConfiguration {
+    /// APNs credentials and where to reach it.
+    public struct APNs: Sendable {
+        /// Token auth: the `.p8` key file, its key id and the team id.
+        public var keyFile: String?
+        public var keyID: String?
+        public var teamID: String?
+        /// Certificate auth: a `.p12` (with password) or a PEM certificate and key.
+        public var p12File: String?
+        public var p12Password: String?
+        public var certificateFile: String?
+        public var certificateKeyFile: String?
+        /// The topic (bundle id) for installations registered without one.
+        public var topic: String?
+        /// `https://host:port` replacing both Apple hosts (a proxy or a mock).
+        public var url: String?
+        /// PEM trust roots replacing the system's.
+        public var caFile: String?
+        public var connections: Int
+
+        /// Creates APNs settings.
+        public init(
+            keyFile: String? = nil, keyID: String? = nil, teamID: String? = nil, p12File: String? = nil,
+            p12Password: String? = nil, certificateFile: String? = nil, certificateKeyFile: String? = nil,
+            topic: String? = nil, url: String? = nil, caFile: String? = nil, connections: Int = 2
+        ) {
+            self.keyFile = keyFile
+            self.keyID = keyID
+            self.teamID = teamID
+            self.p12File = p12File
+            self.p12Password = p12Password
+            self.certificateFile = certificateFile
+            self.certificateKeyFile = certificateKeyFile
+            self.topic = topic
+            self.url = url
+            self.caFile = caFile
+            self.connections = connections
+        }
+    }
+
+    /// The app's APNs settings; nil when it configures none.
+    public var apns: APNs? {
+        get { settings(of: APNsSetup.self) }
+        set { set(newValue, of: APNsSetup.self) }
+    }
+}
+
+/// APNs: `app.<id>.apns.*`.
+enum APNsSetup: ProviderSetup {
+    static let settingsKey = "apns"
+
+    /// Reads `key_file`, `key_id`, `team_id` (token auth) or `p12_file` + `p12_password`, or
+    /// `certificate_file` + `certificate_key_file` (certificate auth); `topic`, `url`, `ca_file`,
+    /// `connections` (2). Nil without a key or certificate.
+    static func settings(appID: String, reader: ConfigReader) throws -> ProviderConfiguration.APNs? {
+        let prefix = "app.\(appID).apns"
+        let keyFile = reader.string(forKey: "key_file")
+        let p12File = reader.string(forKey: "p12_file")
+        let certificateFile = reader.string(forKey: "certificate_file")
+        if keyFile != nil || p12File != nil || certificateFile != nil {
+            var apns = ProviderConfiguration.APNs(
+                keyFile: keyFile, keyID: reader.string(forKey: "key_id"),
+                teamID: reader.string(forKey: "team_id"), p12File: p12File,
+                p12Password: reader.string(forKey: "p12_password", isSecret: true),
+                certificateFile: certificateFile, certificateKeyFile: reader.string(forKey: "certificate_key_file"),
+                topic: reader.string(forKey: "topic"), url: reader.string(forKey: "url"),
+                caFile: reader.string(forKey: "ca_file"))
+            apns.connections = try HeraldConfiguration.integer(
+                reader, "connections", default: 2, key: "\(prefix).connections")
+            if keyFile != nil, apns.keyID == nil || apns.teamID == nil {
+                throw HeraldConfiguration.invalid(
+                    "\(prefix).key_id", "and apns.team_id are required with apns.key_file")
+            }
+            if certificateFile != nil, apns.certificateKeyFile == nil {
+                throw HeraldConfiguration.invalid(
+                    "\(prefix).certificate_key_file", "is required with apns.certificate_file")
+            }
+            return apns
+        }
+        return nil
+    }
+
+    static func transport(
+        _ settings: ProviderConfiguration.APNs?, appID: String, now: @escaping @Sendable () -> Date
+    ) throws -> any Transport {
+        guard let settings else { return APNsTransport(production: nil, sandbox: nil, topic: nil) }
+        let prefix = "app.\(appID).apns"
+        let authentication: APNsConfiguration.Authentication
+        do {
+            if let keyFile = settings.keyFile, let keyID = settings.keyID, let teamID = settings.teamID {
+                let pem = try String(contentsOfFile: keyFile, encoding: .utf8)
+                authentication = .token(try APNsSigningKey(teamID: teamID, keyID: keyID, pem: pem))
+            } else if let p12 = settings.p12File {
+                authentication = try .certificate(p12: p12, password: settings.p12Password ?? "")
+            } else if let certificate = settings.certificateFile, let key = settings.certificateKeyFile {
+                authentication = try .certificate(pemCertificate: certificate, pemKey: key)
+            } else {
+                throw HeraldConfiguration.invalid(prefix, "needs key_file, p12_file or certificate_file")
+            }
+        } catch let error as HeraldError {
+            throw error
+        } catch let error as APNsError {
+            throw HeraldConfiguration.invalid("\(prefix).key_file", "holds no usable key: \(error.message)")
+        } catch {
+            throw HeraldConfiguration.invalid(prefix, "has credentials that cannot be read: \(error)")
+        }
+        let roots = try TransportFactory.trustRoots(settings.caFile, key: "\(prefix).ca_file")
+        func client(_ environment: APNsConfiguration.Environment) throws -> APNsClient {
+            try APNsClient(
+                configuration: APNsConfiguration(
+                    environment: environment, authentication: authentication, trustRoots: roots,
+                    connections: settings.connections),
+                now: now)
+        }
+        if let url = settings.url {
+            let (host, port) = try TransportFactory.hostAndPort(url, key: "\(prefix).url")
+            let custom = try client(.custom(host: host, port: port))
+            return APNsTransport(production: custom, sandbox: custom, topic: settings.topic)
+        }
+        return APNsTransport(production: try client(.production), sandbox: try client(.sandbox), topic: settings.topic)
+    }
+}
