@@ -94,6 +94,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HeraldSNS",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HeraldSQLite",
             dependencies: [
                 "HeraldCore",
@@ -221,6 +233,17 @@ let package = Package(
             name: "HeraldFCMTests",
             dependencies: [
                 "HeraldFCM", "HeraldCore", "HeraldTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeraldSNSTests",
+            dependencies: [
+                "HeraldSNS", "HeraldCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
