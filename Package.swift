@@ -135,7 +135,7 @@ let package = Package(
         .target(
             name: "HeraldEngine",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldFCM",
+                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldWebPush", "HeraldSNS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -147,8 +147,11 @@ let package = Package(
                 "HeraldCore",
                 "HeraldSQLite",
                 "HeraldEngine",
+                "HeraldWebPush",
                 "HeraldAPNs",
                 "HeraldFCM",
+                "HeraldWebPush",
+                "HeraldSNS",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -305,7 +308,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldEngine", "HeraldAPNs",
-                "HeraldFCM", .product(name: "GRDB", package: "GRDB.swift"),
+                "HeraldFCM", "HeraldWebPush", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),

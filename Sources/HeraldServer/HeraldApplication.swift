@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldEngine
+import HeraldWebPush
 import Hummingbird
 import Logging
 
@@ -27,6 +28,8 @@ public enum HeraldApplication {
         UserRoutes(store: store).register(on: api.group("users"), prefix: "/v1/users", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
+        WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })
+            .register(on: router.group("v1/webpush"), table: &table)
         let context = DialectContext(
             store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
         for dialect in dialects { dialect.mount(context, on: router, table: &table) }

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldEngine
 import HeraldServer
 import HeraldTestSupport
+import HeraldWebPush
 import Logging
 import Testing
 
@@ -77,7 +78,42 @@ struct ConfigurationTests {
         }
         // Without credentials every app still gets its transports: payloads are checked, sends fail.
         let bare = try TransportFactory.make(try await HeraldConfiguration.load(file: nil, environment: [:]).providers)
-        #expect(bare["default"]?.services == [.apns, .fcm])
+        #expect(bare["default"]?.services == [.apns, .fcm, .webpush])
+    }
+
+    @Test("app.<id>.webpush: a VAPID key file and a subject; a bad key or a missing subject names the key")
+    func webPushSettings() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let key = VAPIDKey.generate()
+        let file = directory.file("vapid.pem")
+        try key.pemRepresentation.write(toFile: file, atomically: false, encoding: .utf8)
+        let configured = try await HeraldConfiguration.load(
+            file: nil,
+            environment: [
+                "HERALD_APP_DEFAULT_WEBPUSH_VAPID_PRIVATE_KEY_FILE": file,
+                "HERALD_APP_DEFAULT_WEBPUSH_SUBJECT": "mailto:ops@example.com",
+            ])
+        #expect(configured.providers["default"]?.webPush?.key.publicKeyBase64URL == key.publicKeyBase64URL)
+        let transports = try TransportFactory.make(configured.providers)
+        #expect(transports["default"]?.services.contains(.webpush) == true)
+        for app in transports.values { await app.shutdown() }
+        let notAKey = directory.file("nope.pem")
+        try "nope".write(toFile: notAKey, atomically: false, encoding: .utf8)
+        for (environment, field) in [
+            (["HERALD_APP_DEFAULT_WEBPUSH_VAPID_PRIVATE_KEY_FILE": file], "app.default.webpush.subject"),
+            (
+                [
+                    "HERALD_APP_DEFAULT_WEBPUSH_VAPID_PRIVATE_KEY_FILE": notAKey,
+                    "HERALD_APP_DEFAULT_WEBPUSH_SUBJECT": "mailto:ops@example.com",
+                ], "app.default.webpush.vapid_private_key_file"
+            ),
+        ] {
+            let error = await #expect(throws: HeraldError.self) {
+                _ = try await HeraldConfiguration.load(file: nil, environment: environment)
+            }
+            #expect(error?.field == field)
+        }
     }
 
     @Test("Environment overrides the file; flags override both")

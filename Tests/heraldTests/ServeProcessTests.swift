@@ -153,6 +153,26 @@ struct ServeProcessTests {
         #expect(show.text.contains("client key: \(clientKey)"))
     }
 
+    @Test("vapid writes a 0600 PEM private key and prints the applicationServerKey; it never overwrites silently")
+    func vapid() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.file("vapid.pem")
+        let first = try HeraldProcess(["vapid", "--out", file])
+        #expect(try await first.exitStatus() == 0)
+        let publicKey = try await first.line(startingWith: "public key: ")
+        // base64url of a 65-byte uncompressed P-256 point, unpadded.
+        #expect(publicKey.count == 87)
+        #expect(publicKey.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        let attributes = try FileManager.default.attributesOfItem(atPath: file)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let pem = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        let again = try HeraldProcess(["vapid", "--out", file])
+        #expect(try await again.exitStatus() != 0)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == pem)
+    }
+
     @Test("migrate creates the database and exits 0; configuration comes from the environment and a file")
     func migrateAndConfiguration() async throws {
         let directory = try TemporaryDirectory()
