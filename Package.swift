@@ -214,6 +214,7 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -272,7 +273,7 @@ let package = Package(
         .testTarget(
             name: "HeraldSNSTests",
             dependencies: [
-                "HeraldSNS", "HeraldCore",
+                "HeraldSNS", "HeraldCore", "HeraldTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -308,7 +309,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldEngine", "HeraldAPNs",
-                "HeraldFCM", "HeraldWebPush", .product(name: "GRDB", package: "GRDB.swift"),
+                "HeraldFCM", "HeraldWebPush", "HeraldSNS", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),

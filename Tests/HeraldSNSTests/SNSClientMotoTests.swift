@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldSNS
+import HeraldTestSupport
 import Testing
 
 @Suite(

@@ -78,7 +78,7 @@ struct ConfigurationTests {
         }
         // Without credentials every app still gets its transports: payloads are checked, sends fail.
         let bare = try TransportFactory.make(try await HeraldConfiguration.load(file: nil, environment: [:]).providers)
-        #expect(bare["default"]?.services == [.apns, .fcm, .webpush])
+        #expect(bare["default"]?.services == [.apns, .fcm, .webpush, .sns])
     }
 
     @Test("app.<id>.webpush: a VAPID key file and a subject; a bad key or a missing subject names the key")

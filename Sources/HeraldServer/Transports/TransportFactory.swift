@@ -6,7 +6,7 @@ import NIOSSL
 /// Builds each app's transports from configuration.
 public enum TransportFactory {
     /// Every route Herald delivers through: a new one is its ``ProviderSetup`` and a line here.
-    static let providers: [any ProviderSetup.Type] = [APNsSetup.self, FCMSetup.self, WebPushSetup.self]
+    static let providers: [any ProviderSetup.Type] = [APNsSetup.self, FCMSetup.self, WebPushSetup.self, SNSSetup.self]
 
     /// The transports of every app: one per provider, each with its clients when the app configures
     /// that provider (without, it validates payloads and fails deliveries with a configuration failure).

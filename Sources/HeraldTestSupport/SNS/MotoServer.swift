@@ -1,17 +1,15 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
-import HeraldSNS
 import NIOCore
 import NIOHTTP1
 import Synchronization
-import Testing
 
 /// moto (getmoto.org), a Python server that answers the AWS APIs, SNS and IAM among them, run as
 /// a child process on 127.0.0.1 for one suite: started on a port the OS picks, stopped after.
-final class MotoServer: Sendable {
+public final class MotoServer: Sendable {
     /// Whether `python3` can import `moto.server` (`pip install 'moto[server]'`, or `scripts/moto`).
-    static let isAvailable: Bool = {
+    public static let isAvailable: Bool = {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", "import moto.server"]
@@ -26,22 +24,16 @@ final class MotoServer: Sendable {
         return process.terminationStatus == 0
     }()
 
-    /// Why the moto suites are skipped.
-    static let unavailable: Comment = "moto is not installed (pip install 'moto[server]', or scripts/moto)"
-
-    /// The server the running suite started.
-    @TaskLocal static var current: MotoServer?
-
     /// moto's account id in every ARN it makes.
-    static let accountID = "123456789012"
+    public static let accountID = "123456789012"
 
-    let port: Int
+    public let port: Int
     private let process: Process
     private let reader: FileHandle
     private let output: Collected
 
     /// The URL to point an `SNSClient` at.
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    public var endpoint: String { "http://127.0.0.1:\(port)" }
 
     private init(process: Process, port: Int, reader: FileHandle, output: Collected) {
         self.process = process
@@ -51,7 +43,7 @@ final class MotoServer: Sendable {
     }
 
     /// Starts moto on a free port of 127.0.0.1 and waits until it answers.
-    static func start(timeout: Duration = .seconds(60)) async throws -> MotoServer {
+    public static func start(timeout: Duration = .seconds(60)) async throws -> MotoServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Port 0: the OS picks a free one, which werkzeug prints ("Running on http://127.0.0.1:<port>").
@@ -84,7 +76,7 @@ final class MotoServer: Sendable {
     }
 
     /// Stops the server and waits for it to exit.
-    func stop() {
+    public func stop() {
         reader.readabilityHandler = nil
         Self.forceStop(process)
     }
@@ -99,17 +91,17 @@ final class MotoServer: Sendable {
     }
 
     /// What moto printed (its request log), for failure messages.
-    var log: String { output.text.withLock { $0 } }
+    public var log: String { output.text.withLock { $0 } }
 
     /// moto's recorded state (`/moto-api/data.json`): every model instance by service and class.
-    func modelData() async throws -> JSONValue {
+    public func modelData() async throws -> JSONValue {
         let (status, body) = try await send(method: .GET, path: "/moto-api/data.json")
         guard status == 200 else { throw MotoServerError(message: "data.json answered \(status)") }
         return try JSONValue.parse(body)
     }
 
     /// The messages moto recorded as published to an endpoint, by message id.
-    func messages(endpointARN: String) async throws -> [String: String] {
+    public func messages(endpointARN: String) async throws -> [String: String] {
         guard case .array(let endpoints)? = try await modelData().objectValue?["sns"]?.objectValue?["PlatformEndpoint"]
         else { return [:] }
         for endpoint in endpoints where endpoint.objectValue?["arn"] == .string(endpointARN) {
@@ -124,28 +116,9 @@ final class MotoServer: Sendable {
 
     /// Turns IAM authentication on from the next request (`/moto-api/reset-auth`): moto then checks
     /// every request's SigV4 signature against the IAM users' access keys, and their policies.
-    func enableAuthentication() async throws {
+    public func enableAuthentication() async throws {
         let (status, _) = try await send(method: .POST, path: "/moto-api/reset-auth", body: "0")
         guard status == 200 else { throw MotoServerError(message: "reset-auth answered \(status)") }
-    }
-
-    /// Calls moto's IAM (Query API, signed for `iam`) and returns the answer's text.
-    func iam(_ action: String, _ parameters: [(String, String)]) async throws -> String {
-        let body = ([("Action", action), ("Version", "2010-05-08")] + parameters)
-            .map { "\(SigV4.uriEncode($0.0))=\(SigV4.uriEncode($0.1))" }.joined(separator: "&")
-        var request = SigV4Request(
-            method: "POST",
-            headers: ["Host": "127.0.0.1:\(port)", "Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
-            body: Array(body.utf8))
-        SigV4(
-            credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"), region: "us-east-1",
-            service: "iam"
-        )
-        .sign(&request, date: Date())
-        let (status, answer) = try await send(method: .POST, path: "/", headers: request.headers, body: body)
-        let text = String(decoding: answer, as: UTF8.self)
-        guard status == 200 else { throw MotoServerError(message: "IAM \(action) answered \(status): \(text)") }
-        return text
     }
 
     // MARK: - Internals
@@ -163,7 +136,8 @@ final class MotoServer: Sendable {
         }
     }
 
-    private func send(
+    /// Sends a request to moto and returns its status and body.
+    public func send(
         method: HTTPMethod, path: String, headers: HTTPHeaders = [:], body: String? = nil
     )
         async throws -> (Int, [UInt8])
@@ -185,31 +159,10 @@ final class MotoServer: Sendable {
 }
 
 /// moto failed to start or answered its own API unexpectedly.
-struct MotoServerError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
+public struct MotoServerError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 
-/// Starts one moto server around a suite, makes it ``MotoServer/current`` for the suite's tests,
-/// and stops it after, whether the tests passed or not.
-struct MotoServerScope: SuiteTrait, TestScoping {
-    var isRecursive: Bool { false }
-
-    func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        let server = try await MotoServer.start()
-        do {
-            try await MotoServer.$current.withValue(server) { try await function() }
-        } catch {
-            server.stop()
-            throw error
-        }
-        server.stop()
-    }
-}
-
-extension Trait where Self == MotoServerScope {
-    /// One moto server for the whole suite.
-    static var motoServer: Self { MotoServerScope() }
+    /// Creates an error.
+    public init(message: String) { self.message = message }
 }

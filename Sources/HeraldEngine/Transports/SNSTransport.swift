@@ -1,0 +1,163 @@
+import Foundation
+import HeraldAPNs
+import HeraldCore
+import HeraldFCM
+import HeraldSNS
+import Synchronization
+
+/// AWS SNS mobile push: the payload rendered for APNs (``APNsRenderer``) or FCM (``FCMRenderer``),
+/// published with `MessageStructure=json` to the installation's platform endpoint, under the key of
+/// its platform and environment (`APNS`, `APNS_SANDBOX`, `GCM`), the value always a JSON string.
+///
+/// The endpoint is created (or, when SNS already has one for the token, adopted) in the app's
+/// platform application for that key, with the installation id as `CustomUserData`, and remembered
+/// for the token; SNS makes `CreatePlatformEndpoint` idempotent for the same token and attributes.
+public struct SNSTransport: Transport {
+    /// The app's platform application ARNs by SNS platform key (`APNS`, `APNS_SANDBOX`, `GCM`).
+    public struct Applications: Sendable, Equatable {
+        public var apns: String?
+        public var apnsSandbox: String?
+        public var gcm: String?
+
+        /// Creates the ARNs.
+        public init(apns: String? = nil, apnsSandbox: String? = nil, gcm: String? = nil) {
+            self.apns = apns
+            self.apnsSandbox = apnsSandbox
+            self.gcm = gcm
+        }
+
+        /// The application for an SNS platform.
+        func arn(for platform: SNSPlatform) -> String? {
+            switch platform {
+            case .apns(.production): apns
+            case .apns(.sandbox): apnsSandbox
+            case .gcm: gcm
+            }
+        }
+    }
+
+    public var service: PushService { .sns }
+
+    /// The client; nil when the app does not configure SNS (its deliveries fail).
+    public let client: SNSClient?
+    public let applications: Applications
+    /// The APNs topic of installations without a bundle id (SNS takes it from the application).
+    public let topic: String?
+    private let endpoints = EndpointCache()
+
+    /// Creates the transport; with no client it still validates payloads, and fails deliveries with
+    /// a configuration failure.
+    public init(client: SNSClient?, applications: Applications = .init(), topic: String? = nil) {
+        self.client = client
+        self.applications = applications
+        self.topic = topic
+    }
+
+    public func shutdown() async {}
+
+    public func validate(_ notification: PushNotification, now: Date) throws(HeraldError) {
+        // The providers behind SNS keep their own limits.
+        try APNsTransport(production: nil, sandbox: nil, topic: topic).validate(notification, now: now)
+        try FCMTransport(client: nil).validate(notification, now: now)
+    }
+
+    /// The SNS platform of a recipient: Apple platforms through APNs in their environment, the rest GCM.
+    static func platform(of recipient: Recipient) -> SNSPlatform {
+        recipient.platform.isApple ? .apns(recipient.environment) : .gcm
+    }
+
+    /// The message for one push.
+    func message(_ push: OutgoingPush, of notification: PushNotification, now: Date) throws(HeraldError) -> SNSMessage {
+        let recipient = push.recipient
+        let text = notification.payload.body ?? notification.payload.title ?? ""
+        let platform = Self.platform(of: recipient)
+        switch platform {
+        case .apns(let environment):
+            let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.sns").render(
+                notification, token: recipient.token.identity, bundleID: recipient.bundleID, badge: push.badge,
+                soundEnabled: push.soundEnabled, now: now)
+            guard case .object(let payload) = try JSONValue.parse(rendered.payload) else {
+                throw .internal("The APNs payload is not an object.")
+            }
+            return .apns(payload, environment: environment, default: text)
+        case .gcm:
+            let rendered = try FCMRenderer().render(
+                notification, token: recipient.token.identity, badge: push.badge, soundEnabled: push.soundEnabled,
+                now: now)
+            return .gcm(fcmV1Message: rendered.json.objectValue ?? [:], default: text)
+        }
+    }
+
+    public func send(
+        _ pushes: [OutgoingPush], of notification: PushNotification, now: Date
+    ) async -> [TransportResult] {
+        guard let client else {
+            return pushes.map { _ in TransportResult(.configurationFailure(reason: "SNS is not configured")) }
+        }
+        return await withTaskGroup(of: (Int, TransportResult).self) { group in
+            for (index, push) in pushes.enumerated() {
+                group.addTask { (index, await self.send(push, of: notification, client: client, now: now)) }
+            }
+            var results = [TransportResult](
+                repeating: TransportResult(.retry(reason: "no answer", after: nil)), count: pushes.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+    }
+
+    private func send(
+        _ push: OutgoingPush, of notification: PushNotification, client: SNSClient, now: Date
+    ) async -> TransportResult {
+        let platform = Self.platform(of: push.recipient)
+        guard let application = applications.arn(for: platform) else {
+            return TransportResult(
+                .configurationFailure(reason: "No SNS platform application for \(platform.key) is configured"))
+        }
+        let message: SNSMessage
+        do throws(HeraldError) {
+            message = try self.message(push, of: notification, now: now)
+        } catch {
+            return TransportResult(.rejected(reason: error.message))
+        }
+        let token = push.recipient.token.identity
+        do throws(SNSError) {
+            let endpoint: String
+            if let known = endpoints.arn(application: application, token: token) {
+                endpoint = known
+            } else {
+                endpoint = try await client.createOrAdoptPlatformEndpoint(
+                    platformApplicationARN: application, token: token, customUserData: push.recipient.installationID
+                ).endpointARN
+                endpoints.remember(endpoint, application: application, token: token)
+            }
+            let id = try await client.publish(message, to: .endpoint(arn: endpoint))
+            return TransportResult(.delivered(providerID: id))
+        } catch {
+            let outcome = SNSResponseClassifier.outcome(for: error)
+            if case .invalidToken = outcome { endpoints.forget(application: application, token: token) }
+            return TransportResult(outcome, providerWide: error.awsCode == "Throttling")
+        }
+    }
+}
+
+/// Endpoint ARNs by platform application and token, learned from SNS.
+final class EndpointCache: Sendable {
+    private let arns = Mutex<[String: String]>([:])
+    /// At most this many are kept; past it the cache starts over (SNS answers again).
+    static let limit = 100_000
+
+    func arn(application: String, token: String) -> String? {
+        arns.withLock { $0[application + "\n" + token] }
+    }
+
+    func remember(_ arn: String, application: String, token: String) {
+        arns.withLock { arns in
+            if arns.count >= Self.limit { arns.removeAll() }
+            arns[application + "\n" + token] = arn
+        }
+    }
+
+    func forget(application: String, token: String) {
+        _ = arns.withLock { $0.removeValue(forKey: application + "\n" + token) }
+    }
+}
