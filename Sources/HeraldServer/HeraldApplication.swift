@@ -21,7 +21,7 @@ public enum HeraldApplication {
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: ErrorMiddleware(routes: table.index))
         let api = router.group("v1").add(middleware: BearerAuthenticator(apps: apps))
-        InstallationRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
+        InstallationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)

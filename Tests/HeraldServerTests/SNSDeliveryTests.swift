@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldSNS
@@ -72,6 +73,53 @@ struct SNSDeliveryTests {
         let fcm = byKey["GCM"]?.objectValue?["fcmV1Message"]?.objectValue?["message"]?.objectValue
         #expect(fcm?["notification"]?.objectValue?["title"] == .string("Vehicle detected"))
         #expect(fcm?["token"] == nil)
+        await transports.shutdown()
+    }
+
+    @Test(
+        "Registering creates the endpoint (CustomUserData = id) and stores sns_endpoint_arn; a new token updates it; delete deletes it"
+    )
+    func endpointLifecycle() async throws {
+        let moto = try await MotoServer.start()
+        defer { moto.stop() }
+        let client = try SNSClient(
+            configuration: .init(
+                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
+                endpoint: moto.endpoint))
+        let application = try await client.createPlatformApplication(
+            name: "herald-sandbox", platform: .apns(.sandbox), attributes: ["PlatformCredential": "test-credential"])
+        let transports = AppTransports([
+            SNSTransport(client: client, applications: .init(apnsSandbox: application), topic: EngineHarness.topic)
+        ])
+        let server = try await ServerHarness(transports: ["demo": transports])
+        try await server.run { api in
+            let token = Fixtures.apnsToken()
+            let id = try await api.register(
+                #"{"platform":"ios","service":"sns","environment":"sandbox","token":"\#(token)","user_id":"ann"}"#)
+            let read = try await api.call(.get, "/v1/installations/\(id)")
+            let arn = try #require(read.string("sns_endpoint_arn"))
+            #expect(arn.hasPrefix("arn:aws:sns:us-east-1:"))
+            var attributes = try await client.getEndpointAttributes(endpointARN: arn)
+            #expect(attributes.token == token)
+            // moto keeps CustomUserData beside the attributes (SNS returns it among them).
+            guard
+                case .array(let endpoints)? = try await moto.modelData().objectValue?["sns"]?.objectValue?[
+                    "PlatformEndpoint"]
+            else { throw TestFailure("moto has no endpoints") }
+            let stored = endpoints.first { $0.objectValue?["arn"] == .string(arn) }
+            #expect(stored?.objectValue?["custom_user_data"] == .string(id))
+            let renewed = Fixtures.apnsToken()
+            let patched = try await api.call(.patch, "/v1/installations/\(id)", body: #"{"token":"\#(renewed)"}"#)
+            #expect(patched.string("sns_endpoint_arn") == arn)
+            attributes = try await client.getEndpointAttributes(endpointARN: arn)
+            #expect(attributes.token == renewed)
+            #expect(attributes.enabled == true)
+            #expect(try await api.call(.delete, "/v1/installations/\(id)").status == .noContent)
+            let error = await #expect(throws: SNSError.self) {
+                _ = try await client.getEndpointAttributes(endpointARN: arn)
+            }
+            #expect(error?.awsCode == "NotFound")
+        }
         await transports.shutdown()
     }
 }

@@ -161,3 +161,43 @@ final class EndpointCache: Sendable {
         _ = arns.withLock { $0.removeValue(forKey: application + "\n" + token) }
     }
 }
+
+extension SNSTransport: InstallationLifecycle {
+    /// Creates (or adopts) the installation's platform endpoint with its id as `CustomUserData`; a
+    /// stored endpoint whose token changed is updated in place (`SetEndpointAttributes` with the new
+    /// token and `Enabled=true`).
+    public func registered(_ installation: Installation, previous: Installation?) async -> String? {
+        guard let client else { return nil }
+        let recipientPlatform: SNSPlatform =
+            installation.platform.isApple ? .apns(installation.environment) : .gcm
+        guard let application = applications.arn(for: recipientPlatform) else { return nil }
+        let token = installation.token.identity
+        do throws(SNSError) {
+            if let arn = installation.snsEndpointARN ?? previous?.snsEndpointARN {
+                guard previous?.token != installation.token || previous?.valid == false else { return arn }
+                try await client.setEndpointAttributes(
+                    endpointARN: arn,
+                    SNSEndpointAttributes(token: token, enabled: true, customUserData: installation.id))
+                if let old = previous?.token.identity { endpoints.forget(application: application, token: old) }
+                endpoints.remember(arn, application: application, token: token)
+                return arn
+            }
+            let arn = try await client.createOrAdoptPlatformEndpoint(
+                platformApplicationARN: application, token: token, customUserData: installation.id
+            ).endpointARN
+            endpoints.remember(arn, application: application, token: token)
+            return arn
+        } catch {
+            // Not fatal: the next send creates or adopts the endpoint.
+            return nil
+        }
+    }
+
+    public func removed(_ installation: Installation) async {
+        guard let client, let arn = installation.snsEndpointARN else { return }
+        for application in [applications.apns, applications.apnsSandbox, applications.gcm].compactMap({ $0 }) {
+            endpoints.forget(application: application, token: installation.token.identity)
+        }
+        try? await client.deleteEndpoint(endpointARN: arn)
+    }
+}

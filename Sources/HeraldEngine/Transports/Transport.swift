@@ -47,3 +47,15 @@ public struct TransportResult: Sendable, Equatable {
         self.providerWide = providerWide
     }
 }
+
+/// A transport that keeps state at its provider for each installation (an SNS platform endpoint):
+/// told when an installation of its service is registered, changed or deleted.
+public protocol InstallationLifecycle: Transport {
+    /// An installation was registered or changed (`previous`: as it was before; nil when new).
+    /// - Returns: The provider's id of the installation's endpoint to store, or nil to keep what is
+    ///   stored (a provider that did not answer is tried again at the next send).
+    func registered(_ installation: Installation, previous: Installation?) async -> String?
+
+    /// An installation was deleted: its provider-side state goes too.
+    func removed(_ installation: Installation) async
+}

@@ -1,12 +1,15 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldEngine
 import Hummingbird
 import Logging
 
 /// The native installation registry: `/v1/installations`.
 struct InstallationRoutes: Sendable {
     let store: any Store
+    /// Tells transports with provider-side endpoints (SNS) about changes.
+    let dispatcher: Dispatcher
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
@@ -25,7 +28,8 @@ struct InstallationRoutes: Sendable {
             try Self.requireSameUser(registration.userID, as: userID)
             registration.userID = userID
         }
-        let result = try await store.register(registration, appID: principal.appID, now: now())
+        var result = try await store.register(registration, appID: principal.appID, now: now())
+        result.installation = await dispatcher.installationChanged(result.installation, previous: nil)
         context.logger.info(
             "installation registered",
             metadata: [
@@ -76,6 +80,7 @@ struct InstallationRoutes: Sendable {
         let principal = try context.principal()
         let changes = try InstallationChanges(json: try await request.jsonBody(limit: maxBodyBytes))
         var installation = try await owned(context)
+        let previous = installation
         if let userID = principal.userID { try Self.requireSameUser(changes.profile.userID, as: userID) }
         try changes.apply(to: &installation)
         if let token = try changes.resolvedToken(for: installation.service, platform: installation.platform),
@@ -88,9 +93,10 @@ struct InstallationRoutes: Sendable {
             installation.failureCount = 0
         }
         if case .server = principal {} else { installation.lastSeenAt = now() }
-        guard let updated = try await store.update(installation, now: now()) else {
+        guard let stored = try await store.update(installation, now: now()) else {
             throw HeraldError.notFound("Installation")
         }
+        let updated = await dispatcher.installationChanged(stored, previous: previous)
         return .json(InstallationView.json(updated, token: .full))
     }
 
@@ -100,6 +106,7 @@ struct InstallationRoutes: Sendable {
         guard try await store.deleteInstallation(appID: principal.appID, id: installation.id) else {
             throw HeraldError.notFound("Installation")
         }
+        await dispatcher.installationRemoved(installation)
         context.logger.info("installation deleted", metadata: ["herald.installation": "\(installation.id)"])
         return Response(status: .noContent)
     }

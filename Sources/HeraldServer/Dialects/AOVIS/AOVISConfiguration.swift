@@ -6,13 +6,19 @@ public struct AOVISConfiguration: Sendable {
     /// The APNs environment of iOS tokens registered through `POST /api/internal/push/register`
     /// (the AOVIS request does not say; a TestFlight or App Store build is `production`).
     public var apnsEnvironment: PushEnvironment
+    /// Whether tokens registered through the AOVIS route are delivered through AWS SNS (a platform
+    /// endpoint per token, `sns_endpoint_arn` back-filled, as the guide's backend does) rather than
+    /// straight to APNs and FCM; the app then configures `app.<id>.sns.*`.
+    public var deliverThroughSNS: Bool
 
     /// Creates the settings.
-    public init(apnsEnvironment: PushEnvironment = .production) {
+    public init(apnsEnvironment: PushEnvironment = .production, deliverThroughSNS: Bool = false) {
         self.apnsEnvironment = apnsEnvironment
+        self.deliverThroughSNS = deliverThroughSNS
     }
 
-    /// Reads, under `app.<id>.aovis`: `apns_environment` (`sandbox` or `production`; `production`).
+    /// Reads, under `app.<id>.aovis`: `apns_environment` (`sandbox` or `production`; `production`) and
+    /// `delivery` (`direct` or `sns`; `direct`).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
         let raw = reader.string(forKey: "apns_environment", default: PushEnvironment.production.rawValue)
@@ -20,6 +26,11 @@ public struct AOVISConfiguration: Sendable {
             throw HeraldConfiguration.invalid("app.\(appID).aovis.apns_environment", "must be sandbox or production")
         }
         self.apnsEnvironment = environment
+        let delivery = reader.string(forKey: "delivery", default: "direct")
+        guard delivery == "direct" || delivery == "sns" else {
+            throw HeraldConfiguration.invalid("app.\(appID).aovis.delivery", "must be direct or sns")
+        }
+        self.deliverThroughSNS = delivery == "sns"
     }
 }
 

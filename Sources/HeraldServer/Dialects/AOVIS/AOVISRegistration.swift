@@ -16,7 +16,9 @@ struct AOVISRegistration: Sendable {
 
     /// Validates the body with the native installation rules plus the guide's token length.
     /// - Throws: `HeraldError` naming the field at fault (the route answers `invalid_body` for any).
-    init(json: JSONValue, apnsEnvironment: PushEnvironment) throws(HeraldError) {
+    /// - Parameter throughSNS: Register the token for delivery through AWS SNS (the guide's §7: a
+    ///   platform endpoint per token) instead of straight to APNs or FCM.
+    init(json: JSONValue, apnsEnvironment: PushEnvironment, throughSNS: Bool = false) throws(HeraldError) {
         let body = try JSONObjectReader(json)
         let platform: Platform
         let service: PushService
@@ -36,7 +38,7 @@ struct AOVISRegistration: Sendable {
         let timezone = try body.string("timezone", maxLength: 64) ?? Self.defaultTimeZone
         try InstallationRules.validateTimeZone(timezone)
         registration = InstallationRegistration(
-            platform: platform, service: service, environment: environment, token: .device(token),
+            platform: platform, service: throughSNS ? .sns : service, environment: environment, token: .device(token),
             profile: InstallationProfile(locale: locale, timezone: timezone))
         deviceReference = try body.string("deviceId", maxLength: SourceDevice.maxReferenceLength)
     }

@@ -60,7 +60,8 @@ struct AOVISRoutes: Dialect {
             let (appID, userID) = try await session(request)
             let parsed = try AOVISRegistration(
                 json: try await request.jsonBody(limit: maxBodyBytes),
-                apnsEnvironment: settings[appID]?.apnsEnvironment ?? .production)
+                apnsEnvironment: settings[appID]?.apnsEnvironment ?? .production,
+                throughSNS: settings[appID]?.deliverThroughSNS ?? false)
             var camera: SourceDevice?
             if let reference = parsed.deviceReference {
                 camera = try await ownedDevice(reference, appID: appID, userID: userID)
@@ -77,6 +78,7 @@ struct AOVISRoutes: Dialect {
                 }
                 installation = updated
             }
+            installation = await dispatcher.installationChanged(installation, previous: nil)
             context.logger.info(
                 "aovis push token registered",
                 metadata: [
