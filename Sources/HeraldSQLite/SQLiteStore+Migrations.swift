@@ -201,6 +201,39 @@ extension SQLiteStore {
                         WHERE record_id IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v6_sns_api") { db in
+            try db.execute(
+                sql: """
+                    -- The SNS-compatible API's own records; its endpoints are installations.
+                    CREATE TABLE sns_platform_applications (
+                        app_id TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        platform TEXT NOT NULL,
+                        attributes TEXT NOT NULL DEFAULT '{}',
+                        created_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, name)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE sns_topics (
+                        app_id TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, name)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE sns_subscriptions (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL,
+                        topic TEXT NOT NULL,
+                        installation_id TEXT NOT NULL REFERENCES installations (id) ON DELETE CASCADE,
+                        created_at REAL NOT NULL,
+                        FOREIGN KEY (app_id, topic) REFERENCES sns_topics (app_id, name) ON DELETE CASCADE
+                    );
+                    CREATE UNIQUE INDEX sns_subscriptions_member ON sns_subscriptions (app_id, topic, installation_id);
+                    CREATE INDEX sns_subscriptions_installation ON sns_subscriptions (installation_id);
+                    CREATE INDEX installations_sns_application
+                        ON installations (app_id, json_extract(attributes, '$.sns_platform_application'))
+                        WHERE json_extract(attributes, '$.sns_platform_application') IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

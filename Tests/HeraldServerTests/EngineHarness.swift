@@ -5,6 +5,7 @@ import HeraldAPNs
 import HeraldCore
 import HeraldEngine
 import HeraldFCM
+import HeraldServer
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
@@ -20,7 +21,8 @@ struct EngineHarness {
 
     init(
         engine: EngineConfiguration = EngineConfiguration(
-            retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil)
+            retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
+        dialects: DialectSettings = DialectSettings()
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
@@ -40,7 +42,7 @@ struct EngineHarness {
             APNsTransport(production: apnsClient, sandbox: apnsClient, topic: Self.topic),
             FCMTransport(client: fcmClient),
         ])
-        server = try await ServerHarness(transports: ["demo": transports], engine: engine)
+        server = try await ServerHarness(transports: ["demo": transports], engine: engine, dialects: dialects)
     }
 
     /// Works every due job, as a worker would.

@@ -46,7 +46,7 @@ struct ServerHarness {
             ])
         ],
         engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
-        introspection: IntrospectionConfiguration? = nil
+        introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings()
     ) async throws {
         directory = try TemporaryDirectory()
         store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
@@ -66,7 +66,7 @@ struct ServerHarness {
                     userTokens: UserTokenConfiguration(
                         hs256Secret: Self.jwtSecret, publicKeyFiles: [pemPath], issuer: Self.issuer,
                         audience: Self.audience, leewaySeconds: 60, introspection: introspection))
-            ])
+            ], dialects: dialects)
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
         dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.now })
     }

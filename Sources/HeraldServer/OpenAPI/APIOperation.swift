@@ -14,6 +14,16 @@ struct APIOperation: Sendable {
         case bearer
         /// No credential.
         case none
+        /// An AWS Signature Version 4 `Authorization` header (the SNS-compatible API).
+        case sigV4
+    }
+
+    /// The request body's media type.
+    enum BodyEncoding: Sendable {
+        /// `application/json`.
+        case json
+        /// `application/x-www-form-urlencoded` (the AWS Query API).
+        case form
     }
 
     var method: HTTPRequest.Method
@@ -28,13 +38,14 @@ struct APIOperation: Sendable {
     ///   - pathParameters: Schemas of the path's `{name}` segments; a segment not given is a
     ///     non-empty string.
     ///   - headers: Request header parameters.
-    ///   - body: The JSON request body's schema, when the route takes one (always required).
+    ///   - body: The request body's schema, when the route takes one (always required).
+    ///   - bodyEncoding: How the body is encoded: JSON unless said.
     ///   - responses: Each status the route answers and what it carries.
     init(
         _ method: HTTPRequest.Method, _ path: String, tags: [String] = [], summary: String,
         description: String? = nil, security: Security = .bearer, pathParameters: [String: JSONSchema] = [:],
         query: [QueryParameter] = [], headers: [OpenAPI.Parameter] = [], body: JSONSchema? = nil,
-        responses: [(Int, APIResponse)]
+        bodyEncoding: BodyEncoding = .json, responses: [(Int, APIResponse)]
     ) {
         self.method = method
         self.path = path
@@ -48,10 +59,20 @@ struct APIOperation: Sendable {
         for (status, response) in responses {
             map[OpenAPI.Response.StatusCode(integerLiteral: status)] = response.openAPI
         }
+        let requirements: [OpenAPI.SecurityRequirement]? =
+            switch security {
+            case .bearer: nil
+            case .none: []
+            case .sigV4: [[.component(named: "sigv4"): []]]
+            }
         operation = OpenAPI.Operation(
             tags: tags.isEmpty ? nil : tags, summary: summary, description: description, parameters: parameters,
-            requestBody: body.map { OpenAPI.Request(content: .json($0), required: true) },
-            responses: map, security: security == .none ? [] : nil)
+            requestBody: body.map { schema in
+                OpenAPI.Request(
+                    content: bodyEncoding == .json ? .json(schema) : [.form: .b(OpenAPI.Content(schema: schema))],
+                    required: true)
+            },
+            responses: map, security: requirements)
     }
 
     /// The names of a path template's `{name}` segments, in order.
@@ -70,6 +91,8 @@ enum APIResponse: Sendable {
     case empty(String)
     /// The native error body (`#/components/responses/Error`).
     case error
+    /// A `text/xml` body of this schema (the AWS Query API's answers).
+    case xml(String, JSONSchema)
     /// A response described in full.
     case custom(OpenAPI.Response)
 
@@ -77,6 +100,11 @@ enum APIResponse: Sendable {
         switch self {
         case .json(let description, let schema):
             .b(OpenAPI.Response(description: description, content: .json(schema)))
+        case .xml(let description, let schema):
+            .b(
+                OpenAPI.Response(
+                    description: description,
+                    content: [OpenAPI.ContentType(rawValue: "text/xml")!: .b(OpenAPI.Content(schema: schema))]))
         case .empty(let description): .b(OpenAPI.Response(description: description))
         case .error: .a(.component(named: "Error"))
         case .custom(let response): .b(response)

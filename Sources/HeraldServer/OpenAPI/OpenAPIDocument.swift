@@ -23,7 +23,7 @@ enum OpenAPIDocument {
                 title: "Herald",
                 description: """
                     Self-hosted unified push notification gateway. Native API: JSON, snake_case. Errors have \
-                    one shape: {"error": {"code", "message", "field"}}; dialects (AOVIS, ArgusAI) keep their own.
+                    one shape: {"error": {"code", "message", "field"}}; dialects (AOVIS, ArgusAI, SNS) keep their own.
                     """,
                 version: "0.1.0"),
             servers: [.init(url: URL(string: "http://127.0.0.1:8080")!)],
@@ -41,7 +41,14 @@ enum OpenAPIDocument {
                                 The app's server key (full access), client key (register, update, delete \
                                 installations) or a user token from the app's own auth system (own installations \
                                 only). With several apps, X-Herald-App names the app a user token belongs to.
-                                """))
+                                """)),
+                    "sigv4": .b(
+                        .apiKey(
+                            name: "Authorization", location: .header,
+                            description: """
+                                AWS Signature Version 4 (service sns), signed with an app's \
+                                app.<id>.sns_api.access_key_id and secret_access_key, as AWS SDKs sign.
+                                """)),
                 ]),
             security: [[.component(named: "bearer"): []]])
     }

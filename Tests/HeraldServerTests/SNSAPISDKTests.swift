@@ -1,0 +1,97 @@
+import Foundation
+import HeraldCore
+import HeraldServer
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// `scripts/sns-sdk-test.py` (boto3) against Herald on a real port, with the mock APNs and FCM
+/// servers receiving what the engine sends.
+@Suite("SNS-compatible API with boto3")
+struct SNSAPISDKTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/sns-sdk-test.py").path
+
+    /// Whether `python3` can import boto3.
+    static var hasBoto3: Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import boto3"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    @Test("boto3 creates applications, endpoints and a topic, publishes, and sees SNS's errors", .enabled(if: hasBoto3))
+    func boto3() async throws {
+        let harness = try await EngineHarness(dialects: SNSCaller.dialects)
+        let app = Application(router: harness.server.router().router)
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let (status, output, errors) = try await Self.run(port: port)
+                #expect(status == 0, "\(errors)")
+                guard status == 0 else { return }
+                let result = try JSONValue.parse(Array(output.utf8)).objectValue ?? [:]
+                try await harness.drain()
+                // Two endpoint publishes and two topic deliveries to APNs, one and one to FCM.
+                #expect(harness.apns.requests.count == 4)
+                #expect(harness.fcm.requests.count == 2)
+                let tokens = result["tokens"]?.objectValue ?? [:]
+                // The sandbox device got the endpoint's APNS_SANDBOX payload and the topic's default text.
+                let alerts = harness.apns.requests.filter { $0.token == tokens["APNS_SANDBOX"]?.text }
+                    .map { $0.json?.objectValue?["aps"]?.objectValue?["alert"] }
+                #expect(alerts.contains(.object(["title": .string("Hello"), "body": .string("from boto3")])))
+                #expect(alerts.contains(.object(["body": .string("Breaking news")])))
+                // The workers send in any order: tell the two FCM messages apart by their data.
+                let messages = harness.fcm.requests.compactMap { $0.json?.objectValue?["message"]?.objectValue }
+                let fcm = messages.first { $0["data"]?.objectValue?["order"] != nil }
+                #expect(fcm?["notification"] == .object(["title": .string("Hello"), "body": .string("from boto3")]))
+                #expect(fcm?["android"]?.objectValue?["ttl"] == .string("600s"))
+                let topicFCM = messages.first { $0["data"]?.objectValue?["story"] != nil }
+                #expect(topicFCM?["data"]?.objectValue?["story"] == .string("7"))
+                #expect(topicFCM != nil && topicFCM?["notification"] == nil)
+            }
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    /// Runs the script against `port`; its exit status, standard output and standard error.
+    static func run(port: Int) async throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_SNS_ENDPOINT"] = "http://127.0.0.1:\(port)/sns"
+        environment["HERALD_SNS_ACCESS_KEY_ID"] = SNSCaller.accessKeyID
+        environment["HERALD_SNS_SECRET_ACCESS_KEY"] = SNSCaller.secretAccessKey
+        environment["HERALD_SNS_REGION"] = "us-east-1"
+        for name in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"] { environment[name] = nil }
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        // Not waitUntilExit: blocking one of the few cooperative threads would starve the server.
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (status, out, err)
+    }
+}
+
+extension JSONValue {
+    fileprivate var text: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+}
