@@ -122,4 +122,31 @@ struct SNSDeliveryTests {
         }
         await transports.shutdown()
     }
+
+    @Test("An endpoint SNS has disabled answers EndpointDisabled: the installation is invalidated")
+    func disabledEndpoint() async throws {
+        let moto = try await MotoServer.start()
+        defer { moto.stop() }
+        let client = try SNSClient(
+            configuration: .init(
+                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
+                endpoint: moto.endpoint))
+        let application = try await client.createPlatformApplication(
+            name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
+        let transports = AppTransports([SNSTransport(client: client, applications: .init(gcm: application))])
+        let server = try await ServerHarness(transports: ["demo": transports])
+        try await server.run { api in
+            let token = "fcm-token:\(UUID().uuidString)"
+            let id = try await api.register(
+                #"{"platform":"android","service":"sns","token":"\#(token)","user_id":"ann"}"#)
+            let arn = try #require(try await api.call(.get, "/v1/installations/\(id)").string("sns_endpoint_arn"))
+            try await client.setEndpointAttributes(
+                endpointARN: arn, SNSEndpointAttributes(token: token, enabled: false))
+            let sent = try await api.send(#"{"target":{"user_ids":["ann"]},"payload":{"title":"Hi"}}"#)
+            try await server.dispatcher.runDueJobs()
+            #expect(try await api.notification(sent)["counts.invalid"] == .number(1))
+            #expect(try await api.call(.get, "/v1/installations/\(id)")["valid"] == .bool(false))
+        }
+        await transports.shutdown()
+    }
 }
