@@ -308,6 +308,47 @@ struct SNSAPITests {
         }
     }
 
+    @Test("Bad input gets SNS's error codes and changes nothing")
+    func badInput() async throws {
+        let harness = try await EngineHarness(dialects: SNSCaller.dialects)
+        try await harness.run { api in
+            let sns = SNSCaller(client: api.client, clock: harness.server.clock)
+            let unknown = try await sns.call("Frobnicate")
+            #expect(unknown.status == .badRequest)
+            #expect(unknown.errorCode == "InvalidAction")
+            let unknownApplication = try await sns.call(
+                "CreatePlatformEndpoint",
+                [("PlatformApplicationArn", SNSCaller.arnPrefix + "app/APNS/nope"), ("Token", Fixtures.apnsToken())])
+            #expect(unknownApplication.errorCode == "NotFound")
+            let application = try await Self.application(sns, name: "ios", platform: "APNS")
+            let noToken = try await sns.call("CreatePlatformEndpoint", [("PlatformApplicationArn", application)])
+            #expect(noToken.status == .badRequest)
+            #expect(noToken.errorCode == "InvalidParameter")
+            let badToken = try await sns.call(
+                "CreatePlatformEndpoint", [("PlatformApplicationArn", application), ("Token", "not hex")])
+            #expect(badToken.status == .badRequest)
+            #expect(badToken.errorCode == "InvalidParameter")
+            let endpoint = try await Self.endpoint(sns, application: application, token: Fixtures.apnsToken())
+            for message in [#"{"default":"#, #"{"APNS":"{}"}"#, #"["default"]"#, #"{"default":"x","APNS":{"aps":{}}}"#]
+            {
+                let reply = try await sns.call(
+                    "Publish", [("TargetArn", endpoint), ("MessageStructure", "json"), ("Message", message)])
+                #expect(reply.status == .badRequest, "\(message)")
+                #expect(reply.errorCode == "InvalidParameter", "\(message)")
+            }
+            let huge = try await sns.call(
+                "Publish", [("TargetArn", endpoint), ("Message", String(repeating: "x", count: 70_000))])
+            #expect(huge.status == .contentTooLarge)
+            let missing = try await sns.call("Publish", [("TargetArn", SNSCaller.arnPrefix + "endpoint/APNS/ios/nope")])
+            #expect(missing.status == .badRequest || missing.status == .notFound)
+            // Nothing was sent or stored by any of them.
+            try await harness.drain()
+            #expect(harness.apns.requests.isEmpty)
+            #expect(try await api.call(.get, "/v1/notifications").items.isEmpty)
+            #expect(try await api.call(.get, "/v1/installations").items.count == 1)
+        }
+    }
+
     @Test("An app without sns_api keys has no SNS API")
     func offWithoutKeys() async throws {
         let harness = try await ServerHarness()
