@@ -11,14 +11,19 @@ import Testing
 /// the platform and environment, each value a JSON string (the SNS notes' two classic mistakes).
 @Suite("SNS delivery (moto)", .serialized, .enabled(if: MotoServer.isAvailable, "moto is not installed (scripts/moto)"))
 struct SNSDeliveryTests {
+    /// An SNS client of moto (which takes any credentials while its authentication is off).
+    static func client(_ moto: MotoServer) throws -> SNSClient {
+        try SNSClient(
+            configuration: .init(
+                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
+                endpoint: moto.endpoint))
+    }
+
     @Test("iOS sandbox, iOS production and Android endpoints each get their own key, as a JSON string")
     func publishPerPlatform() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try SNSClient(
-            configuration: .init(
-                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
-                endpoint: moto.endpoint))
+        let client = try Self.client(moto)
         func application(_ platform: SNSPlatform) async throws -> String {
             try await client.createPlatformApplication(
                 name: "herald-\(platform.key.lowercased())", platform: platform,
@@ -82,10 +87,7 @@ struct SNSDeliveryTests {
     func endpointLifecycle() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try SNSClient(
-            configuration: .init(
-                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
-                endpoint: moto.endpoint))
+        let client = try Self.client(moto)
         let application = try await client.createPlatformApplication(
             name: "herald-sandbox", platform: .apns(.sandbox), attributes: ["PlatformCredential": "test-credential"])
         let transports = AppTransports([
@@ -127,10 +129,7 @@ struct SNSDeliveryTests {
     func disabledEndpoint() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try SNSClient(
-            configuration: .init(
-                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
-                endpoint: moto.endpoint))
+        let client = try Self.client(moto)
         let application = try await client.createPlatformApplication(
             name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
         let transports = AppTransports([SNSTransport(client: client, applications: .init(gcm: application))])
