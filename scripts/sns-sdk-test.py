@@ -148,6 +148,34 @@ def main():
     sns.delete_topic(TopicArn=sports)
     check([t["TopicArn"] for t in sns.list_topics()["Topics"]] == [topic], "DeleteTopic")
 
+    # Lists come in pages of 100 with NextToken; the SDK's paginators walk them.
+    bulk = sns.create_platform_application(Name="bulk", Platform="GCM", Attributes=credentials)[
+        "PlatformApplicationArn"]
+    crowd = sns.create_topic(Name="crowd")["TopicArn"]
+    created = set()
+    for _ in range(205):
+        arn = sns.create_platform_endpoint(PlatformApplicationArn=bulk, Token=fcm_token())["EndpointArn"]
+        created.add(arn)
+        sns.subscribe(TopicArn=crowd, Protocol="application", Endpoint=arn)
+    for index in range(101):
+        sns.create_topic(Name=f"t{index:03d}")
+    first = sns.list_endpoints_by_platform_application(PlatformApplicationArn=bulk)
+    check(len(first["Endpoints"]) == 100 and "NextToken" in first, "the first page holds 100 and a NextToken")
+
+    def walk(operation, key, **kwargs):
+        pages = list(sns.get_paginator(operation).paginate(**kwargs))
+        return len(pages), [item for page in pages for item in page[key]]
+
+    pages, listed = walk("list_endpoints_by_platform_application", "Endpoints", PlatformApplicationArn=bulk)
+    check(pages == 3 and {e["EndpointArn"] for e in listed} == created and len(listed) == 205,
+          f"ListEndpointsByPlatformApplication pages: {pages} pages, {len(listed)} endpoints")
+    pages, listed = walk("list_subscriptions_by_topic", "Subscriptions", TopicArn=crowd)
+    check(pages == 3 and {s["Endpoint"] for s in listed} == created and len(listed) == 205,
+          f"ListSubscriptionsByTopic pages: {pages} pages, {len(listed)} subscriptions")
+    pages, listed = walk("list_topics", "Topics")
+    check(pages == 2 and len({t["TopicArn"] for t in listed}) == 103, f"ListTopics pages: {pages}, {len(listed)}")
+    expect_error("InvalidParameter", sns.list_topics, NextToken="not-a-token!")
+
     print(json.dumps({"endpoints": endpoints, "tokens": tokens, "messages": messages, "topic": topic}))
 
 

@@ -39,6 +39,22 @@ public struct Recipient: Sendable {
         platform = rawToken.platform
     }
 
+    /// The recipient that stands for every installation of a service reached through a
+    /// ``BroadcastRoute``: its key sorts before every installation id, so it is the fan-out's first.
+    public init(broadcastTo address: String, service: PushService) {
+        key = Self.broadcastKey(service)
+        installationID = nil
+        token = .device(address)
+        self.service = service
+        environment = .production
+        platform = service.platforms.sorted { $0.rawValue < $1.rawValue }.first ?? .ios
+    }
+
+    /// Whether this recipient is a broadcast route's (every installation of its service at once).
+    public var isBroadcast: Bool { key == Self.broadcastKey(service) }
+
+    static func broadcastKey(_ service: PushService) -> String { "!broadcast:" + service.rawValue }
+
     static func key(tokenIndex: Int) -> String {
         let digits = String(tokenIndex)
         return "token:" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits

@@ -175,6 +175,54 @@ public final class SNSClient: Sendable {
         _ = try await call("DeleteEndpoint", [("EndpointArn", endpointARN)])
     }
 
+    // MARK: - Topics
+
+    /// Creates a topic (`CreateTopic`), or finds the one of that name: SNS answers a repeated
+    /// `CreateTopic` with the existing topic's ARN.
+    /// - Returns: the topic's ARN.
+    /// - Throws: `SNSError`.
+    public func createTopic(name: String) async throws(SNSError) -> String {
+        let result = try await call("CreateTopic", [("Name", name)])
+        return try Self.text("TopicArn", in: result, action: "CreateTopic")
+    }
+
+    /// Subscribes a platform endpoint to a topic (`Subscribe` with protocol `application`). SNS
+    /// answers a repeated subscription with the existing one's ARN, so this also finds it.
+    /// - Returns: the subscription's ARN.
+    /// - Throws: `SNSError` (`NotFound` when the topic does not exist).
+    public func subscribe(topicARN: String, endpointARN: String) async throws(SNSError) -> String {
+        let result = try await call(
+            "Subscribe", [("TopicArn", topicARN), ("Protocol", "application"), ("Endpoint", endpointARN)])
+        return try Self.text("SubscriptionArn", in: result, action: "Subscribe")
+    }
+
+    /// The endpoints subscribed to a topic with protocol `application`, by subscription ARN
+    /// (`ListSubscriptionsByTopic`, every page).
+    /// - Throws: `SNSError` (`NotFound` when the topic does not exist).
+    public func applicationSubscriptions(topicARN: String) async throws(SNSError) -> [String: String] {
+        var subscriptions: [String: String] = [:]
+        var next: String?
+        repeat {
+            var parameters = [("TopicArn", topicARN)]
+            if let next { parameters.append(("NextToken", next)) }
+            let result = try await call("ListSubscriptionsByTopic", parameters)
+            for member in result?.child("Subscriptions")?.children ?? []
+            where member.text(of: "Protocol") == "application" {
+                if let arn = member.text(of: "SubscriptionArn"), let endpoint = member.text(of: "Endpoint") {
+                    subscriptions[arn] = endpoint
+                }
+            }
+            next = result?.text(of: "NextToken").flatMap { $0.isEmpty ? nil : $0 }
+        } while next != nil
+        return subscriptions
+    }
+
+    /// Deletes a subscription (`Unsubscribe`).
+    /// - Throws: `SNSError`.
+    public func unsubscribe(subscriptionARN: String) async throws(SNSError) {
+        _ = try await call("Unsubscribe", [("SubscriptionArn", subscriptionARN)])
+    }
+
     // MARK: - Publish
 
     /// Publishes a message (`Publish` with `MessageStructure=json`) to an endpoint or a topic.

@@ -1,7 +1,8 @@
 import HeraldCore
 
-/// The `Message` of a `Publish` with `MessageStructure=json`, for endpoints of one platform:
-/// `{"default": "<text>", "<APNS|APNS_SANDBOX|GCM>": "<provider payload as a JSON string>"}`.
+/// The `Message` of a `Publish` with `MessageStructure=json`, for endpoints of one platform —
+/// `{"default": "<text>", "<APNS|APNS_SANDBOX|GCM>": "<provider payload as a JSON string>"}` — or,
+/// for a topic, of several (``combining(_:default:)``).
 ///
 /// The SNS notes' two classic mistakes cannot be written with it: the platform key comes from a
 /// typed ``SNSPlatform`` whose APNs case carries its environment (a sandbox token is never
@@ -11,18 +12,29 @@ public struct SNSMessage: Sendable, Hashable {
     /// SNS's limit on a published message, in bytes: 256 KB.
     public static let maxBytes = 262_144
 
-    /// The platform whose key carries the payload.
-    public let platform: SNSPlatform
+    /// The provider payload of each platform the message carries, serialized into its key's value.
+    public let payloads: [SNSPlatform: [String: JSONValue]]
     /// The `default` text: what SNS sends to endpoints of any other platform. SNS requires it.
     public let defaultText: String
-    /// The provider payload, serialized into the platform key's value.
-    public let payload: [String: JSONValue]
 
     /// Creates a message from a platform and the payload its provider receives.
     public init(platform: SNSPlatform, payload: [String: JSONValue], default text: String) {
-        self.platform = platform
-        self.payload = payload
+        self.payloads = [platform: payload]
         self.defaultText = text
+    }
+
+    private init(payloads: [SNSPlatform: [String: JSONValue]], default text: String) {
+        self.payloads = payloads
+        self.defaultText = text
+    }
+
+    /// One message for the endpoints of several platforms at once (a topic's subscribers): each
+    /// platform's key carries that platform's payload; a later message's platform replaces an
+    /// earlier one's.
+    public static func combining(_ messages: [SNSMessage], default text: String) -> SNSMessage {
+        var payloads: [SNSPlatform: [String: JSONValue]] = [:]
+        for message in messages { payloads.merge(message.payloads) { $1 } }
+        return SNSMessage(payloads: payloads, default: text)
     }
 
     /// An APNs message: the payload exactly as APNs receives it (`aps` and the app's keys), under
@@ -55,14 +67,13 @@ public struct SNSMessage: Sendable, Hashable {
         SNSMessage(platform: .gcm, payload: payload, default: text)
     }
 
-    /// The provider payload as the JSON text placed under the platform key.
-    public var payloadText: String {
-        String(decoding: JSONValue.object(payload).serialized(), as: UTF8.self)
-    }
-
-    /// The message as JSON: `default` and the platform key, whose value is always a string.
+    /// The message as JSON: `default` and each platform's key, whose value is always a string.
     public var json: JSONValue {
-        .object(["default": .string(defaultText), platform.key: .string(payloadText)])
+        var object: [String: JSONValue] = ["default": .string(defaultText)]
+        for (platform, payload) in payloads {
+            object[platform.key] = .string(String(decoding: JSONValue.object(payload).serialized(), as: UTF8.self))
+        }
+        return .object(object)
     }
 
     /// The `Message` parameter's text.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The SNS Query API's wire format, without I/O: a request is `POST /` with a form-encoded body
 /// (`Action=…&Version=2010-03-31&…`), an answer is `<ActionResponse><ActionResult>…` or
 /// `<ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/></ErrorResponse>`.
@@ -11,8 +13,14 @@ enum SNSQuery {
     /// value encoded as SigV4 encodes query strings (a space is `%20`).
     static func body(action: String, parameters: [(String, String)]) -> String {
         ([("Action", action), ("Version", version)] + parameters)
-            .map { "\(SigV4.uriEncode($0.0))=\(SigV4.uriEncode($0.1))" }
+            .map { "\(formEncode($0.0))=\(formEncode($0.1))" }
             .joined(separator: "&")
+    }
+
+    /// A form value as the AWS SDKs encode it (Python's `quote_plus`): RFC 3986 escapes with a
+    /// space as `+`. Servers that check the signature over a re-encoded form (moto) expect exactly this.
+    static func formEncode(_ text: String) -> String {
+        SigV4.uriEncode(text).replacingOccurrences(of: "%20", with: "+")
     }
 
     /// A string map as the Query API flattens it: `<prefix>.entry.N.key` and `.value`, N from 1,

@@ -520,28 +520,42 @@ extension SQLiteStore: DispatchStore {
         let nowValue = now.timeIntervalSince1970
         return try await database.write { db in
             var report = CleanupReport()
-            try db.execute(
-                sql: "DELETE FROM installations WHERE valid = 0 AND invalidated_at IS NOT NULL AND invalidated_at < ?",
-                arguments: [nowValue - policy.invalidAfter.timeInterval])
-            report.invalidInstallations = db.changesCount
-            try db.execute(
-                sql: """
-                    DELETE FROM installations WHERE failure_count >= ?
-                        AND coalesce(last_delivered_at, created_at) < ? AND coalesce(last_failure_at, 0) > 0
-                    """,
-                arguments: [policy.failureThreshold, nowValue - policy.failingAfter.timeInterval])
-            report.failingInstallations = db.changesCount
+            var rules:
+                [(condition: String, arguments: StatementArguments, count: WritableKeyPath<CleanupReport, Int>)] = [
+                    (
+                        "valid = 0 AND invalidated_at IS NOT NULL AND invalidated_at < ?",
+                        [nowValue - policy.invalidAfter.timeInterval], \.invalidInstallations
+                    ),
+                    (
+                        """
+                        failure_count >= ? AND coalesce(last_delivered_at, created_at) < ?
+                            AND coalesce(last_failure_at, 0) > 0
+                        """,
+                        [policy.failureThreshold, nowValue - policy.failingAfter.timeInterval], \.failingInstallations
+                    ),
+                ]
             if let unseenAfter = policy.unseenAfter {
-                try db.execute(
-                    sql: "DELETE FROM installations WHERE max(coalesce(last_seen_at, 0), updated_at) < ?",
-                    arguments: [nowValue - unseenAfter.timeInterval])
-                report.unseenInstallations = db.changesCount
+                rules.append(
+                    (
+                        "max(coalesce(last_seen_at, 0), updated_at) < ?", [nowValue - unseenAfter.timeInterval],
+                        \.unseenInstallations
+                    ))
             }
             if let undeliveredAfter = policy.undeliveredAfter {
-                try db.execute(
-                    sql: "DELETE FROM installations WHERE coalesce(last_delivered_at, created_at) < ?",
-                    arguments: [nowValue - undeliveredAfter.timeInterval])
-                report.undeliveredInstallations = db.changesCount
+                rules.append(
+                    (
+                        "coalesce(last_delivered_at, created_at) < ?", [nowValue - undeliveredAfter.timeInterval],
+                        \.undeliveredInstallations
+                    ))
+            }
+            for rule in rules {
+                // Installations with provider-side state go back to the engine, which removes it.
+                report.removedWithEndpoints += try Row.fetchAll(
+                    db, sql: "SELECT * FROM installations WHERE sns_endpoint_arn IS NOT NULL AND \(rule.condition)",
+                    arguments: rule.arguments
+                ).map(self.decode)
+                try db.execute(sql: "DELETE FROM installations WHERE \(rule.condition)", arguments: rule.arguments)
+                report[keyPath: rule.count] = db.changesCount
             }
             let old = """
                 status IN ('done', 'canceled', 'expired', 'failed') AND coalesce(completed_at, created_at) < ?

@@ -31,10 +31,13 @@ extension SQLiteStore: SNSAPIStore {
         try await database.read { db in try Self.platformApplication(db, appID: appID, name: name) }
     }
 
-    public func snsPlatformApplications(appID: String) async throws -> [SNSPlatformApplication] {
+    public func snsPlatformApplications(
+        appID: String, after: String?, limit: Int
+    ) async throws -> [SNSPlatformApplication] {
         try await database.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM sns_platform_applications WHERE app_id = ? ORDER BY name", arguments: [appID]
+                db, sql: "SELECT * FROM sns_platform_applications WHERE app_id = ? AND name > ? ORDER BY name LIMIT ?",
+                arguments: [appID, after ?? "", limit]
             ).map(Self.platformApplication)
         }
     }
@@ -88,16 +91,18 @@ extension SQLiteStore: SNSAPIStore {
         }
     }
 
-    public func snsEndpoints(appID: String, application: String) async throws -> [Installation] {
+    public func snsEndpoints(
+        appID: String, application: String, after: String?, limit: Int
+    ) async throws -> [Installation] {
         try await database.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT * FROM installations
-                    WHERE app_id = ? AND json_extract(attributes, '$.sns_platform_application') = ?
-                    ORDER BY id
+                    WHERE app_id = ? AND json_extract(attributes, '$.sns_platform_application') = ? AND id > ?
+                    ORDER BY id LIMIT ?
                     """,
-                arguments: [appID, application]
+                arguments: [appID, application, after ?? "", limit]
             ).map(self.decode)
         }
     }
@@ -123,10 +128,12 @@ extension SQLiteStore: SNSAPIStore {
         try await database.read { db in try Self.topic(db, appID: appID, name: name) }
     }
 
-    public func snsTopics(appID: String) async throws -> [SNSTopic] {
+    public func snsTopics(appID: String, after: String?, limit: Int) async throws -> [SNSTopic] {
         try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM sns_topics WHERE app_id = ? ORDER BY name", arguments: [appID])
-                .map(Self.topic)
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM sns_topics WHERE app_id = ? AND name > ? ORDER BY name LIMIT ?",
+                arguments: [appID, after ?? "", limit]
+            ).map(Self.topic)
         }
     }
 
@@ -171,11 +178,17 @@ extension SQLiteStore: SNSAPIStore {
         }
     }
 
-    public func snsSubscriptions(appID: String, topic: String) async throws -> [SNSSubscription] {
+    public func snsSubscriptions(
+        appID: String, topic: String, after: String?, limit: Int
+    ) async throws -> [SNSSubscription] {
         try await database.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM sns_subscriptions WHERE app_id = ? AND topic = ? ORDER BY created_at, id",
-                arguments: [appID, topic]
+                db,
+                sql: """
+                    SELECT * FROM sns_subscriptions WHERE app_id = ? AND topic = ? AND installation_id > ?
+                    ORDER BY installation_id LIMIT ?
+                    """,
+                arguments: [appID, topic, after ?? "", limit]
             ).map(Self.subscription)
         }
     }

@@ -201,12 +201,17 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func deleteInstallations(appID: String, userID: String) async throws -> Int {
+    public func deleteInstallations(appID: String, userID: String) async throws -> InstallationRemoval {
         try await database.write { db in
+            let withEndpoints = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM installations WHERE app_id = ? AND user_id = ? AND sns_endpoint_arn IS NOT NULL",
+                arguments: [appID, userID]
+            ).map(self.decode)
             // Preferences and channel rows cascade.
             try db.execute(
                 sql: "DELETE FROM installations WHERE app_id = ? AND user_id = ?", arguments: [appID, userID])
-            return db.changesCount
+            return InstallationRemoval(count: db.changesCount, withEndpoints: withEndpoints)
         }
     }
 

@@ -25,7 +25,8 @@ public enum HeraldApplication {
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
-        UserRoutes(store: store).register(on: api.group("users"), prefix: "/v1/users", table: &table)
+        UserRoutes(store: store, dispatcher: dispatcher).register(
+            on: api.group("users"), prefix: "/v1/users", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
         WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })

@@ -12,26 +12,6 @@ extension MotoServer {
 
     /// The server the running suite started.
     @TaskLocal static var current: MotoServer?
-
-    /// Calls moto's IAM (Query API, signed for `iam`) and returns the answer's text.
-    func iam(_ action: String, _ parameters: [(String, String)]) async throws -> String {
-        let body = ([("Action", action), ("Version", "2010-05-08")] + parameters)
-            .map { "\(SigV4.uriEncode($0.0))=\(SigV4.uriEncode($0.1))" }.joined(separator: "&")
-        var request = SigV4Request(
-            method: "POST",
-            headers: ["Host": "127.0.0.1:\(port)", "Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
-            body: Array(body.utf8))
-        SigV4(
-            credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"), region: "us-east-1",
-            service: "iam"
-        )
-        .sign(&request, date: Date())
-        let (status, answer) = try await send(method: .POST, path: "/", headers: request.headers, body: body)
-        let text = String(decoding: answer, as: UTF8.self)
-        guard status == 200 else { throw MotoServerError(message: "IAM \(action) answered \(status): \(text)") }
-        return text
-    }
-
 }
 
 /// Starts one moto server around a suite, makes it ``MotoServer/current`` for the suite's tests,

@@ -8,13 +8,13 @@ import Testing
 
 @Suite("SNS client without a server: form bodies, XML answers, signed requests, configuration")
 struct SNSQueryTests {
-    @Test("Bodies are form-encoded as SigV4 encodes: Action and Version first, spaces as %20")
+    @Test("Bodies are form-encoded as the AWS SDKs encode them: Action and Version first, spaces as +, + as %2B")
     func body() {
         let body = SNSQuery.body(
             action: "Publish", parameters: [("Message", #"{"default":"a b+c"}"#), ("MessageStructure", "json")])
         #expect(
             body
-                == "Action=Publish&Version=2010-03-31&Message=%7B%22default%22%3A%22a%20b%2Bc%22%7D&MessageStructure=json"
+                == "Action=Publish&Version=2010-03-31&Message=%7B%22default%22%3A%22a+b%2Bc%22%7D&MessageStructure=json"
         )
     }
 

@@ -8,25 +8,8 @@ import Testing
     "SigV4 against moto with IAM authentication on", .serialized,
     .enabled(if: MotoServer.isAvailable, MotoServer.unavailable), .motoServer)
 struct SNSSignatureMotoTests {
-    /// One IAM user's access key, made through moto's IAM.
     func accessKey(user: String, allowSNS: Bool, on server: MotoServer) async throws -> AWSCredentials {
-        _ = try await server.iam("CreateUser", [("UserName", user)])
-        if allowSNS {
-            let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sns:*","Resource":"*"}]}"#
-            _ = try await server.iam(
-                "PutUserPolicy", [("UserName", user), ("PolicyName", "sns"), ("PolicyDocument", policy)])
-        }
-        let answer = try await server.iam("CreateAccessKey", [("UserName", user)])
-        return AWSCredentials(
-            accessKeyID: try #require(Self.text("AccessKeyId", in: answer)),
-            secretAccessKey: try #require(Self.text("SecretAccessKey", in: answer)))
-    }
-
-    static func text(_ element: String, in xml: String) -> String? {
-        guard let open = xml.range(of: "<\(element)>"),
-            let close = xml.range(of: "</\(element)>", range: open.upperBound..<xml.endIndex)
-        else { return nil }
-        return String(xml[open.upperBound..<close.lowerBound])
+        try await server.accessKey(user: user, allowSNS: allowSNS)
     }
 
     func client(_ credentials: AWSCredentials, _ server: MotoServer) throws -> SNSClient {

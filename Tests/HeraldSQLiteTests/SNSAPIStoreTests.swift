@@ -19,7 +19,7 @@ struct SNSAPIStoreTests {
         var changed = application
         changed.attributes = ["PlatformCredential": "y"]
         #expect(try await store.putSNSPlatformApplication(changed).attributes == ["PlatformCredential": "y"])
-        #expect(try await store.snsPlatformApplications(appID: "demo").map(\.name) == ["ios"])
+        #expect(try await store.snsPlatformApplications(appID: "demo", after: nil, limit: 10).map(\.name) == ["ios"])
 
         let token = Fixtures.apnsToken()
         var registration = InstallationRegistration(platform: .ios, service: .apns, token: .device(token))
@@ -27,7 +27,10 @@ struct SNSAPIStoreTests {
         let installation = try await store.register(registration, appID: "demo", now: now).installation
         #expect(try await store.installation(appID: "demo", service: .apns, token: token)?.id == installation.id)
         #expect(try await store.installation(appID: "demo", service: .fcm, token: token) == nil)
-        #expect(try await store.snsEndpoints(appID: "demo", application: "ios").map(\.id) == [installation.id])
+        #expect(
+            try await store.snsEndpoints(appID: "demo", application: "ios", after: nil, limit: 10).map(\.id) == [
+                installation.id
+            ])
 
         let topic = try await store.putSNSTopic(SNSTopic(appID: "demo", name: "news", createdAt: now))
         #expect(try await store.putSNSTopic(SNSTopic(appID: "demo", name: "news", createdAt: now + 5)) == topic)
@@ -36,7 +39,8 @@ struct SNSAPIStoreTests {
         let again = try await store.putSNSSubscription(
             SNSSubscription(appID: "demo", id: "s2", topic: "news", installationID: installation.id, createdAt: now))
         #expect(again == subscription)
-        #expect(try await store.snsSubscriptions(appID: "demo", topic: "news").map(\.id) == ["s1"])
+        #expect(
+            try await store.snsSubscriptions(appID: "demo", topic: "news", after: nil, limit: 10).map(\.id) == ["s1"])
 
         #expect(try await store.deleteSNSPlatformApplication(appID: "demo", name: "ios"))
         #expect(try await store.installation(appID: "demo", id: installation.id) == nil)

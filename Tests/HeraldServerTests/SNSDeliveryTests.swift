@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldSNS
+import HeraldSQLite
 import HeraldTestSupport
 import Testing
 
@@ -11,27 +12,42 @@ import Testing
 /// the platform and environment, each value a JSON string (the SNS notes' two classic mistakes).
 @Suite("SNS delivery (moto)", .serialized, .enabled(if: MotoServer.isAvailable, "moto is not installed (scripts/moto)"))
 struct SNSDeliveryTests {
-    /// An SNS client of moto (which takes any credentials while its authentication is off).
-    static func client(_ moto: MotoServer) throws -> SNSClient {
-        try SNSClient(
-            configuration: .init(
-                region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"),
-                endpoint: moto.endpoint))
+    /// An SNS client of moto, signing as an IAM user allowed SNS, with moto's SigV4 check on from
+    /// here: a request Herald signed wrong fails the test.
+    static func client(_ moto: MotoServer) async throws -> SNSClient {
+        let credentials = try await moto.accessKey(user: "herald", allowSNS: true)
+        try await moto.enableAuthentication()
+        return try SNSClient(
+            configuration: .init(region: "us-east-1", credentials: credentials, endpoint: moto.endpoint))
+    }
+
+    /// One platform application for each of `APNS`, `APNS_SANDBOX` and `GCM`.
+    static func applications(_ client: SNSClient) async throws -> SNSTransport.Applications {
+        func application(_ platform: SNSPlatform) async throws -> String {
+            try await client.createPlatformApplication(
+                name: "herald-\(platform.key.lowercased())", platform: platform,
+                attributes: ["PlatformCredential": "test-credential"])
+        }
+        return SNSTransport.Applications(
+            apns: try await application(.apns(.production)), apnsSandbox: try await application(.apns(.sandbox)),
+            gcm: try await application(.gcm))
+    }
+
+    /// A client of moto, one `GCM` platform application, and the app "demo" delivering through it.
+    static func gcmApp(_ moto: MotoServer) async throws -> (SNSClient, AppTransports, ServerHarness) {
+        let client = try await Self.client(moto)
+        let application = try await client.createPlatformApplication(
+            name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
+        let transports = AppTransports([SNSTransport(client: client, applications: .init(gcm: application))])
+        return (client, transports, try await ServerHarness(transports: ["demo": transports]))
     }
 
     @Test("iOS sandbox, iOS production and Android endpoints each get their own key, as a JSON string")
     func publishPerPlatform() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try Self.client(moto)
-        func application(_ platform: SNSPlatform) async throws -> String {
-            try await client.createPlatformApplication(
-                name: "herald-\(platform.key.lowercased())", platform: platform,
-                attributes: ["PlatformCredential": "test-credential"])
-        }
-        let applications = SNSTransport.Applications(
-            apns: try await application(.apns(.production)), apnsSandbox: try await application(.apns(.sandbox)),
-            gcm: try await application(.gcm))
+        let client = try await Self.client(moto)
+        let applications = try await Self.applications(client)
         let transports = AppTransports([
             SNSTransport(client: client, applications: applications, topic: EngineHarness.topic)
         ])
@@ -47,7 +63,8 @@ struct SNSDeliveryTests {
             let id = try await api.send(
                 #"{"target":{"user_ids":["ann"]},"payload":{"title":"Vehicle detected","body":"At the gate"}}"#)
             try await server.dispatcher.runDueJobs()
-            #expect(try await api.notification(id)["counts.sent"] == .number(3))
+            let deliveries = try await api.call(.get, "/v1/notifications/\(id)/deliveries").json
+            #expect(try await api.notification(id)["counts.sent"] == .number(3), "\(String(describing: deliveries))")
         }
         guard
             case .array(let endpoints)? = try await moto.modelData().objectValue?["sns"]?.objectValue?[
@@ -87,7 +104,7 @@ struct SNSDeliveryTests {
     func endpointLifecycle() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try Self.client(moto)
+        let client = try await Self.client(moto)
         let application = try await client.createPlatformApplication(
             name: "herald-sandbox", platform: .apns(.sandbox), attributes: ["PlatformCredential": "test-credential"])
         let transports = AppTransports([
@@ -129,11 +146,7 @@ struct SNSDeliveryTests {
     func disabledEndpoint() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try Self.client(moto)
-        let application = try await client.createPlatformApplication(
-            name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
-        let transports = AppTransports([SNSTransport(client: client, applications: .init(gcm: application))])
-        let server = try await ServerHarness(transports: ["demo": transports])
+        let (client, transports, server) = try await Self.gcmApp(moto)
         try await server.run { api in
             let token = "fcm-token:\(UUID().uuidString)"
             let id = try await api.register(
@@ -145,6 +158,129 @@ struct SNSDeliveryTests {
             try await server.dispatcher.runDueJobs()
             #expect(try await api.notification(sent)["counts.invalid"] == .number(1))
             #expect(try await api.call(.get, "/v1/installations/\(id)")["valid"] == .bool(false))
+        }
+        await transports.shutdown()
+    }
+
+    @Test(
+        "With a broadcast topic, endpoints are subscribed on register, a broadcast is one topic Publish carrying every platform's key, and delete unsubscribes"
+    )
+    func topicBroadcast() async throws {
+        let moto = try await MotoServer.start()
+        defer { moto.stop() }
+        let client = try await Self.client(moto)
+        let applications = try await Self.applications(client)
+        let topic = try await client.createTopic(name: "herald-broadcast")
+        let transports = AppTransports([
+            SNSTransport(client: client, applications: applications, topic: EngineHarness.topic, broadcastTopic: topic)
+        ])
+        /// The endpoints subscribed to the topic.
+        @Sendable func subscribed() async throws -> Set<String> {
+            Set(try await client.applicationSubscriptions(topicARN: topic).values)
+        }
+        let server = try await ServerHarness(transports: ["demo": transports])
+        try await server.run { api in
+            var ids: [String] = []
+            ids.append(
+                try await api.register(
+                    #"{"platform":"ios","service":"sns","environment":"sandbox","token":"\#(Fixtures.apnsToken())"}"#))
+            ids.append(
+                try await api.register(#"{"platform":"ios","service":"sns","token":"\#(Fixtures.apnsToken())"}"#))
+            ids.append(
+                try await api.register(
+                    #"{"platform":"android","service":"sns","token":"fcm-token:\#(UUID().uuidString)"}"#))
+            var arns: [String] = []
+            for id in ids {
+                arns.append(
+                    try #require(try await api.call(.get, "/v1/installations/\(id)").string("sns_endpoint_arn")))
+            }
+            #expect(try await subscribed() == Set(arns))
+
+            // Per-device rules (preferences) keep the per-endpoint route; without them, one Publish.
+            let perDevice = try await api.send(#"{"target":{"all":true},"payload":{"title":"One each"}}"#)
+            let broadcast = try await api.send(
+                #"{"target":{"all":true},"payload":{"title":"Gate open","body":"Everyone"},"respect_preferences":false}"#
+            )
+            try await server.dispatcher.runDueJobs()
+            #expect(try await api.notification(perDevice)["counts.sent"] == .number(3))
+            #expect(try await api.notification(broadcast)["counts.sent"] == .number(1))
+            var direct = 0
+            for arn in arns { direct += try await moto.messages(endpointARN: arn).count }
+            #expect(direct == 3, "the per-device notification only")
+
+            guard
+                case .array(let topics)? = try await moto.modelData().objectValue?["sns"]?.objectValue?["Topic"],
+                let stored = topics.first(where: { $0.objectValue?["arn"] == .string(topic) }),
+                case .array(let sent)? = stored.objectValue?["sent_notifications"], sent.count == 1,
+                case .array(let fields)? = sent.first, fields.count > 1, case .string(let text) = fields[1]
+            else { throw TestFailure("moto recorded no single topic message") }
+            let message = try #require(try JSONValue.parse(Array(text.utf8)).objectValue)
+            #expect(Set(message.keys) == ["default", "APNS", "APNS_SANDBOX", "GCM"])
+            #expect(message["default"] == .string("Everyone"))
+            for key in ["APNS", "APNS_SANDBOX", "GCM"] {
+                guard case .string(let payload)? = message[key] else {
+                    Issue.record("\(key) is not a JSON string")
+                    continue
+                }
+                let parsed = try JSONValue.parse(Array(payload.utf8))
+                let title =
+                    key == "GCM"
+                    ? parsed.objectValue?["fcmV1Message"]?.objectValue?["message"]?.objectValue?["notification"]?
+                        .objectValue?["title"]
+                    : parsed.objectValue?["aps"]?.objectValue?["alert"]?.objectValue?["title"]
+                #expect(title == .string("Gate open"), "\(key)")
+            }
+
+            #expect(try await api.call(.delete, "/v1/installations/\(ids[0])").status == .noContent)
+            #expect(try await subscribed() == Set(arns.dropFirst()))
+        }
+        await transports.shutdown()
+    }
+
+    @Test("An account deletion and the clean-up job delete the SNS endpoints of the installations they remove")
+    func bulkRemovalsDeleteEndpoints() async throws {
+        let moto = try await MotoServer.start()
+        defer { moto.stop() }
+        let (client, transports, server) = try await Self.gcmApp(moto)
+        /// Whether SNS still has the endpoint.
+        @Sendable func exists(_ arn: String) async throws -> Bool {
+            do {
+                _ = try await client.getEndpointAttributes(endpointARN: arn)
+                return true
+            } catch  where error.awsCode == "NotFound" {
+                return false
+            }
+        }
+        try await server.run { api in
+            var arns: [String: String] = [:]
+            for user in ["bob", "bob", "cat"] {
+                let token = "fcm-token:\(UUID().uuidString)"
+                let id = try await api.register(
+                    #"{"platform":"android","service":"sns","token":"\#(token)","user_id":"\#(user)"}"#)
+                arns[id] = try #require(try await api.call(.get, "/v1/installations/\(id)").string("sns_endpoint_arn"))
+                if user == "cat" {
+                    // SNS disables the endpoint; the next send invalidates the installation.
+                    try await client.setEndpointAttributes(
+                        endpointARN: arns[id]!, SNSEndpointAttributes(token: token, enabled: false))
+                }
+            }
+            let bob = try await api.call(.delete, "/v1/users/bob/installations")
+            #expect(bob["deleted"] == .number(2))
+            let sent = try await api.send(#"{"target":{"user_ids":["cat"]},"payload":{"title":"Hi"}}"#)
+            try await server.dispatcher.runDueJobs()
+            #expect(try await api.notification(sent)["counts.invalid"] == .number(1))
+            var remaining: Set<String> = []
+            for arn in arns.values where try await exists(arn) { remaining.insert(arn) }
+            #expect(remaining.count == 1, "bob's two endpoints are gone, cat's (disabled) is not yet")
+
+            server.clock.advance(by: CleanupPolicy().invalidAfter.timeInterval + 60)
+            try await server.store.scheduleJob(kind: "cleanup", reference: "registry", runAt: server.clock.now)
+            let job = try #require(
+                try await server.store.claimJob(
+                    kinds: ["cleanup"], owner: "test", now: server.clock.now,
+                    lockedUntil: server.clock.now.addingTimeInterval(60)))
+            try await server.dispatcher.process(job, owner: "test", isStopping: { false })
+            for arn in remaining { #expect(try await exists(arn) == false, "the clean-up deleted \(arn)") }
         }
         await transports.shutdown()
     }

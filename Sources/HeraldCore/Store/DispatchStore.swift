@@ -248,6 +248,8 @@ public struct CleanupReport: Sendable, Equatable {
     public var unseenInstallations = 0
     public var undeliveredInstallations = 0
     public var notifications = 0
+    /// The installations removed that had provider-side state (an SNS endpoint) to remove too.
+    public var removedWithEndpoints: [Installation] = []
 
     /// Creates a report.
     public init(

@@ -63,8 +63,8 @@ public protocol SNSAPIStore: Sendable {
     /// One platform application by name.
     func snsPlatformApplication(appID: String, name: String) async throws -> SNSPlatformApplication?
 
-    /// An app's platform applications by name.
-    func snsPlatformApplications(appID: String) async throws -> [SNSPlatformApplication]
+    /// A page of an app's platform applications by name, after the name `after`.
+    func snsPlatformApplications(appID: String, after: String?, limit: Int) async throws -> [SNSPlatformApplication]
 
     /// Deletes a platform application with its endpoints (installations) and their subscriptions.
     /// - Returns: false when there was none.
@@ -73,8 +73,8 @@ public protocol SNSAPIStore: Sendable {
     /// The installation holding `token` for `service`, if any.
     func installation(appID: String, service: PushService, token: String) async throws -> Installation?
 
-    /// The endpoints (installations) of a platform application, in id order.
-    func snsEndpoints(appID: String, application: String) async throws -> [Installation]
+    /// A page of the endpoints (installations) of a platform application, in id order after `after`.
+    func snsEndpoints(appID: String, application: String, after: String?, limit: Int) async throws -> [Installation]
 
     /// Creates a topic unless one has this name; returns the stored one.
     func putSNSTopic(_ topic: SNSTopic) async throws -> SNSTopic
@@ -82,8 +82,8 @@ public protocol SNSAPIStore: Sendable {
     /// One topic by name.
     func snsTopic(appID: String, name: String) async throws -> SNSTopic?
 
-    /// An app's topics by name.
-    func snsTopics(appID: String) async throws -> [SNSTopic]
+    /// A page of an app's topics by name, after the name `after`.
+    func snsTopics(appID: String, after: String?, limit: Int) async throws -> [SNSTopic]
 
     /// Deletes a topic and its subscriptions; the subscriptions deleted are returned.
     func deleteSNSTopic(appID: String, name: String) async throws -> [SNSSubscription]?
@@ -94,8 +94,8 @@ public protocol SNSAPIStore: Sendable {
     /// One subscription by id.
     func snsSubscription(appID: String, id: String) async throws -> SNSSubscription?
 
-    /// A topic's subscriptions, oldest first.
-    func snsSubscriptions(appID: String, topic: String) async throws -> [SNSSubscription]
+    /// A page of a topic's subscriptions in installation id order, after the installation id `after`.
+    func snsSubscriptions(appID: String, topic: String, after: String?, limit: Int) async throws -> [SNSSubscription]
 
     /// Deletes a subscription; false when there was none.
     func deleteSNSSubscription(appID: String, id: String) async throws -> Bool
@@ -103,6 +103,6 @@ public protocol SNSAPIStore: Sendable {
 
 extension Installation {
     /// The attribute naming the SNS platform application of an installation made by the
-    /// SNS-compatible API (an endpoint); ``SNSAPIStore/snsEndpoints(appID:application:)`` finds them by it.
+    /// SNS-compatible API (an endpoint); ``SNSAPIStore/snsEndpoints(appID:application:after:limit:)`` finds them by it.
     public static let snsPlatformApplicationAttribute = "sns_platform_application"
 }

@@ -52,14 +52,28 @@ public protocol Store: Sendable {
 
     /// Deletes every installation of one user of an app, with their preferences (an account
     /// deletion), in one transaction.
-    /// - Returns: How many installations went.
-    func deleteInstallations(appID: String, userID: String) async throws -> Int
+    /// - Returns: How many installations went, and those with provider-side state to remove too.
+    func deleteInstallations(appID: String, userID: String) async throws -> InstallationRemoval
 
     /// A page of an app's installations in id order, starting after `cursor.after`.
     func installations(
         appID: String, filter: InstallationFilter, page: PageRequest
     ) async throws
         -> [Installation]
+}
+
+/// What deleting several installations removed.
+public struct InstallationRemoval: Sendable, Equatable {
+    /// How many installations went.
+    public var count: Int
+    /// The ones with provider-side state (an SNS endpoint), for the engine to remove it.
+    public var withEndpoints: [Installation]
+
+    /// Creates a removal record.
+    public init(count: Int, withEndpoints: [Installation]) {
+        self.count = count
+        self.withEndpoints = withEndpoints
+    }
 }
 
 /// The outcome of a registration.

@@ -232,9 +232,16 @@ extension Dispatcher {
             }
             return (recipients, Recipient.key(tokenIndex: end - 1))
         }
-        let page = try await store.resolve(
-            notification.target, appID: notification.appID, after: cursor, limit: configuration.batchSize
+        // A broadcast route takes its service's installations in one send, first.
+        var target = notification.target
+        let broadcast = transports(of: notification.appID).broadcastRecipient(for: notification)
+        if let broadcast {
+            target.services = (target.services ?? Set(PushService.allCases)).subtracting([broadcast.service])
+        }
+        var page = try await store.resolve(
+            target, appID: notification.appID, after: cursor, limit: configuration.batchSize
         ).map(Recipient.init)
+        if cursor == nil, let broadcast { page.insert(broadcast, at: 0) }
         return (page, page.last?.key)
     }
 
@@ -251,7 +258,11 @@ extension Dispatcher {
         if case .tokens(let list) = notification.target.audience { tokens = list } else { tokens = [] }
         for pending in due {
             var recipient: Recipient?
-            if let index = Recipient.tokenIndex(of: pending.recipient), index < tokens.count {
+            if let broadcast = transports(of: notification.appID).broadcastRecipient(for: notification),
+                broadcast.key == pending.recipient
+            {
+                recipient = broadcast
+            } else if let index = Recipient.tokenIndex(of: pending.recipient), index < tokens.count {
                 recipient = Recipient(rawToken: tokens[index], index: index)
             } else if let installation = installations[pending.recipient] {
                 recipient = Recipient(DeliveryTarget(installation))
@@ -323,6 +334,7 @@ extension Dispatcher {
 
     private func runCleanup(_ job: Job, owner: String) async throws {
         let report = try await store.cleanup(configuration.cleanupPolicy, now: now())
+        for installation in report.removedWithEndpoints { await installationRemoved(installation) }
         logger.info(
             "cleanup done",
             metadata: [

@@ -31,6 +31,20 @@ public struct AppTransports: Sendable {
         }
     }
 
+    /// The broadcast route a notification to everyone takes, if one of the app's transports
+    /// offers one for it and the target admits its service.
+    func broadcastRecipient(for notification: PushNotification) -> Recipient? {
+        guard case .all = notification.target.audience else { return nil }
+        for service in PushService.allCases where notification.target.services?.contains(service) ?? true {
+            if let route = transports[service] as? any BroadcastRoute,
+                let address = route.broadcastAddress(for: notification)
+            {
+                return Recipient(broadcastTo: address, service: service)
+            }
+        }
+        return nil
+    }
+
     /// Sends pushes through their services' transports, concurrently, and returns each one's result
     /// in order.
     func send(_ pushes: [OutgoingPush], of notification: PushNotification, now: Date) async -> [TransportResult] {

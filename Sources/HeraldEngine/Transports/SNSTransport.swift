@@ -12,6 +12,10 @@ import Synchronization
 /// The endpoint is created (or, when SNS already has one for the token, adopted) in the app's
 /// platform application for that key, with the installation id as `CustomUserData`, and remembered
 /// for the token; SNS makes `CreatePlatformEndpoint` idempotent for the same token and attributes.
+///
+/// With a broadcast topic, every endpoint is subscribed to it, and a notification to everyone that
+/// asks for no per-device rule (`respect_preferences: false`, no badge increment, no device-local
+/// push time) is published once to the topic, its message carrying every platform's key.
 public struct SNSTransport: Transport {
     /// The app's platform application ARNs by SNS platform key (`APNS`, `APNS_SANDBOX`, `GCM`).
     public struct Applications: Sendable, Equatable {
@@ -43,14 +47,19 @@ public struct SNSTransport: Transport {
     public let applications: Applications
     /// The APNs topic of installations without a bundle id (SNS takes it from the application).
     public let topic: String?
+    /// The topic every endpoint is subscribed to, for broadcasts; nil sends each endpoint its own.
+    public let broadcastTopic: String?
     private let endpoints = EndpointCache()
 
     /// Creates the transport; with no client it still validates payloads, and fails deliveries with
     /// a configuration failure.
-    public init(client: SNSClient?, applications: Applications = .init(), topic: String? = nil) {
+    public init(
+        client: SNSClient?, applications: Applications = .init(), topic: String? = nil, broadcastTopic: String? = nil
+    ) {
         self.client = client
         self.applications = applications
         self.topic = topic
+        self.broadcastTopic = broadcastTopic
     }
 
     public func shutdown() async {}
@@ -66,11 +75,26 @@ public struct SNSTransport: Transport {
         recipient.platform.isApple ? .apns(recipient.environment) : .gcm
     }
 
-    /// The message for one push.
+    /// The message for one push; for the broadcast recipient, one carrying every platform's key.
     func message(_ push: OutgoingPush, of notification: PushNotification, now: Date) throws(HeraldError) -> SNSMessage {
+        let text = notification.payload.body ?? notification.payload.title ?? ""
+        guard push.recipient.isBroadcast else {
+            return try message(push, platform: Self.platform(of: push.recipient), of: notification, now: now)
+        }
+        var messages: [SNSMessage] = []
+        for platform: SNSPlatform in [.apns(.production), .apns(.sandbox), .gcm]
+        where applications.arn(for: platform) != nil {
+            messages.append(try message(push, platform: platform, of: notification, now: now))
+        }
+        return .combining(messages, default: text)
+    }
+
+    /// The message for one push to an endpoint of `platform`.
+    private func message(
+        _ push: OutgoingPush, platform: SNSPlatform, of notification: PushNotification, now: Date
+    ) throws(HeraldError) -> SNSMessage {
         let recipient = push.recipient
         let text = notification.payload.body ?? notification.payload.title ?? ""
-        let platform = Self.platform(of: recipient)
         switch platform {
         case .apns(let environment):
             let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.sns").render(
@@ -108,6 +132,7 @@ public struct SNSTransport: Transport {
     private func send(
         _ push: OutgoingPush, of notification: PushNotification, client: SNSClient, now: Date
     ) async -> TransportResult {
+        if push.recipient.isBroadcast { return await broadcast(push, of: notification, client: client, now: now) }
         let platform = Self.platform(of: push.recipient)
         guard let application = applications.arn(for: platform) else {
             return TransportResult(
@@ -129,6 +154,7 @@ public struct SNSTransport: Transport {
                     platformApplicationARN: application, token: token, customUserData: push.recipient.installationID
                 ).endpointARN
                 endpoints.remember(endpoint, application: application, token: token)
+                await subscribe(endpoint, client: client)
             }
             let id = try await client.publish(message, to: .endpoint(arn: endpoint))
             return TransportResult(.delivered(providerID: id))
@@ -137,6 +163,48 @@ public struct SNSTransport: Transport {
             if case .invalidToken = outcome { endpoints.forget(application: application, token: token) }
             return TransportResult(outcome, providerWide: error.awsCode == "Throttling")
         }
+    }
+}
+
+extension SNSTransport: BroadcastRoute {
+    /// The broadcast topic, for a notification that asks for no per-device rule: preferences,
+    /// quiet hours, badge increments and device-local push times need each device, which a topic
+    /// does not see.
+    public func broadcastAddress(for notification: PushNotification) -> String? {
+        guard let broadcastTopic, client != nil, !notification.respectPreferences,
+            notification.target.platforms == nil
+        else { return nil }
+        if case .increment? = notification.payload.badge { return nil }
+        if let text = notification.pushTime, case .local? = try? PushTime(parsing: text, field: "push_time") {
+            return nil
+        }
+        return broadcastTopic
+    }
+
+    /// Publishes a broadcast to the topic, once.
+    func broadcast(
+        _ push: OutgoingPush, of notification: PushNotification, client: SNSClient, now: Date
+    ) async -> TransportResult {
+        do throws(SNSError) {
+            let message: SNSMessage
+            do throws(HeraldError) {
+                message = try self.message(push, of: notification, now: now)
+            } catch {
+                return TransportResult(.rejected(reason: error.message))
+            }
+            let id = try await client.publish(message, to: .topic(arn: push.recipient.token.identity))
+            return TransportResult(.delivered(providerID: id))
+        } catch {
+            return TransportResult(
+                SNSResponseClassifier.outcome(for: error), providerWide: error.awsCode == "Throttling")
+        }
+    }
+
+    /// Subscribes an endpoint to the broadcast topic (SNS keeps one subscription per endpoint); a
+    /// failure is logged by the client and tried again when the endpoint is next created or changed.
+    func subscribe(_ endpoint: String, client: SNSClient) async {
+        guard let broadcastTopic else { return }
+        _ = try? await client.subscribe(topicARN: broadcastTopic, endpointARN: endpoint)
     }
 }
 
@@ -180,12 +248,14 @@ extension SNSTransport: InstallationLifecycle {
                     SNSEndpointAttributes(token: token, enabled: true, customUserData: installation.id))
                 if let old = previous?.token.identity { endpoints.forget(application: application, token: old) }
                 endpoints.remember(arn, application: application, token: token)
+                await subscribe(arn, client: client)
                 return arn
             }
             let arn = try await client.createOrAdoptPlatformEndpoint(
                 platformApplicationARN: application, token: token, customUserData: installation.id
             ).endpointARN
             endpoints.remember(arn, application: application, token: token)
+            await subscribe(arn, client: client)
             return arn
         } catch {
             // Not fatal: the next send creates or adopts the endpoint.
@@ -197,6 +267,12 @@ extension SNSTransport: InstallationLifecycle {
         guard let client, let arn = installation.snsEndpointARN else { return }
         for application in [applications.apns, applications.apnsSandbox, applications.gcm].compactMap({ $0 }) {
             endpoints.forget(application: application, token: installation.token.identity)
+        }
+        // SNS keeps a deleted endpoint's subscriptions: Subscribe answers the existing one's ARN.
+        if let broadcastTopic,
+            let subscription = try? await client.subscribe(topicARN: broadcastTopic, endpointARN: arn)
+        {
+            try? await client.unsubscribe(subscriptionARN: subscription)
         }
         try? await client.deleteEndpoint(endpointARN: arn)
     }

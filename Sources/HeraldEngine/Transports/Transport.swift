@@ -59,3 +59,13 @@ public protocol InstallationLifecycle: Transport {
     /// An installation was deleted: its provider-side state goes too.
     func removed(_ installation: Installation) async
 }
+
+/// A transport that reaches every installation of its service with one send (an SNS topic its
+/// endpoints are subscribed to). A notification to everyone that may go this way is sent once, to
+/// a broadcast recipient (``Recipient/init(broadcastTo:service:)``), and the service's
+/// installations are left out of its fan-out.
+public protocol BroadcastRoute: Transport {
+    /// The address that reaches every installation of the service at once, when this notification
+    /// may go that way (nil: it goes to each installation).
+    func broadcastAddress(for notification: PushNotification) -> String?
+}

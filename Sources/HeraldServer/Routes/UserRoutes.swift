@@ -1,11 +1,13 @@
 import Foundation
 import HeraldCore
+import HeraldEngine
 import Hummingbird
 import Logging
 
 /// Routes about one of an app's users as a whole: `/v1/users/{user_id}/…` (server key).
 struct UserRoutes: Sendable {
     let store: any Store
+    let dispatcher: Dispatcher
 
     func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {
         table.on(group, prefix: prefix, Self.deleteInstallationsOperation, use: deleteInstallations)
@@ -23,7 +25,9 @@ struct UserRoutes: Sendable {
                 "user_id", code: "invalid_length",
                 "user_id must be 1 to \(InstallationRules.maxShortText) characters.")
         }
-        let deleted = try await store.deleteInstallations(appID: appID, userID: userID)
+        let removal = try await store.deleteInstallations(appID: appID, userID: userID)
+        for installation in removal.withEndpoints { await dispatcher.installationRemoved(installation) }
+        let deleted = removal.count
         context.logger.info(
             "user installations deleted",
             metadata: ["herald.user": "\(SecretFingerprint.of(userID))", "herald.deleted": "\(deleted)"])

@@ -15,17 +15,20 @@ extension ProviderConfiguration {
         public var applications: SNSTransport.Applications
         /// The APNs topic of installations without a bundle id.
         public var topic: String?
+        /// The SNS topic every endpoint is subscribed to, for broadcasts (``BroadcastRoute``).
+        public var broadcastTopicARN: String?
 
         /// Creates SNS settings.
         public init(
             region: String = "us-east-1", endpointURL: String? = nil, credentials: AWSCredentials? = nil,
-            applications: SNSTransport.Applications, topic: String? = nil
+            applications: SNSTransport.Applications, topic: String? = nil, broadcastTopicARN: String? = nil
         ) {
             self.region = region
             self.endpointURL = endpointURL
             self.credentials = credentials
             self.applications = applications
             self.topic = topic
+            self.broadcastTopicARN = broadcastTopicARN
         }
     }
 
@@ -43,7 +46,7 @@ enum SNSSetup: ProviderSetup {
     /// Reads `apns_application_arn`, `apns_sandbox_application_arn`, `gcm_application_arn` (the
     /// platform applications; none: SNS is off), `region` (`us-east-1`), `endpoint_url`,
     /// `access_key_id` + `secret_access_key` (+ `session_token`; both or neither: without, the
-    /// `AWS_*` environment variables), `topic`.
+    /// `AWS_*` environment variables), `topic`, `broadcast_topic_arn` (a topic for broadcasts).
     static func settings(appID: String, reader: ConfigReader) throws -> ProviderConfiguration.SNS? {
         let prefix = "app.\(appID).sns"
         let applications = SNSTransport.Applications(
@@ -55,9 +58,13 @@ enum SNSSetup: ProviderSetup {
             ("apns_application_arn", applications.apns), ("apns_sandbox_application_arn", applications.apnsSandbox),
             ("gcm_application_arn", applications.gcm),
         ] {
-            if let arn, !(arn.hasPrefix("arn:") && arn.split(separator: ":").count >= 6) {
+            if let arn, !(arn.hasPrefix("arn:") && arn.split(separator: ":").count >= 6 && arn.contains(":app/")) {
                 throw HeraldConfiguration.invalid("\(prefix).\(key)", "must be a platform application ARN")
             }
+        }
+        let broadcastTopic = reader.string(forKey: "broadcast_topic_arn")
+        if let broadcastTopic, !(broadcastTopic.hasPrefix("arn:") && broadcastTopic.split(separator: ":").count == 6) {
+            throw HeraldConfiguration.invalid("\(prefix).broadcast_topic_arn", "must be a topic ARN")
         }
         let keyID = reader.string(forKey: "access_key_id")
         let secret = reader.string(forKey: "secret_access_key", isSecret: true)
@@ -79,7 +86,8 @@ enum SNSSetup: ProviderSetup {
         }
         return ProviderConfiguration.SNS(
             region: reader.string(forKey: "region", default: "us-east-1"), endpointURL: endpointURL,
-            credentials: credentials, applications: applications, topic: reader.string(forKey: "topic"))
+            credentials: credentials, applications: applications, topic: reader.string(forKey: "topic"),
+            broadcastTopicARN: broadcastTopic)
     }
 
     static func transport(
@@ -91,7 +99,9 @@ enum SNSSetup: ProviderSetup {
                 configuration: .init(
                     region: settings.region, credentials: settings.credentials, endpoint: settings.endpointURL),
                 now: now)
-            return SNSTransport(client: client, applications: settings.applications, topic: settings.topic)
+            return SNSTransport(
+                client: client, applications: settings.applications, topic: settings.topic,
+                broadcastTopic: settings.broadcastTopicARN)
         } catch {
             throw HeraldConfiguration.invalid("app.\(appID).sns", error.message)
         }

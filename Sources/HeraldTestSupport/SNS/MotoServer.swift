@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldSNS
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -119,6 +120,47 @@ public final class MotoServer: Sendable {
     public func enableAuthentication() async throws {
         let (status, _) = try await send(method: .POST, path: "/moto-api/reset-auth", body: "0")
         guard status == 200 else { throw MotoServerError(message: "reset-auth answered \(status)") }
+    }
+
+    /// Calls moto's IAM (Query API, signed for `iam`) and returns the answer's text.
+    public func iam(_ action: String, _ parameters: [(String, String)]) async throws -> String {
+        let body = ([("Action", action), ("Version", "2010-05-08")] + parameters)
+            .map { "\(SigV4.uriEncode($0.0))=\(SigV4.uriEncode($0.1))" }.joined(separator: "&")
+        var request = SigV4Request(
+            method: "POST",
+            headers: ["Host": "127.0.0.1:\(port)", "Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
+            body: Array(body.utf8))
+        SigV4(
+            credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "x"), region: "us-east-1",
+            service: "iam"
+        )
+        .sign(&request, date: Date())
+        let (status, answer) = try await send(method: .POST, path: "/", headers: request.headers, body: body)
+        let text = String(decoding: answer, as: UTF8.self)
+        guard status == 200 else { throw MotoServerError(message: "IAM \(action) answered \(status): \(text)") }
+        return text
+    }
+
+    /// Makes an IAM user with an access key, allowed every SNS action when `allowSNS`, and returns
+    /// its credentials (call before ``enableAuthentication()``).
+    public func accessKey(user: String, allowSNS: Bool) async throws -> AWSCredentials {
+        _ = try await iam("CreateUser", [("UserName", user)])
+        if allowSNS {
+            let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sns:*","Resource":"*"}]}"#
+            _ = try await iam("PutUserPolicy", [("UserName", user), ("PolicyName", "sns"), ("PolicyDocument", policy)])
+        }
+        let answer = try await iam("CreateAccessKey", [("UserName", user)])
+        guard let id = Self.text("AccessKeyId", in: answer), let secret = Self.text("SecretAccessKey", in: answer)
+        else { throw MotoServerError(message: "CreateAccessKey answered no key: \(answer)") }
+        return AWSCredentials(accessKeyID: id, secretAccessKey: secret)
+    }
+
+    /// The text of the first `<element>` of an XML answer.
+    public static func text(_ element: String, in xml: String) -> String? {
+        guard let open = xml.range(of: "<\(element)>"),
+            let close = xml.range(of: "</\(element)>", range: open.upperBound..<xml.endIndex)
+        else { return nil }
+        return String(xml[open.upperBound..<close.lowerBound])
     }
 
     // MARK: - Internals

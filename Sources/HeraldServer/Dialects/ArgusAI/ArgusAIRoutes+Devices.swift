@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldEngine
 import Hummingbird
 import Logging
 
@@ -41,6 +42,7 @@ extension ArgusAIRoutes {
         guard try await store.deleteInstallation(appID: installation.appID, id: installation.id) else {
             throw HeraldError.notFound("Device")
         }
+        await dispatcher.installationRemoved(installation)
         context.logger.info("argusai device revoked", metadata: ["herald.installation": "\(installation.id)"])
         return Response(status: .noContent)
     }

@@ -148,7 +148,9 @@ struct ArgusAIRoutes: Dialect {
         let (appID, userID) = try Self.user(context)
         let deviceID = try ArgusAIRegistration.deviceID(context.parameters.get("device_id") ?? "")
         for device in try await ownDevices(appID: appID, userID: userID, deviceID: deviceID) {
-            _ = try await store.deleteInstallation(appID: appID, id: device.id)
+            if try await store.deleteInstallation(appID: appID, id: device.id) {
+                await dispatcher.installationRemoved(device)
+            }
             context.logger.info("argusai device unregistered", metadata: ["herald.installation": "\(device.id)"])
         }
         return Response(status: .noContent)

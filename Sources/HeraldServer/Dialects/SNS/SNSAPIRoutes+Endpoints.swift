@@ -58,7 +58,9 @@ extension SNSAPIRoutes {
     }
 
     func listPlatformApplications(_ call: Call) async throws -> String? {
-        let members = try await store.snsPlatformApplications(appID: call.appID).map { application in
+        let page = try await store.snsPlatformApplications(
+            appID: call.appID, after: try call.parameters.pageStart(), limit: SNSQueryParameters.pageSize + 1)
+        let members = page.prefix(SNSQueryParameters.pageSize).map { application in
             "<member>"
                 + SNSXML.element(
                     "PlatformApplicationArn",
@@ -66,6 +68,7 @@ extension SNSAPIRoutes {
                 + SNSXML.entries("Attributes", Self.visibleAttributes(application)) + "</member>"
         }
         return "<PlatformApplications>\(members.joined())</PlatformApplications>"
+            + SNSQueryParameters.nextToken(after: page.map(\.name))
     }
 
     func deletePlatformApplication(_ call: Call) async throws -> String? {
@@ -213,8 +216,10 @@ extension SNSAPIRoutes {
 
     func listEndpointsByPlatformApplication(_ call: Call) async throws -> String? {
         let application = try await platformApplication(call, parameter: "PlatformApplicationArn")
-        let members = try await store.snsEndpoints(appID: call.appID, application: application.name).map {
-            installation in
+        let page = try await store.snsEndpoints(
+            appID: call.appID, application: application.name, after: try call.parameters.pageStart(),
+            limit: SNSQueryParameters.pageSize + 1)
+        let members = page.prefix(SNSQueryParameters.pageSize).map { installation in
             "<member>"
                 + SNSXML.element(
                     "EndpointArn",
@@ -222,7 +227,7 @@ extension SNSAPIRoutes {
                         .endpoint(platform: application.platform, application: application.name, id: installation.id)))
                 + SNSXML.entries("Attributes", Self.endpointAttributes(installation)) + "</member>"
         }
-        return "<Endpoints>\(members.joined())</Endpoints>"
+        return "<Endpoints>\(members.joined())</Endpoints>" + SNSQueryParameters.nextToken(after: page.map(\.id))
     }
 
     /// The endpoint (installation) an ARN parameter names, with its platform.

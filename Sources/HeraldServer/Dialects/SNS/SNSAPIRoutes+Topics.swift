@@ -29,10 +29,12 @@ extension SNSAPIRoutes {
     }
 
     func listTopics(_ call: Call) async throws -> String? {
-        let members = try await store.snsTopics(appID: call.appID).map {
+        let page = try await store.snsTopics(
+            appID: call.appID, after: try call.parameters.pageStart(), limit: SNSQueryParameters.pageSize + 1)
+        let members = page.prefix(SNSQueryParameters.pageSize).map {
             "<member>\(SNSXML.element("TopicArn", call.arns.string(.topic($0.name))))</member>"
         }
-        return "<Topics>\(members.joined())</Topics>"
+        return "<Topics>\(members.joined())</Topics>" + SNSQueryParameters.nextToken(after: page.map(\.name))
     }
 
     func subscribe(_ call: Call) async throws -> String? {
@@ -73,7 +75,10 @@ extension SNSAPIRoutes {
 
     func listSubscriptionsByTopic(_ call: Call) async throws -> String? {
         let topic = try await topic(call, parameter: "TopicArn")
-        let subscriptions = try await store.snsSubscriptions(appID: call.appID, topic: topic.name)
+        let page = try await store.snsSubscriptions(
+            appID: call.appID, topic: topic.name, after: try call.parameters.pageStart(),
+            limit: SNSQueryParameters.pageSize + 1)
+        let subscriptions = page.prefix(SNSQueryParameters.pageSize)
         var installations: [String: Installation] = [:]
         for installation in try await store.installations(
             appID: call.appID, ids: subscriptions.map(\.installationID))
@@ -96,6 +101,7 @@ extension SNSAPIRoutes {
                 + "</member>"
         }
         return "<Subscriptions>\(members.joined())</Subscriptions>"
+            + SNSQueryParameters.nextToken(after: page.map(\.installationID))
     }
 
     /// The topic's name from an ARN parameter.

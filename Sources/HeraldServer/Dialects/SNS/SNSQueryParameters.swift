@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// A Query API request's form-encoded parameters (`Action=Publish&Version=2010-03-31&…`), with
 /// the flattened shapes SDKs send: string maps as `<name>.entry.N.key` / `.value`, message
@@ -36,6 +37,26 @@ struct SNSQueryParameters {
         }
         return value
     }
+
+    /// The key a list starts after, from `NextToken` (nil: from the start). The token is the
+    /// base64url of the last key of the page before, opaque to callers.
+    /// - Throws: SNS's `InvalidParameter` for a token Herald did not give.
+    func pageStart() throws(SNSAPIFailure) -> String? {
+        guard let token = values["NextToken"], !token.isEmpty else { return nil }
+        guard let bytes = Base64URL.decode(token), let key = String(validating: bytes, as: UTF8.self), !key.isEmpty
+        else { throw .invalidParameter("Invalid parameter: NextToken") }
+        return key
+    }
+
+    /// `<NextToken>` for a page read with one more row than ``SNSQueryParameters/pageSize``: the
+    /// last key shown when there is more, else nothing.
+    static func nextToken(after keys: [String]) -> String {
+        guard keys.count > pageSize, let last = keys.dropLast().last else { return "" }
+        return SNSXML.element("NextToken", Base64URL.encode(Array(last.utf8)))
+    }
+
+    /// The most items a list action answers at once, as SNS's list actions do.
+    static let pageSize = 100
 
     /// A string map: `<prefix>.entry.N.key` and `.value`, N from 1.
     func map(_ prefix: String) -> [String: String] {
