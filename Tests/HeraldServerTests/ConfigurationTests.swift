@@ -155,6 +155,13 @@ struct ConfigurationTests {
             (["HERALD_ENGINE_PIPELINE_DEPTH": "deep"], "engine.pipeline_depth"),
             (["HERALD_ENGINE_PAGE_SIZE": "20000"], "engine.page_size"),
             (["HERALD_ENGINE_CLEANUP_UNDELIVERED_DAYS": "-1"], "engine.cleanup.undelivered_days"),
+            (["HERALD_APP_DEFAULT_SNS_GCM_APPLICATION_ARN": "gcm"], "app.default.sns.gcm_application_arn"),
+            (
+                [
+                    "HERALD_APP_DEFAULT_SNS_GCM_APPLICATION_ARN": "arn:aws:sns:us-east-1:123456789012:app/GCM/a",
+                    "HERALD_APP_DEFAULT_SNS_BROADCAST_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:app/GCM/a",
+                ], "app.default.sns.broadcast_topic_arn"
+            ),
         ])
     func invalid(environment: [String: String], key: String) async throws {
         let error = await #expect(throws: HeraldError.self) {

@@ -63,7 +63,10 @@ enum SNSSetup: ProviderSetup {
             }
         }
         let broadcastTopic = reader.string(forKey: "broadcast_topic_arn")
-        if let broadcastTopic, !(broadcastTopic.hasPrefix("arn:") && broadcastTopic.split(separator: ":").count == 6) {
+        if let broadcastTopic,
+            !(broadcastTopic.hasPrefix("arn:") && broadcastTopic.split(separator: ":").count == 6
+                && !broadcastTopic.contains("/"))
+        {
             throw HeraldConfiguration.invalid("\(prefix).broadcast_topic_arn", "must be a topic ARN")
         }
         let keyID = reader.string(forKey: "access_key_id")
