@@ -8,7 +8,8 @@ import Synchronization
 /// self-hosted push service anywhere), so a Web Push transport cannot name its host up front.
 ///
 /// At most `maxOrigins` pools are kept: using a new origin beyond that closes the one used least
-/// recently, so endpoints on arbitrary hosts cannot grow the client without bound.
+/// recently, so endpoints on arbitrary hosts cannot grow the client without bound; and a pool not
+/// used for `idleTimeout` is closed at the next request to any origin.
 public final class HTTP2OriginPools: Sendable {
     /// Where requests go: a host and port reached over TLS.
     public struct Origin: Hashable, Sendable, CustomStringConvertible {
@@ -25,13 +26,14 @@ public final class HTTP2OriginPools: Sendable {
     }
 
     private struct State {
-        var pools: [Origin: (pool: HTTP2ConnectionPool, lastUse: UInt64)] = [:]
+        var pools: [Origin: (pool: HTTP2ConnectionPool, lastUse: UInt64, usedAt: ContinuousClock.Instant)] = [:]
         var uses: UInt64 = 0
         var isShutdown = false
     }
 
     private let template: HTTP2PoolConfiguration
     private let maxOrigins: Int
+    private let idleTimeout: Duration
     private let group: any EventLoopGroup
     private let logger: Logger
     private let state = Mutex(State())
@@ -40,13 +42,15 @@ public final class HTTP2OriginPools: Sendable {
     /// - Parameters:
     ///   - configuration: The settings of every origin's pool; its `host` and `port` are replaced by the origin's.
     ///   - maxOrigins: How many origins' pools are kept open at once.
+    ///   - idleTimeout: How long an origin's pool stays open unused.
     public init(
-        configuration: HTTP2PoolConfiguration, maxOrigins: Int = 64,
+        configuration: HTTP2PoolConfiguration, maxOrigins: Int = 64, idleTimeout: Duration = .seconds(300),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "herald.http2")
     ) {
         self.template = configuration
         self.maxOrigins = max(1, maxOrigins)
+        self.idleTimeout = idleTimeout
         self.group = eventLoopGroup
         self.logger = logger
     }
@@ -59,7 +63,7 @@ public final class HTTP2OriginPools: Sendable {
     ///   made for the origin).
     public func execute(_ request: HTTP2Request, at origin: Origin) async throws -> HTTP2Response {
         let (pool, evicted) = try pool(for: origin)
-        if let evicted { await evicted.shutdown() }
+        for closed in evicted { await closed.shutdown() }
         return try await pool.execute(request)
     }
 
@@ -72,13 +76,13 @@ public final class HTTP2OriginPools: Sendable {
         await withTaskGroup(of: [(Int, Result<HTTP2Response, HTTP2ClientError>)].self) { group in
             for (origin, indices) in byOrigin {
                 group.addTask {
-                    let made: (pool: HTTP2ConnectionPool, evicted: HTTP2ConnectionPool?)
+                    let made: (pool: HTTP2ConnectionPool, evicted: [HTTP2ConnectionPool])
                     do throws(HTTP2ClientError) {
                         made = try self.pool(for: origin)
                     } catch {
                         return indices.map { ($0, .failure(error)) }
                     }
-                    if let evicted = made.evicted { await evicted.shutdown() }
+                    for closed in made.evicted { await closed.shutdown() }
                     let pool = made.pool
                     let answers = await pool.execute(batch: indices.map { requests[$0].request })
                     return zip(indices, answers).map { ($0, $1) }
@@ -99,17 +103,23 @@ public final class HTTP2OriginPools: Sendable {
         for pool in pools { await pool.shutdown() }
     }
 
-    /// The origin's pool, made on first use, and the pool it displaced when the limit was reached
-    /// (for the caller to shut down).
+    /// The origin's pool, made on first use, and the pools it displaced — idle ones, and the least
+    /// recently used when the limit was reached — for the caller to shut down.
     private func pool(
         for origin: Origin
-    ) throws(HTTP2ClientError) -> (pool: HTTP2ConnectionPool, evicted: HTTP2ConnectionPool?) {
-        let result: Result<(HTTP2ConnectionPool, HTTP2ConnectionPool?), HTTP2ClientError> = state.withLock { state in
+    ) throws(HTTP2ClientError) -> (pool: HTTP2ConnectionPool, evicted: [HTTP2ConnectionPool]) {
+        let now = ContinuousClock.now
+        let result: Result<(HTTP2ConnectionPool, [HTTP2ConnectionPool]), HTTP2ClientError> = state.withLock { state in
             guard !state.isShutdown else { return .failure(.shutdown) }
             state.uses += 1
+            var evicted: [HTTP2ConnectionPool] = []
+            for (idle, entry) in state.pools where idle != origin && now - entry.usedAt >= idleTimeout {
+                evicted.append(entry.pool)
+                state.pools.removeValue(forKey: idle)
+            }
             if let entry = state.pools[origin] {
-                state.pools[origin] = (entry.pool, state.uses)
-                return .success((entry.pool, nil))
+                state.pools[origin] = (entry.pool, state.uses, now)
+                return .success((entry.pool, evicted))
             }
             var configuration = template
             configuration.host = origin.host
@@ -120,13 +130,13 @@ public final class HTTP2OriginPools: Sendable {
             } catch {
                 return .failure(.connectFailed("TLS settings for \(origin): \(error)"))
             }
-            var evicted: HTTP2ConnectionPool?
             if state.pools.count >= maxOrigins,
-                let oldest = state.pools.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
+                let oldest = state.pools.min(by: { $0.value.lastUse < $1.value.lastUse })?.key,
+                let displaced = state.pools.removeValue(forKey: oldest)?.pool
             {
-                evicted = state.pools.removeValue(forKey: oldest)?.pool
+                evicted.append(displaced)
             }
-            state.pools[origin] = (pool, state.uses)
+            state.pools[origin] = (pool, state.uses, now)
             return .success((pool, evicted))
         }
         return try result.get()

@@ -197,6 +197,33 @@ struct HTTP2OriginPoolsTests {
     }
 }
 
+extension HTTP2OriginPoolsTests {
+    @Test("An origin's pool unused for the idle timeout is closed at the next request")
+    func idleOrigins() async throws {
+        let first = try await HTTP2ConnectionPoolTests.Peer()
+        let second = try await MockAPNsServer.start(
+            ca: first.ca, credentials: [first.key.credential(topics: ["com.example"])])
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([first.ca.rootCertificate])
+        let pools = HTTP2OriginPools(
+            configuration: HTTP2PoolConfiguration(host: "unused", tls: tls, connections: 1),
+            idleTimeout: .milliseconds(300))
+        let a = HTTP2OriginPools.Origin(host: "127.0.0.1", port: first.apns.port)
+        let b = HTTP2OriginPools.Origin(host: "127.0.0.1", port: second.port)
+        #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: a).status == 200)
+        #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: b).status == 200)
+        #expect(pools.origins == [a, b])
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: b).status == 200)
+        #expect(pools.origins == [b], "a was idle longer than the timeout")
+        #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: a).status == 200)
+        #expect(first.apns.connectionCount == 2, "a reconnected")
+        await pools.shutdown()
+        try await first.apns.shutdown()
+        try await second.shutdown()
+    }
+}
+
 extension Sequence {
     fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var result: [T] = []
