@@ -15,6 +15,8 @@ public final class Dispatcher: Sendable {
     let clock: any Clock<Duration>
     let logger: Logger
     let gate = ProviderGate()
+    /// The devices connected to this node directly.
+    public let channels: DirectChannels
     private let wakeups = Atomic<Int>(0)
 
     /// Creates an engine over a store and the apps' transports.
@@ -24,7 +26,7 @@ public final class Dispatcher: Sendable {
     public init(
         store: any DispatchStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
         logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(), channels: DirectChannels? = nil
     ) {
         self.clock = clock
         self.store = store
@@ -32,6 +34,19 @@ public final class Dispatcher: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
+        self.channels = channels ?? DirectChannels(confirmWindow: configuration.channelConfirmWindow)
+        // A device that connects gets what waited for it now, not at the next recheck.
+        self.channels.onConnect { [weak self] session in
+            guard let self else { return }
+            do {
+                if try await self.store.wakeOfflineDeliveries(recipient: session.installationID, now: self.now()) > 0 {
+                    self.wake()
+                }
+            } catch {
+                self.logger.warning(
+                    "waiting deliveries not woken", metadata: ["herald.installation": "\(session.installationID)"])
+            }
+        }
     }
 
     /// Tells idle workers to look for due jobs now (a notification was accepted, a clock moved).

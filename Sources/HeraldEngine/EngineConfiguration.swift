@@ -34,6 +34,15 @@ public struct EngineConfiguration: Sendable {
     /// How often the clean-up job runs; nil never schedules it.
     public var cleanupInterval: Duration?
     public var cleanupPolicy: CleanupPolicy
+    /// How long a direct channel that confirms has to confirm a notification before it is torn
+    /// down and its notifications fall back to the cloud (Home Assistant's 10 seconds).
+    public var channelConfirmWindow: Duration
+    /// How long a notification without an expiry waits for a direct-only device to connect: FCM's
+    /// longest time to live, four weeks.
+    public var channelMaxWait: Duration
+    /// How often a notification waiting for a direct-only device looks again (it is also woken
+    /// when the device connects).
+    public var channelRecheck: Duration
 
     /// Creates a configuration with Herald's defaults.
     public init(
@@ -41,7 +50,9 @@ public struct EngineConfiguration: Sendable {
         pollInterval: Duration = .seconds(1),
         retryPolicy: RetryPolicy = RetryPolicy(), maxFailures: Int = 5, idempotencyWindow: Duration = .seconds(86_400),
         deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,
-        cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy()
+        cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy(),
+        channelConfirmWindow: Duration = .seconds(10), channelMaxWait: Duration = .seconds(28 * 86_400),
+        channelRecheck: Duration = .seconds(3_600)
     ) {
         self.pageSize = max(1, pageSize)
         self.pipelineDepth = min(max(1, pipelineDepth), self.pageSize)
@@ -55,5 +66,8 @@ public struct EngineConfiguration: Sendable {
         self.defaultDeliveryLog = defaultDeliveryLog
         self.cleanupInterval = cleanupInterval
         self.cleanupPolicy = cleanupPolicy
+        self.channelConfirmWindow = channelConfirmWindow
+        self.channelMaxWait = channelMaxWait
+        self.channelRecheck = channelRecheck
     }
 }

@@ -296,6 +296,22 @@ extension SQLiteStore: DispatchStore {
         }
     }
 
+    public func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int {
+        try await database.write { db in
+            let notifications = try String.fetchAll(
+                db,
+                sql: """
+                    UPDATE pending_deliveries SET run_at = ? WHERE recipient = ? AND reason = 'offline'
+                    RETURNING notification_id
+                    """,
+                arguments: [now.timeIntervalSince1970, recipient])
+            for id in Set(notifications) {
+                try self.scheduleJob(db, kind: "notification", reference: id, runAt: now)
+            }
+            return notifications.count
+        }
+    }
+
     public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
         try await database.read { db in
             try Row.fetchAll(

@@ -234,6 +234,14 @@ extension SQLiteStore {
                         WHERE json_extract(attributes, '$.sns_platform_application') IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v8_direct_channel") { db in
+            try db.execute(
+                sql: """
+                    -- A device connecting its direct channel wakes what waits for it.
+                    CREATE INDEX pending_deliveries_recipient ON pending_deliveries (recipient)
+                        WHERE reason = 'offline';
+                    """)
+        }
         return migrator
     }
 }

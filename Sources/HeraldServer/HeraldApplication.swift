@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldEngine
 import HeraldWebPush
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 
 /// Builds Herald's HTTP application from its parts; `herald serve` and the tests use the same
@@ -29,6 +30,8 @@ public enum HeraldApplication {
             on: api.group("users"), prefix: "/v1/users", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
+        ChannelRoutes(store: store, apps: apps, channels: dispatcher.channels).register(
+            on: router, api: api, table: &table)
         WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })
             .register(on: router.group("v1/webpush"), table: &table)
         let context = DialectContext(
@@ -39,6 +42,13 @@ public enum HeraldApplication {
         return (router, table.routes)
     }
 
+    /// The router of WebSocket upgrades: the direct channel.
+    public static func webSocketRouter(
+        store: any Store, apps: AppDirectory, dispatcher: Dispatcher
+    ) -> Router<ChannelRequestContext> {
+        ChannelRoutes(store: store, apps: apps, channels: dispatcher.channels).webSocketRouter()
+    }
+
     /// The runnable application listening where the configuration says.
     public static func make(
         configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore, apps: AppDirectory,
@@ -46,6 +56,8 @@ public enum HeraldApplication {
     ) -> some ApplicationProtocol {
         Application(
             router: router(configuration: configuration, store: store, apps: apps, dispatcher: dispatcher).router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter(store: store, apps: apps, dispatcher: dispatcher)),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

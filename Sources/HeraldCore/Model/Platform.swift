@@ -14,6 +14,9 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
 /// The push service that delivers to an installation.
 public enum PushService: String, Sendable, CaseIterable, Codable {
     case apns, fcm, webpush, sns
+    /// Herald's own WebSocket channel only: the device has no cloud token, and its notifications
+    /// wait for it to connect (`herald listen`, a desktop or LAN client).
+    case direct
 
     /// The platforms this service can deliver to.
     public var platforms: Set<Platform> {
@@ -24,6 +27,7 @@ public enum PushService: String, Sendable, CaseIterable, Codable {
         case .webpush: [.web]
         // SNS platform applications exist for APNs and FCM (GCM) endpoints.
         case .sns: [.ios, .ipados, .macos, .android]
+        case .direct: Set(Platform.allCases)
         }
     }
 }

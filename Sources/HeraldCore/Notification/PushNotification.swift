@@ -138,6 +138,9 @@ public struct DeliveryRecord: Sendable, Equatable {
         case delivered, invalid, failed, skipped, expired
         /// A transient failure; another attempt is scheduled.
         case retrying
+        /// Sent over the device's direct channel, not confirmed in time (or the channel closed):
+        /// the device's cloud route takes it once.
+        case fellBack = "fell_back"
     }
 
     public var notificationID: String

@@ -77,6 +77,11 @@ public protocol DispatchStore: Store {
     /// The earliest run time among a notification's pending deliveries.
     func nextPending(notificationID: String) async throws -> Date?
 
+    /// Makes every delivery waiting for this recipient's channel (`offline`) due now, with its
+    /// notification's job.
+    /// - Returns: How many deliveries were woken.
+    func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int
+
     /// Stored preferences (as JSON) of installations that have any.
     func preferences(installationIDs: [String]) async throws -> [String: JSONValue]
 
@@ -133,6 +138,8 @@ public struct PendingDelivery: Sendable, Equatable {
     /// Why it waits.
     public enum Reason: String, Sendable {
         case retry, localTime = "local_time", quietHours = "quiet_hours", providerPaused = "provider_paused"
+        /// A direct-only device is not connected: it waits for its channel (woken when it connects).
+        case offline
     }
 
     public var notificationID: String

@@ -21,6 +21,18 @@ public enum InstallationRules {
         case .sns: try platform.isApple ? validateAPNsToken(token, field: field) : validateFCMToken(token, field: field)
         case .webpush:
             throw .invalidValue(field, code: "invalid_token", "Web Push installations take a 'subscription' object.")
+        case .direct: try validateDirectToken(token, field: field)
+        }
+    }
+
+    /// A direct-only installation's token is the client's own opaque device id: 16 to 256
+    /// printable ASCII characters without spaces (enough to be unguessable, as it identifies the device).
+    public static func validateDirectToken(_ token: String, field: String = "token") throws(HeraldError) {
+        let utf8 = token.utf8
+        guard (16...256).contains(utf8.count), utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .invalidValue(
+                field, code: "invalid_token",
+                "A direct installation's token must be 16 to 256 printable ASCII characters, no spaces.")
         }
     }
 

@@ -317,12 +317,87 @@ extension Dispatcher {
         case nil: break
         }
 
-        let results = await transports(of: notification.appID).send(outgoing, of: notification, now: now)
-        for (push, result) in zip(outgoing, results) {
+        // Devices with a direct channel open (and direct-only ones) are tried there first, while
+        // the rest go to their providers.
+        let direct = outgoing.filter { push in
+            push.recipient.installationID.map { push.recipient.service == .direct || channels.isOpen($0) } ?? false
+        }
+        let cloud = outgoing.filter { push in
+            !(push.recipient.installationID.map { push.recipient.service == .direct || channels.isOpen($0) } ?? false)
+        }
+        async let channelOutcomes = sendOverChannels(direct, of: notification)
+        var results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
+        var sent = cloud
+        let fallbacks = record(await channelOutcomes, of: direct, notification: notification, into: &commit, now: now)
+        if !fallbacks.isEmpty {
+            sent += fallbacks
+            results += await transports(of: notification.appID).send(fallbacks, of: notification, now: now)
+        }
+        for (push, result) in zip(sent, results) {
             if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now) {
                 gate.pause(appID: notification.appID, service: pause.service, until: pause.until)
             }
         }
+    }
+
+    /// Sends each push over its device's direct channel, all at once.
+    private func sendOverChannels(
+        _ pushes: [OutgoingPush], of notification: PushNotification
+    ) async -> [DirectChannels.Outcome] {
+        await withTaskGroup(of: (Int, DirectChannels.Outcome).self) { group in
+            for (index, push) in pushes.enumerated() {
+                guard let installationID = push.recipient.installationID else { continue }
+                let event = ChannelEvent.render(notification, badge: push.badge)
+                group.addTask { (index, await self.channels.deliver(event, to: installationID)) }
+            }
+            var outcomes = [DirectChannels.Outcome](repeating: .notConnected, count: pushes.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
+        }
+    }
+
+    /// Records what the direct channels did: delivered, or fell back (a ledger row) to the cloud
+    /// route — returned, to be sent once — or, for a device with no cloud route, to waiting for
+    /// it to connect, until the notification expires (or waited ``EngineConfiguration/channelMaxWait``).
+    private func record(
+        _ outcomes: [DirectChannels.Outcome], of pushes: [OutgoingPush], notification: PushNotification,
+        into commit: inout PageCommit, now: Date
+    ) -> [OutgoingPush] {
+        let recorder = outcomeRecorder(for: notification)
+        var fallbacks: [OutgoingPush] = []
+        for (push, outcome) in zip(pushes, outcomes) {
+            var viaChannel = push.recipient
+            viaChannel.service = .direct
+            switch outcome {
+            case .delivered(let confirmed):
+                _ = recorder.record(
+                    TransportResult(.delivered(providerID: confirmed ? "direct:confirmed" : "direct")), of: viaChannel,
+                    into: &commit, now: now)
+                continue
+            case .fellBack(let reason):
+                commit.ledger.append(
+                    recorder.record(
+                        viaChannel, .fellBack, reason: reason, attempts: push.recipient.attempts + 1, at: now))
+            case .notConnected: break
+            }
+            guard push.recipient.service == .direct else {
+                fallbacks.append(push)
+                continue
+            }
+            let giveUp =
+                notification.expiresAt
+                ?? notification.createdAt.addingTimeInterval(
+                    configuration.channelMaxWait.timeInterval)
+            if now >= giveUp {
+                commit.counts.skippedExpired += 1
+                commit.ledger.append(
+                    recorder.record(viaChannel, .expired, reason: "the device did not connect in time", at: now))
+            } else {
+                let recheck = now.addingTimeInterval(configuration.channelRecheck.timeInterval)
+                commit.pending.append(recorder.wait(push.recipient, until: min(giveUp, recheck), .offline))
+            }
+        }
+        return fallbacks
     }
 
     /// The recorder of a notification's outcomes, with the engine's retry and failure rules.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldCore
 import Logging
@@ -62,6 +63,36 @@ public struct AppDirectory: Sendable {
             if SecretComparison.equal(key, entry.keys.clientKey) { match = .client(appID: entry.keys.appID) }
         }
         return match
+    }
+
+    /// A device's credential for its installation's direct channel:
+    /// `hch_<app id>.<installation id>.<MAC>`, the MAC an HMAC-SHA256 of both under the app's server
+    /// key (base64url). Nothing is stored: rotating the server key revokes every credential, and a
+    /// deleted installation's credential opens nothing.
+    /// - Returns: nil for an unknown app.
+    public func channelCredential(appID: String, installationID: String) -> String? {
+        guard let entry = entries.first(where: { $0.keys.appID == appID }) else { return nil }
+        return
+            "hch_\(appID).\(installationID).\(Self.channelMAC(appID: appID, installationID: installationID, key: entry.keys.serverKey))"
+    }
+
+    /// The app and installation a channel credential opens, its MAC compared in constant time; nil
+    /// for anything else.
+    public func channelInstallation(credential: String) -> (appID: String, installationID: String)? {
+        guard credential.hasPrefix("hch_") else { return nil }
+        let parts = credential.dropFirst(4).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let entry = entries.first(where: { $0.keys.appID == parts[0] }) else { return nil }
+        let (appID, installationID) = (String(parts[0]), String(parts[1]))
+        let expected = Self.channelMAC(appID: appID, installationID: installationID, key: entry.keys.serverKey)
+        guard SecretComparison.equal(String(parts[2]), expected) else { return nil }
+        return (appID, installationID)
+    }
+
+    private static func channelMAC(appID: String, installationID: String, key: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Array("herald channel v1\n\(appID)\n\(installationID)".utf8),
+            using: SymmetricKey(data: Array(key.utf8)))
+        return Base64URL.encode(Array(mac))
     }
 
     /// The principal a bearer credential stands for.
