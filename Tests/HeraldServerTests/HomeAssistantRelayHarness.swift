@@ -10,10 +10,10 @@ import HummingbirdTesting
 import NIOCore
 
 /// Calls the Home Assistant push relay as Home Assistant's `mobile_app` notify platform does
-/// (`homeassistant/components/mobile_app/notify.py`): aiohttp's `json=` body — `json.dumps` with its
-/// default separators, keys in the order the platform builds them (message, title, data,
-/// push_token, registration_info {app_id, app_version, webhook_id, os_version}) — with
-/// `Content-Type: application/json` and no credential.
+/// (`homeassistant/components/mobile_app/notify.py`): the shared aiohttp session's `json=` body —
+/// Home Assistant's orjson encoder, compact, keys in the order the platform builds them (message,
+/// title, data, push_token, registration_info {app_id, app_version, webhook_id, os_version}) —
+/// with `Content-Type: application/json` and no credential.
 struct HomeAssistantCaller {
     static let iOSAppID = "io.robbie.HomeAssistant"
     static let androidAppID = "io.homeassistant.companion.android"
@@ -28,21 +28,21 @@ struct HomeAssistantCaller {
         return settings
     }
 
-    /// The body Home Assistant sends, byte for byte as Python's `json.dumps` writes it.
+    /// The body Home Assistant sends, byte for byte as its encoder writes it (`data` as given).
     static func body(
         message: String, title: String? = nil, data: String? = nil, token: String, appID: String = androidAppID,
         osVersion: String? = "14"
     ) -> String {
-        var parts = [#""message": \#(quoted(message))"#]
-        if let title { parts.append(#""title": \#(quoted(title))"#) }
-        if let data { parts.append(#""data": \#(data)"#) }
-        parts.append(#""push_token": \#(quoted(token))"#)
+        var parts = [#""message":\#(quoted(message))"#]
+        if let title { parts.append(#""title":\#(quoted(title))"#) }
+        if let data { parts.append(#""data":\#(data)"#) }
+        parts.append(#""push_token":\#(quoted(token))"#)
         var info = [
-            #""app_id": \#(quoted(appID))"#, #""app_version": "2024.11.1""#, #""webhook_id": \#(quoted(webhookID))"#,
+            #""app_id":\#(quoted(appID))"#, #""app_version":"2024.3.3""#, #""webhook_id":\#(quoted(webhookID))"#,
         ]
-        if let osVersion { info.append(#""os_version": \#(quoted(osVersion))"#) }
-        parts.append(#""registration_info": {\#(info.joined(separator: ", "))}"#)
-        return "{" + parts.joined(separator: ", ") + "}"
+        if let osVersion { info.append(#""os_version":\#(quoted(osVersion))"#) }
+        parts.append(#""registration_info":{\#(info.joined(separator: ","))}"#)
+        return "{" + parts.joined(separator: ",") + "}"
     }
 
     private static func quoted(_ text: String) -> String {
@@ -53,7 +53,9 @@ struct HomeAssistantCaller {
     func post(_ path: String = "/ha/push", body: String) async throws -> APIResponse {
         let response = try await client.executeRequest(
             uri: path, method: .post,
-            headers: [.contentType: "application/json", .userAgent: "HomeAssistant/2024.11.1 aiohttp/3.10.10"],
+            headers: [
+                .contentType: "application/json", .userAgent: "HomeAssistant/2024.3.3 aiohttp/3.9.3 Python/3.11",
+            ],
             body: ByteBuffer(string: body))
         let bytes = Array(response.body.readableBytesView)
         return APIResponse(status: response.status, headers: response.headers, json: try? JSONValue.parse(bytes))

@@ -166,7 +166,7 @@ struct HomeAssistantRelayTests {
         }
     }
 
-    @Test("The maximum-th notification of the day is accepted and the next is refused with 429")
+    @Test("The maximum-th notification of the day is accepted, the next is refused with 429, commands still go")
     func rateLimitBoundary() async throws {
         let token = Fixtures.fcmToken()
         let engine = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
@@ -192,15 +192,20 @@ struct HomeAssistantRelayTests {
             #expect(refused.rateLimitCounts == [150, 1, 151, 150, 0])
             #expect(refused.string("rateLimits.resetsAt") == midnight)
 
+            // Companion commands neither count nor stop at the limit, as in Home Assistant's relay.
+            let command = try await ha.send("request_location_update", token: token)
+            #expect(command.status == .created)
+            #expect(command.rateLimitCounts == [150, 1, 151, 150, 0])
+
             let check = try await ha.rateLimits(token: token)
             #expect(check.status == .ok)
             #expect(check.isJSON)
             #expect(check.string("target") == token)
             #expect(check.rateLimitCounts == [150, 1, 151, 150, 0])
             #expect(check.string("rateLimits.resetsAt") == midnight)
-            // Only the 150 accepted were stored.
+            // Only the 150 accepted and the command were stored.
             let list = try await api.call(.get, "/v1/notifications?limit=200")
-            #expect(list.items.count == 150)
+            #expect(list.items.count == 151)
         }
     }
 

@@ -6,7 +6,7 @@ import HeraldCore
 /// - **Android** (FCM): a data-only message. The app builds the notification itself from `data`:
 ///   `message`, `title`, `webhook_id` and every option of the service call (`channel`, `tag`,
 ///   `group`, `image`, `clickAction`, `persistent`, `sticky`, `command`, …) as strings, actions as
-///   `action_N_key/title/uri`; `priority` and `ttl` set FCM's Android options.
+///   `action_N_key/title/uri/behavior`; `priority` and `ttl` set FCM's Android options.
 /// - **Apple** (APNs directly, or through FCM's `apns` block): an alert with `aps.alert`
 ///   {title, subtitle, body}, `sound` (`default` unless `data.sound` / `push.sound`; `none` drops it),
 ///   `data.push` merged into `aps` (badge, sound, `interruption-level`, category), `tag` as
@@ -15,6 +15,7 @@ import HeraldCore
 /// - **Commands** (`request_location_update`, `clear_badge`, `clear_notification`, `remove_channel`,
 ///   `update_widgets`, `update_complications`, `command_*`) go without an alert: data-only on
 ///   Android, a background push with `homeassistant.command` on Apple (`clear_badge`: badge 0).
+///   Like Home Assistant's own relay, the relay neither counts them nor stops them at the limit.
 /// - The provider blocks of `data` pass through as the document's example server passes them:
 ///   `android`, `apns`, `webpush` and `data` to FCM's message, `apns` (headers, payload) and
 ///   `apns_headers` to APNs.
@@ -96,7 +97,7 @@ enum HomeAssistantCompanionPayload {
         if case .array(let actions)? = request.data["actions"] {
             for (index, action) in actions.enumerated() {
                 guard case .object(let fields) = action else { continue }
-                for (name, key) in [("action", "key"), ("title", "title"), ("uri", "uri")] {
+                for (name, key) in [("action", "key"), ("title", "title"), ("uri", "uri"), ("behavior", "behavior")] {
                     if let value = fields[name], value != .null {
                         result["action_\(index + 1)_\(key)"] = .string(Self.string(value))
                     }

@@ -73,12 +73,25 @@ struct HomeAssistantRelayRoutes: Dialect {
                     releasingClaim: releasing)
             }
             if let problem = dispatcher.configurationProblem(for: installation) {
-                _ = try await countError(releasing: false)
+                if !HomeAssistantCompanionPayload.isCommand(push.message) { _ = try await countError(releasing: false) }
                 throw HomeAssistantRelayFailure.providerMisconfigured(problem, appID: installation.appID)
             }
-            let claim = try await store.claimRelaySend(
-                appID: installation.appID, service: installation.service, token: push.pushToken, day: day.key,
-                maximum: match.settings.maximumPerDay)
+            // Companion commands (location updates, clearing, widget refreshes) neither count nor
+            // stop at the limit, as in Home Assistant's own relay: they keep the app working.
+            let command = HomeAssistantCompanionPayload.isCommand(push.message)
+            let claim: (granted: Bool, usage: RelayUsage)
+            if command {
+                claim = (
+                    true,
+                    try await store.relayUsage(
+                        appID: installation.appID, service: installation.service, token: push.pushToken,
+                        day: day.key)
+                )
+            } else {
+                claim = try await store.claimRelaySend(
+                    appID: installation.appID, service: installation.service, token: push.pushToken, day: day.key,
+                    maximum: match.settings.maximumPerDay)
+            }
             guard claim.granted else {
                 throw HomeAssistantRelayFailure.rateLimited(target: push.pushToken, rateLimits: limits(claim.usage))
             }
@@ -91,7 +104,7 @@ struct HomeAssistantRelayRoutes: Dialect {
                 else { throw HeraldError.internal("The engine answered a send with a dry run.") }
                 notification = accepted
             } catch {
-                _ = try await countError(releasing: true)
+                if !command { _ = try await countError(releasing: true) }
                 throw Self.failure(error)
             }
             context.logger.info(
