@@ -63,6 +63,9 @@ struct HomeAssistantRelayRoutes: Dialect {
             } catch {
                 throw HomeAssistantRelayFailure.invalidRequest(error)
             }
+            // Companion commands (location updates, clearing, widget refreshes) neither count nor
+            // stop at the limit, as in Home Assistant's own relay: they keep the app working.
+            let command = HomeAssistantCompanionPayload.isCommand(push.message)
             let day = UTCDay(now())
             func limits(_ usage: RelayUsage) -> HomeAssistantRateLimits {
                 HomeAssistantRateLimits(usage: usage, maximum: match.settings.maximumPerDay, resetsAt: day.end)
@@ -73,12 +76,9 @@ struct HomeAssistantRelayRoutes: Dialect {
                     releasingClaim: releasing)
             }
             if let problem = dispatcher.configurationProblem(for: installation) {
-                if !HomeAssistantCompanionPayload.isCommand(push.message) { _ = try await countError(releasing: false) }
+                if !command { _ = try await countError(releasing: false) }
                 throw HomeAssistantRelayFailure.providerMisconfigured(problem, appID: installation.appID)
             }
-            // Companion commands (location updates, clearing, widget refreshes) neither count nor
-            // stop at the limit, as in Home Assistant's own relay: they keep the app working.
-            let command = HomeAssistantCompanionPayload.isCommand(push.message)
             let claim: (granted: Bool, usage: RelayUsage)
             if command {
                 claim = (
@@ -96,8 +96,10 @@ struct HomeAssistantRelayRoutes: Dialect {
                 throw HomeAssistantRelayFailure.rateLimited(target: push.pushToken, rateLimits: limits(claim.usage))
             }
             let send = SendRequest(
-                target: NotificationTarget(audience: .installationIDs([installation.id])), payload: payload,
-                source: Self.source, respectPreferences: false)
+                // The device's service only: the payload is checked against its provider's limit alone.
+                target: NotificationTarget(
+                    audience: .installationIDs([installation.id]), services: [installation.service]),
+                payload: payload, source: Self.source, respectPreferences: false)
             let notification: PushNotification
             do {
                 guard case .accepted(let accepted, _) = try await dispatcher.submit(send, appID: installation.appID)
