@@ -71,23 +71,47 @@ struct HomeAssistantRelayTests {
         }
     }
 
-    @Test("An APNs device gets the alert the iOS Companion app expects, with data.apns and data.push applied")
+    @Test("Apple devices, on APNs and through FCM, get the alert the iOS app expects, with data.apns and data.push")
     func appleDelivery() async throws {
         let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
         let token = Fixtures.apnsToken()
+        let fcmToken = Fixtures.fcmToken()
         try await harness.run { api in
             _ = try await api.register(#"{"platform":"ios","token":"\#(token)"}"#)
+            _ = try await api.register(#"{"platform":"ios","service":"fcm","token":"\#(fcmToken)"}"#)
             let ha = HomeAssistantCaller(client: api.client)
-            let answer = try await ha.send(
-                "Motion in the garden", title: "Garden",
-                data: #"""
-                    {"subtitle": "Camera 2", "tag": "garden", "group": "cameras", "url": "/lovelace/cameras", \#
-                    "image": "https://ha.example.com/api/camera_proxy/camera.garden", \#
-                    "push": {"badge": "3", "interruption-level": "time-sensitive", "sound": "chime.caf"}, \#
-                    "apns": {"payload": {"custom": {"camera": "garden"}}, "headers": {"apns-expiration": "0"}}}
-                    """#, token: token, appID: HomeAssistantCaller.iOSAppID)
-            #expect(answer.status == .created)
+            let data = #"""
+                {"subtitle": "Camera 2", "tag": "garden", "group": "cameras", "url": "/lovelace/cameras", \#
+                "image": "https://ha.example.com/api/camera_proxy/camera.garden", \#
+                "push": {"badge": "3", "interruption-level": "time-sensitive", "sound": "chime.caf"}, \#
+                "apns": {"payload": {"custom": {"camera": "garden"}}, "headers": {"apns-expiration": "0"}}}
+                """#
+            for device in [token, fcmToken] {
+                let answer = try await ha.send(
+                    "Motion in the garden", title: "Garden", data: data, token: device,
+                    appID: HomeAssistantCaller.iOSAppID)
+                #expect(answer.status == .created)
+            }
             try await harness.drain()
+
+            // Through FCM: the notification, and the apns block as the iOS app reads it, data.apns merged in.
+            let message = try #require(harness.fcm.requests.first?.json?.objectValue?["message"]?.objectValue)
+            #expect(
+                message["notification"]
+                    == .object(["title": .string("Garden"), "body": .string("Motion in the garden")]))
+            let block = try #require(message["apns"]?.objectValue)
+            #expect(
+                block["headers"]
+                    == .object([
+                        "apns-push-type": .string("alert"), "apns-collapse-id": .string("garden"),
+                        "apns-expiration": .string("0"),
+                    ]))
+            let fcmPayload = try #require(block["payload"]?.objectValue)
+            #expect(fcmPayload["custom"] == .object(["camera": .string("garden")]))
+            #expect(fcmPayload["url"] == .string("/lovelace/cameras"))
+            #expect(fcmPayload["aps"]?.objectValue?["thread-id"] == .string("cameras"))
+            #expect(fcmPayload["aps"]?.objectValue?["badge"] == .number(3))
+
             let request = try #require(harness.apns.requests.first)
             #expect(request.token == token)
             #expect(request.header("apns-push-type") == "alert")
@@ -268,9 +292,13 @@ struct HomeAssistantRelayTests {
         let invalid = Fixtures.fcmToken()
         try await harness.run { api in
             _ = try await api.register(#"{"platform":"android","token":"\#(token)"}"#)
-            let dead = try await api.register(#"{"platform":"android","token":"\#(invalid)"}"#)
-            try harness.server.execute("UPDATE installations SET valid = 0 WHERE id = ?", [dead])
+            _ = try await api.register(#"{"platform":"android","token":"\#(invalid)"}"#)
             let ha = HomeAssistantCaller(client: api.client)
+            // FCM says the app instance is gone: the engine invalidates the installation.
+            harness.fcm.script(token: invalid, .unregistered)
+            #expect(try await ha.send("First", token: invalid).status == .created)
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 1)
 
             let unknown = try await ha.send("Hello", token: Fixtures.fcmToken())
             #expect(unknown.status == .notFound)
@@ -285,8 +313,9 @@ struct HomeAssistantRelayTests {
             #expect(gone.string("errorType") == "InvalidToken")
             #expect(gone.string("message")?.contains("registers a new token") == true)
 
-            #expect(harness.fcm.requests.isEmpty)
-            #expect(try await api.call(.get, "/v1/notifications").items.isEmpty)
+            // Nothing more was stored or sent.
+            #expect(harness.fcm.requests.count == 1)
+            #expect(try await api.call(.get, "/v1/notifications").items.count == 1)
             #expect(try await ha.rateLimits(token: token).rateLimitCounts == [0, 0, 0, 150, 150])
         }
     }
