@@ -77,7 +77,7 @@ enum HomeAssistantCompanionPayload {
             fcm["apns"] = .object(fcmAPNs.merging(deep: passedAPNs))
             if apple.alert == nil { fcm["notification"] = .null }
         } else {
-            payload.data = androidData(request, command: command)
+            payload.data = androidData(request)
             if case .object(let apns)? = data["apns"] { fcm["apns"] = .object(apns) }
             // The Companion app builds the notification itself: a data-only message.
             fcm["notification"] = .null
@@ -89,7 +89,7 @@ enum HomeAssistantCompanionPayload {
     }
 
     /// Android's `data`: message, title, webhook id, actions and every other option as strings.
-    private static func androidData(_ request: HomeAssistantPushRequest, command: Bool) -> [String: JSONValue] {
+    private static func androidData(_ request: HomeAssistantPushRequest) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
         for (key, value) in request.data where !structural.contains(key) && value != .null {
             result[key] = .string(Self.string(value))
