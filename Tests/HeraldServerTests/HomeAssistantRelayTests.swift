@@ -190,6 +190,47 @@ struct HomeAssistantRelayTests {
         }
     }
 
+    @Test("Apple options: clear_badge, sound none, critical sounds, actionable categories, delete_alert")
+    func appleOptions() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
+        let token = Fixtures.apnsToken()
+        try await harness.run { api in
+            _ = try await api.register(#"{"platform":"ios","token":"\#(token)"}"#)
+            let ha = HomeAssistantCaller(client: api.client)
+            let sends: [(String, String?)] = [
+                ("clear_badge", nil),
+                ("Quiet", #"{"push": {"sound": "none"}}"#),
+                (
+                    "Smoke!",
+                    #"{"push": {"sound": {"name": "default", "critical": "1", "volume": "0.8"}, "category": "alarm"}}"#
+                ),
+                ("Lights", #"{"entity_id": "camera.door", "action_data": {"scene": "evening"}}"#),
+                ("delete_alert", #"{"push": {"badge": 4}}"#),
+            ]
+            for (message, data) in sends {
+                let answer = try await ha.send(message, data: data, token: token, appID: HomeAssistantCaller.iOSAppID)
+                #expect(answer.status == .created, "\(message)")
+                // One at a time, so the mock receives them in order.
+                try await harness.drain()
+            }
+            let bodies = harness.apns.requests.compactMap { $0.json?.objectValue }
+            try #require(bodies.count == 5)
+            #expect(bodies[0]["aps"] == .object(["badge": .number(0)]))
+            #expect(bodies[1]["aps"] == .object(["alert": .object(["body": .string("Quiet")])]))
+            let critical = bodies[2]["aps"]?.objectValue
+            #expect(
+                critical?["sound"]
+                    == .object(["name": .string("default"), "critical": .number(1), "volume": .number(0.8)]))
+            #expect(critical?["category"] == .string("ALARM"))
+            let actionable = bodies[3]
+            #expect(actionable["entity_id"] == .string("camera.door"))
+            #expect(actionable["homeassistant"] == .object(["scene": .string("evening")]))
+            #expect(actionable["aps"]?.objectValue?["category"] == .string("DYNAMIC"))
+            #expect(actionable["aps"]?.objectValue?["mutable-content"] == .number(1))
+            #expect(bodies[4]["aps"] == .object(["badge": .number(4)]))
+        }
+    }
+
     @Test("The maximum-th notification of the day is accepted, the next is refused with 429, commands still go")
     func rateLimitBoundary() async throws {
         let token = Fixtures.fcmToken()
