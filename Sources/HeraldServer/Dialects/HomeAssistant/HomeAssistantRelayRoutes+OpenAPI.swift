@@ -73,8 +73,9 @@ extension HomeAssistantRelayRoutes {
             recorded; its id is messageId), rendered as the Companion apps expect: a data-only FCM message on \
             Android, an APNs alert (or a background push for commands such as request_location_update, \
             clear_notification, update_widgets, command_*) on Apple devices. At most \
-            app.<id>.home_assistant.max_per_day (150) notifications per token per UTC day; counters survive \
-            restarts and reset at midnight UTC. Every answer is a JSON object.
+            app.<id>.home_assistant.max_per_day (150) notifications per token per UTC day (commands neither count \
+            nor stop at the limit); counters survive restarts and reset at midnight UTC. Every answer is a JSON \
+            object.
             """,
         security: .none, body: pushBody,
         responses: [
