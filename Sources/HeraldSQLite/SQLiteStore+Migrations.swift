@@ -234,6 +234,22 @@ extension SQLiteStore {
                         WHERE json_extract(attributes, '$.sns_platform_application') IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v7_ha_relay") { db in
+            try db.execute(
+                sql: """
+                    -- The Home Assistant push relay's per-token, per-UTC-day counters, keyed by the
+                    -- token's keyed hash (never the token); a day is its UTC date (YYYY-MM-DD).
+                    CREATE TABLE relay_usage (
+                        app_id TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        token_index BLOB NOT NULL,
+                        day TEXT NOT NULL,
+                        successful INTEGER NOT NULL DEFAULT 0,
+                        errors INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (app_id, service, token_index, day)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         migrator.registerMigration("v8_direct_channel") { db in
             try db.execute(
                 sql: """

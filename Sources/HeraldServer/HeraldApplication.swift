@@ -10,11 +10,14 @@ import Logging
 /// builder.
 public enum HeraldApplication {
     /// The dialects Herald serves (DESIGN §6): a new one is its folder under `Dialects/` and a line here.
-    static let dialects: [any Dialect.Type] = [ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self]
+    static let dialects: [any Dialect.Type] = [
+        ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self,
+    ]
 
     /// The router with every route and middleware, and the table of routes it serves.
     public static func router(
-        configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore, apps: AppDirectory,
+        configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore,
+        apps: AppDirectory,
         dispatcher: Dispatcher, now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
@@ -51,7 +54,8 @@ public enum HeraldApplication {
 
     /// The runnable application listening where the configuration says.
     public static func make(
-        configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore, apps: AppDirectory,
+        configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore,
+        apps: AppDirectory,
         dispatcher: Dispatcher, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(

@@ -31,6 +31,8 @@ struct ServerHarness {
 
     let directory: TemporaryDirectory
     let store: SQLiteStore
+    /// The store's token cipher (a restarted store on the same file needs the same key).
+    let cipher: TokenCipher
     let clock: TestClock
     let users: UserTokenIssuer
     let es256Users: UserTokenIssuer
@@ -49,7 +51,8 @@ struct ServerHarness {
         introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings()
     ) async throws {
         directory = try TemporaryDirectory()
-        store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
+        cipher = Fixtures.cipher()
+        store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
         try await store.migrate()
         let clock = TestClock()
         self.clock = clock

@@ -27,6 +27,16 @@ public struct APNsTransport: Transport {
         if sandbox !== production { await sandbox?.shutdown() }
     }
 
+    public func configurationProblem(for installation: Installation) -> String? {
+        if (installation.environment == .sandbox ? sandbox : production) == nil {
+            return "APNs is not configured for \(installation.environment.rawValue) tokens"
+        }
+        if installation.bundleID == nil, topic == nil {
+            return "APNs needs a topic: the installation has no bundle_id and the app no apns.topic"
+        }
+        return nil
+    }
+
     public func validate(_ notification: PushNotification, now: Date) throws(HeraldError) {
         let badge: Int? = notification.payload.badge == nil ? nil : 999_999
         let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.placeholder").render(

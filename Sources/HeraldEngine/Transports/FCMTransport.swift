@@ -22,6 +22,10 @@ public struct FCMTransport: Transport {
         await client?.shutdown()
     }
 
+    public func configurationProblem(for installation: Installation) -> String? {
+        client == nil ? "FCM is not configured" : nil
+    }
+
     public func validate(_ notification: PushNotification, now: Date) throws(HeraldError) {
         let badge: Int? = notification.payload.badge == nil ? nil : 999_999
         let rendered = try FCMRenderer().render(

@@ -18,6 +18,15 @@ public protocol Transport: Sendable {
 
     /// Closes the transport's connections.
     func shutdown() async
+
+    /// Why a delivery to `installation` would fail for want of configuration (no credentials for
+    /// its environment, no topic), or nil when the transport can deliver to it.
+    func configurationProblem(for installation: Installation) -> String?
+}
+
+extension Transport {
+    /// A transport with nothing to configure can deliver to any installation of its service.
+    public func configurationProblem(for installation: Installation) -> String? { nil }
 }
 
 /// What a transport sends to one recipient: the rendered content's inputs.

@@ -28,7 +28,7 @@ protocol Dialect: Sendable {
 
 /// What every dialect is built from.
 struct DialectContext: Sendable {
-    let store: any DispatchStore & EventStore & SNSAPIStore
+    let store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore
     /// The shared key lookup and user-token verification.
     let apps: AppDirectory
     let dispatcher: Dispatcher

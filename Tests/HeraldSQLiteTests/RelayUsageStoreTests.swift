@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+import HeraldCore
+import HeraldSQLite
+import HeraldTestSupport
+import Testing
+
+@Suite("SQLite relay usage counters")
+struct RelayUsageStoreTests {
+    @Test("Concurrent claims never accept more than the maximum; the rest count as errors")
+    func concurrentClaims() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        let token = Fixtures.fcmToken()
+        let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    try await store.claimRelaySend(
+                        appID: "demo", service: .fcm, token: token, day: "2026-11-25", maximum: 5
+                    ).granted
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(granted == 5)
+        let usage = try await store.relayUsage(appID: "demo", service: .fcm, token: token, day: "2026-11-25")
+        #expect(usage == RelayUsage(successful: 5, errors: 15))
+        #expect(usage.total == 20)
+    }
+
+    @Test("Counters are per app, service, token and day; a failed send gives its claim back; old days go")
+    func keys() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        let token = Fixtures.fcmToken()
+        _ = try await store.claimRelaySend(appID: "demo", service: .fcm, token: token, day: "2026-11-24", maximum: 9)
+        _ = try await store.claimRelaySend(appID: "demo", service: .fcm, token: token, day: "2026-11-25", maximum: 9)
+        let failed = try await store.countRelayError(
+            appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: true)
+        #expect(failed == RelayUsage(successful: 0, errors: 1))
+        #expect(
+            try await store.relayUsage(appID: "other", service: .fcm, token: token, day: "2026-11-25")
+                == RelayUsage())
+        #expect(
+            try await store.relayUsage(appID: "demo", service: .sns, token: token, day: "2026-11-25")
+                == RelayUsage())
+        // The new day's claim removed the token's earlier day.
+        #expect(
+            try await store.relayUsage(appID: "demo", service: .fcm, token: token, day: "2026-11-24")
+                == RelayUsage())
+        // The token itself is never stored: only its keyed hash.
+        let queue = try DatabaseQueue(path: directory.file("herald.sqlite"))
+        let stored = try await queue.read { db in try Row.fetchAll(db, sql: "SELECT * FROM relay_usage") }
+        #expect(stored.count == 1)
+        let index: Data = try #require(stored.first?["token_index"])
+        #expect(index.count == 32)
+        #expect(!stored.description.contains(token))
+    }
+}

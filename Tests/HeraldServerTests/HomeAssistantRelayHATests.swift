@@ -1,0 +1,197 @@
+import Foundation
+import HeraldCore
+import HeraldServer
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Home Assistant's own `mobile_app` notify code (`scripts/ha-notify.py`, from the
+/// `homeassistant` wheel that `scripts/homeassistant` installs) against the relay on a real port,
+/// with the mock APNs and FCM servers receiving what the engine sends.
+@Suite("Home Assistant push relay with Home Assistant's notify code", .serialized)
+struct HomeAssistantRelayHATests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/ha-notify.py").path
+    static let device = "Herald Test Phone"
+
+    /// Whether `python3` can import Home Assistant's notify code.
+    static var hasHomeAssistant: Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import homeassistant.core, homeassistant.components.notify"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    /// One notify call as Home Assistant reported it: what it logged, and what it raised.
+    struct Send {
+        var logs: [(level: String, message: String)]
+        var exception: String?
+    }
+
+    @Test(
+        "Home Assistant logs the rate limits of each 201, and the 151st message of the day as rate-limited",
+        .enabled(if: hasHomeAssistant))
+    func dailyLimit() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
+        let token = Fixtures.fcmToken()
+        try await Self.live(harness) { api, port in
+            _ = try await api.register(#"{"platform":"android","token":"\#(token)"}"#)
+            let sends = try await Self.notify(
+                port: port, token: token, appID: HomeAssistantCaller.androidAppID, message: "Door opened",
+                title: "Home", data: #"{"channel":"alarms","tag":"door"}"#, count: 151)
+            try #require(sends.count == 151)
+            for (index, send) in sends.prefix(150).enumerated() {
+                #expect(send.exception == nil)
+                #expect(send.logs.count == 1)
+                #expect(send.logs.first?.level == "INFO")
+                let prefix =
+                    "mobile_app push notification rate limits for \(Self.device): \(index + 1) sent, 150 allowed, "
+                    + "0 errors, resets in "
+                #expect(send.logs.first?.message.hasPrefix(prefix) == true, "\(send.logs)")
+            }
+            let refused = try #require(sends.last)
+            #expect(refused.exception == nil)
+            #expect(refused.logs.map(\.level) == ["WARNING", "WARNING"])
+            let warning = refused.logs.first?.message ?? ""
+            #expect(warning.hasPrefix("This device has reached its maximum of 150 notifications per day."))
+            #expect(warning.hasSuffix("This message is generated externally to Home Assistant."))
+            #expect(
+                refused.logs.last?.message.hasPrefix(
+                    "mobile_app push notification rate limits for \(Self.device): 150 sent, 150 allowed, 1 errors, "
+                        + "resets in ") == true)
+
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 150)
+            let message = harness.fcm.requests.first?.json?.objectValue?["message"]?.objectValue
+            #expect(message?["notification"] == nil)
+            #expect(message?["data"]?.objectValue?["message"] == .string("Door opened"))
+            #expect(message?["data"]?.objectValue?["title"] == .string("Home"))
+            #expect(message?["data"]?.objectValue?["channel"] == .string("alarms"))
+            #expect(message?["data"]?.objectValue?["webhook_id"] == .string("herald-test-webhook"))
+        }
+    }
+
+    @Test(
+        "Home Assistant delivers to an iOS device through APNs, and logs Herald's advice for an unknown token",
+        .enabled(if: hasHomeAssistant))
+    func appleAndUnknown() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
+        let token = Fixtures.apnsToken()
+        try await Self.live(harness) { api, port in
+            _ = try await api.register(#"{"platform":"ios","token":"\#(token)"}"#)
+            let sent = try await Self.notify(
+                port: port, token: token, appID: HomeAssistantCaller.iOSAppID, message: "Motion", title: "Garden",
+                data: #"{"push":{"badge":2,"interruption-level":"time-sensitive"},"group":"cameras"}"#)
+            #expect(sent.first?.exception == nil)
+            #expect(sent.first?.logs.first?.level == "INFO")
+            #expect(sent.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+            let command = try await Self.notify(
+                port: port, token: token, appID: HomeAssistantCaller.iOSAppID, message: "request_location_update")
+            #expect(command.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+
+            let unknown = try await Self.notify(
+                port: port, token: Fixtures.apnsToken(), appID: HomeAssistantCaller.iOSAppID, message: "Hello")
+            #expect(unknown.first?.exception == nil)
+            #expect(unknown.first?.logs.map(\.level) == ["ERROR"])
+            let error = unknown.first?.logs.first?.message ?? ""
+            #expect(error.hasPrefix("This device's push token is not registered with Herald"))
+            #expect(error.hasSuffix("This message is generated externally to Home Assistant."))
+
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 2)
+            let alert = harness.apns.requests.first { $0.header("apns-push-type") == "alert" }
+            let aps = alert?.json?.objectValue?["aps"]?.objectValue
+            #expect(aps?["alert"] == .object(["title": .string("Garden"), "body": .string("Motion")]))
+            #expect(aps?["badge"] == .number(2))
+            #expect(aps?["interruption-level"] == .string("time-sensitive"))
+            #expect(aps?["thread-id"] == .string("cameras"))
+            let background = harness.apns.requests.first { $0.header("apns-push-type") == "background" }
+            #expect(
+                background?.json?.objectValue?["homeassistant"]
+                    == .object(["command": .string("request_location_update")]))
+        }
+    }
+
+    /// Runs `test` with the harness's router on a real port, then stops the mocks.
+    static func live(
+        _ harness: EngineHarness, _ test: @Sendable (API, Int) async throws -> Void
+    ) async throws {
+        let app = Application(router: harness.server.router().router)
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                try await test(API(client: client), port)
+            }
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    /// Calls the notify service `count` times through `scripts/ha-notify.py`.
+    static func notify(
+        port: Int, token: String, appID: String, message: String, title: String? = nil, data: String? = nil,
+        count: Int = 1
+    ) async throws -> [Send] {
+        var arguments = [
+            "python3", script, "--push-url", "http://127.0.0.1:\(port)/ha/push", "--push-token", token, "--app-id",
+            appID, "--device-name", device, "--message", message, "--count", String(count),
+        ]
+        if let title { arguments += ["--title", title] }
+        if let data { arguments += ["--data", data] }
+        let (status, output, errors) = try await run(arguments)
+        guard status == 0 else { throw TestFailure("ha-notify.py failed (\(status)): \(errors)") }
+        let results = try JSONValue.parse(Array(output.utf8)).objectValue?["results"]
+        guard case .array(let items)? = results else { throw TestFailure("ha-notify.py printed \(output)") }
+        return items.map { item in
+            let object = item.objectValue ?? [:]
+            var logs: [(String, String)] = []
+            if case .array(let records)? = object["logs"] {
+                for record in records {
+                    if case .string(let level)? = record.objectValue?["level"],
+                        case .string(let text)? = record.objectValue?["message"]
+                    {
+                        logs.append((level, text))
+                    }
+                }
+            }
+            var exception: String?
+            if case .string(let text)? = object["exception"] { exception = text }
+            return Send(logs: logs, exception: exception)
+        }
+    }
+
+    /// Runs a command; its exit status, standard output and standard error.
+    static func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        // Files, not pipes: 151 sends print more than a pipe holds, and reading a pipe while the
+        // script runs would block one of the few cooperative threads the server needs.
+        let directory = try TemporaryDirectory()
+        let outputPath = directory.file("stdout")
+        let errorsPath = directory.file("stderr")
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
+        process.standardOutput = output
+        process.standardError = errors
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        try? output.close()
+        try? errors.close()
+        let out = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
+        directory.remove()
+        return (status, out, err)
+    }
+}
