@@ -6,6 +6,8 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Herald, a self-hosted unified push notification gateway.",
-        subcommands: [Serve.self, Send.self, Import.self, Migrate.self, Cleanup.self, Keys.self, Vapid.self],
+        subcommands: [
+            Serve.self, Send.self, Listen.self, Import.self, Migrate.self, Cleanup.self, Keys.self, Vapid.self,
+        ],
         defaultSubcommand: Serve.self)
 }

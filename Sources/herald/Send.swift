@@ -14,6 +14,7 @@ struct Send: AsyncParsableCommand {
         abstract: "Send a notification through a running Herald, or directly to one device token.",
         discussion: """
             Through a server:  herald send --server http://127.0.0.1:8080 --key hsk_… --user-id ann --title Hi
+                               herald send --server … --key … --installation-id <id> --title Hi
                                herald send --server … --key … --body-file notification.json --wait
             Directly:          herald send --direct --config herald.yaml --app default --token <hex> --service apns --title Hi
             """)
@@ -31,6 +32,7 @@ struct Send: AsyncParsableCommand {
     @Option(help: "apns or fcm (with --token).") var service: String?
     @Option(help: "sandbox or production (with --token).") var environment = "production"
 
+    @Option(help: "Target one installation (herald listen prints its id).") var installationID: String?
     @Option(help: "Target a user id.") var userID: String?
     @Option(help: "Target a channel.") var channel: String?
     @Flag(help: "Target every installation.") var all = false
@@ -64,6 +66,8 @@ struct Send: AsyncParsableCommand {
                     "token": .string(token), "service": .string(service), "environment": .string(environment),
                 ])
             ])
+        } else if let installationID {
+            target["installation_ids"] = .array([.string(installationID)])
         } else if let userID {
             target["user_ids"] = .array([.string(userID)])
         } else if let channel {
@@ -71,7 +75,8 @@ struct Send: AsyncParsableCommand {
         } else if all {
             target["all"] = .bool(true)
         } else {
-            throw ValidationError("Name a target: --token, --user-id, --channel or --all (or give --body-file).")
+            throw ValidationError(
+                "Name a target: --token, --installation-id, --user-id, --channel or --all (or give --body-file).")
         }
         var payload: [String: JSONValue] = [:]
         payload["title"] = title.map(JSONValue.string)

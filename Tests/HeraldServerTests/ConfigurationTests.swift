@@ -155,6 +155,7 @@ struct ConfigurationTests {
             (["HERALD_ENGINE_PIPELINE_DEPTH": "deep"], "engine.pipeline_depth"),
             (["HERALD_ENGINE_PAGE_SIZE": "20000"], "engine.page_size"),
             (["HERALD_ENGINE_CLEANUP_UNDELIVERED_DAYS": "-1"], "engine.cleanup.undelivered_days"),
+            (["HERALD_ENGINE_CHANNEL_CONFIRM_MS": "10"], "engine.channel.confirm_ms"),
             (["HERALD_APP_DEFAULT_SNS_GCM_APPLICATION_ARN": "gcm"], "app.default.sns.gcm_application_arn"),
             (
                 [

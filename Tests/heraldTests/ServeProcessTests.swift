@@ -153,6 +153,48 @@ struct ServeProcessTests {
         #expect(show.text.contains("client key: \(clientKey)"))
     }
 
+    @Test(
+        "listen registers a direct-only installation, prints the push sent to it and confirms it; a second run reuses it"
+    )
+    func listen() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try HeraldProcess(["serve", "--port", "0", "--database", directory.file("herald.sqlite")])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        let state = directory.file("listen.json")
+
+        let listener = try HeraldProcess([
+            "listen", "--server", address, "--key", serverKey, "--state", state, "--count", "1",
+        ])
+        let id = try await listener.line(startingWith: "listening: installation ")
+        #expect(
+            (try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? NSNumber)?.intValue == 0o600
+        )
+        // The listener subscribes just after it prints; a push sent before lands once it does.
+        let sender = try HeraldProcess([
+            "send", "--server", address, "--key", serverKey, "--installation-id", id, "--title", "Hello",
+            "--body", "from Herald", "--wait",
+        ])
+        #expect(try await sender.exitStatus() == 0, "\(sender.text)")
+        #expect(try await listener.exitStatus() == 0, "\(listener.text)")
+        #expect(listener.text.contains("Hello — from Herald"), "\(listener.text)")
+        #expect(sender.text.contains(#""sent":1"#), "\(sender.text)")
+        #expect(!listener.text.contains(serverKey))
+
+        let again = try HeraldProcess(["listen", "--server", address, "--state", state, "--count", "1"])
+        #expect(try await again.line(startingWith: "listening: installation ") == id)
+        _ = try await request(
+            "POST", "\(address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"installation_ids":["\#(id)"]},"payload":{"body":"again"}}"#)
+        #expect(try await again.exitStatus() == 0, "\(again.text)")
+        #expect(again.text.contains("reusing installation \(id)"))
+        #expect(again.text.contains("again"))
+
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+    }
+
     @Test("vapid writes a 0600 PEM private key and prints the applicationServerKey; it never overwrites silently")
     func vapid() async throws {
         let directory = try TemporaryDirectory()

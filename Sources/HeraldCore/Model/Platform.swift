@@ -1,12 +1,14 @@
 /// The kind of device an installation runs on.
 public enum Platform: String, Sendable, CaseIterable, Codable {
     case ios, ipados, watchos, tvos, macos, android, web
+    /// A desktop or server program (Linux, Windows), reached through the direct channel only.
+    case desktop
 
     /// Whether the platform is one of Apple's.
     public var isApple: Bool {
         switch self {
         case .ios, .ipados, .watchos, .tvos, .macos: true
-        case .android, .web: false
+        case .android, .web, .desktop: false
         }
     }
 }

@@ -104,6 +104,7 @@ public enum InstallationRules {
         case .android: .fcm
         case .web: .webpush
         case .ios, .ipados, .watchos, .tvos, .macos: .apns
+        case .desktop: .direct
         }
     }
 

@@ -48,7 +48,8 @@ extension EngineConfiguration {
     /// `engine.retry.max_attempts` (5), `engine.max_failures` (5), `engine.cleanup.interval_hours`
     /// (24; 0 turns the job off), `engine.cleanup.invalid_days` (30), `engine.cleanup.failing_days` (7),
     /// `engine.cleanup.unseen_days` (0: off), `engine.cleanup.undelivered_days` (0: off),
-    /// `engine.cleanup.retention_days` (30).
+    /// `engine.cleanup.retention_days` (30), `engine.channel.confirm_ms` (10000),
+    /// `engine.channel.max_wait_days` (28), `engine.channel.recheck_seconds` (3600).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader, deliveryLog: [String: DeliveryLog]) throws {
         func integer(_ key: String, _ value: Int, _ range: ClosedRange<Int>) throws -> Int {
@@ -79,6 +80,9 @@ extension EngineConfiguration {
                 failingAfter: .seconds(try integer("engine.cleanup.failing_days", 7, 0...3650) * 86_400),
                 unseenAfter: unseenDays == 0 ? nil : .seconds(unseenDays * 86_400),
                 undeliveredAfter: undeliveredDays == 0 ? nil : .seconds(undeliveredDays * 86_400),
-                notificationRetention: .seconds(try integer("engine.cleanup.retention_days", 30, 0...3650) * 86_400)))
+                notificationRetention: .seconds(try integer("engine.cleanup.retention_days", 30, 0...3650) * 86_400)),
+            channelConfirmWindow: .milliseconds(try integer("engine.channel.confirm_ms", 10_000, 100...300_000)),
+            channelMaxWait: .seconds(try integer("engine.channel.max_wait_days", 28, 1...365) * 86_400),
+            channelRecheck: .seconds(try integer("engine.channel.recheck_seconds", 3600, 10...86_400)))
     }
 }
