@@ -28,6 +28,37 @@ extension InstallationQuery {
         else { return false }
         return QueryRegex.matches(pattern, caseInsensitive: options.contains("i"), in: text)
     }
+
+    /// `herald_geo_distance(geopoint_json, latitude, longitude)`: the great-circle distance in radians
+    /// from a stored GeoPoint object (JSON text) to the point, or NULL when the value is not one.
+    /// Add it to every connection that runs queries, like ``regexpFunction``.
+    public static let geoDistanceFunction = DatabaseFunction("herald_geo_distance", argumentCount: 3, pure: true) {
+        values in
+        guard let point = geoPoint(values[0]), let latitude = Double.fromDatabaseValue(values[1]),
+            let longitude = Double.fromDatabaseValue(values[2])
+        else { return nil }
+        return GeoPoint.distance(point.latitude, point.longitude, latitude, longitude)
+    }
+
+    /// `herald_geo_within(geopoint_json, south, west, north, east)`: 1 when a stored GeoPoint object
+    /// lies in the box, else 0.
+    public static let geoWithinFunction = DatabaseFunction("herald_geo_within", argumentCount: 5, pure: true) {
+        values in
+        guard let point = geoPoint(values[0]),
+            let south = Double.fromDatabaseValue(values[1]), let west = Double.fromDatabaseValue(values[2]),
+            let north = Double.fromDatabaseValue(values[3]), let east = Double.fromDatabaseValue(values[4]),
+            let southwest = GeoPoint(latitude: south, longitude: west),
+            let northeast = GeoPoint(latitude: north, longitude: east)
+        else { return false }
+        return point.isWithin(southwest: southwest, northeast: northeast)
+    }
+
+    private static func geoPoint(_ value: DatabaseValue) -> GeoPoint? {
+        guard case .string(let text) = value.storage, let json = try? JSONValue.parse(Array(text.utf8)) else {
+            return nil
+        }
+        return GeoPoint(json: json)
+    }
 }
 
 /// A piece of SQL with the arguments of its placeholders, in order.
@@ -134,6 +165,7 @@ private enum SQLiteQueryCompiler {
                 guardedNotNull(SQLFragment("\(name) \(sqlOperator(comparison)) ") + .bound(databaseValue(value)))
             case .regex(let pattern, let caseInsensitive):
                 SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive) + SQLFragment(", \(name))")
+            case .nearSphere, .withinBox: .false
             }
         }
 
@@ -188,6 +220,7 @@ private enum SQLiteQueryCompiler {
         case .regex(let pattern, let caseInsensitive):
             return anyElement(
                 SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive) + SQLFragment(", value)"))
+        case .nearSphere, .withinBox: return .false
         }
     }
 
@@ -224,7 +257,25 @@ private enum SQLiteQueryCompiler {
                 anyElement(
                     SQLFragment("type = 'text' AND herald_regexp(") + regexArguments(pattern, caseInsensitive)
                         + SQLFragment(", value)"))
+            case .nearSphere(let center, let maxDistance):
+                maxDistance.map { distance in
+                    SQLFragment("COALESCE(herald_geo_distance(") + object + SQLFragment(", ") + .bound(center.latitude)
+                        + SQLFragment(", ") + .bound(center.longitude) + SQLFragment(") <= ") + .bound(distance)
+                        + SQLFragment(", 0)")
+                }
+                    ?? (SQLFragment("herald_geo_distance(") + object + SQLFragment(", 0, 0) IS NOT NULL"))
+            case .withinBox(let southwest, let northeast):
+                SQLFragment("herald_geo_within(") + object + SQLFragment(", ") + .bound(southwest.latitude)
+                    + SQLFragment(", ") + .bound(southwest.longitude) + SQLFragment(", ") + .bound(northeast.latitude)
+                    + SQLFragment(", ") + .bound(northeast.longitude) + SQLFragment(")")
             }
+        }
+
+        /// The value at the path as JSON text when it is an object (a GeoPoint), else NULL.
+        private var object: SQLFragment {
+            SQLFragment("(CASE json_type(attributes, ") + .bound(path)
+                + SQLFragment(") WHEN 'object' THEN json_extract(attributes, ")
+                + .bound(path) + SQLFragment(") END)")
         }
 
         /// Present and not null; JSON null and a missing key both read as NULL here.

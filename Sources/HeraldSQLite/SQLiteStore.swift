@@ -23,6 +23,8 @@ public final class SQLiteStore: Store {
         configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
             db.add(function: InstallationQuery.regexpFunction)
+            db.add(function: InstallationQuery.geoDistanceFunction)
+            db.add(function: InstallationQuery.geoWithinFunction)
             if !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = -\(max(2048, writerCacheKiB))") }
         }
         self.database = try DatabasePool(path: path, configuration: configuration)

@@ -128,6 +128,28 @@ struct InstallationQueryTests {
                 "target.where.$or[1].badge.$gt"
             ),
             (#"{"$or": []}"#, "invalid_query", "target.where.$or"),
+            (
+                #"{"badge": {"$nearSphere": {"__type": "GeoPoint", "latitude": 1, "longitude": 2}}}"#, "invalid_query",
+                "target.where.badge.$nearSphere"
+            ),
+            (
+                #"{"at": {"$nearSphere": {"__type": "GeoPoint", "latitude": 91, "longitude": 2}}}"#, "invalid_query",
+                "target.where.at.$nearSphere"
+            ),
+            (#"{"at": {"$maxDistanceInMiles": 3}}"#, "invalid_query", "target.where.at.$maxDistanceInMiles"),
+            (
+                #"{"at": {"$nearSphere": {"__type": "GeoPoint", "latitude": 1, "longitude": 2}, "$maxDistanceInMiles": -1}}"#,
+                "invalid_query", "target.where.at.$maxDistanceInMiles"
+            ),
+            (
+                #"{"at": {"$nearSphere": {"__type": "GeoPoint", "latitude": 1, "longitude": 2}, "$maxDistance": 1, "$maxDistanceInMiles": 1}}"#,
+                "invalid_query", "target.where.at.$maxDistanceInMiles"
+            ),
+            (#"{"at": {"$within": {"$box": []}}}"#, "invalid_query", "target.where.at.$within"),
+            (
+                #"{"at": {"$within": {"$box": [{"__type": "GeoPoint", "latitude": 5, "longitude": 0}, {"__type": "GeoPoint", "latitude": 1, "longitude": 1}]}}}"#,
+                "invalid_query", "target.where.at.$within.$box"
+            ),
             (#"{"$and": {"a": 1}}"#, "invalid_query", "target.where.$and"),
             (#"{"$and": [{"a": 1}, 2]}"#, "invalid_query", "target.where.$and[1]"),
             (

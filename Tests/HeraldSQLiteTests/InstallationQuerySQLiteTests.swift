@@ -60,6 +60,10 @@ struct InstallationQuerySQLiteTests {
             // but not byte for byte.
             seed("h11", attributes: #"{"name": "E\u0301clair"}"#),
             seed("h12", attributes: #"{"tags": ["X", "y"], "name": "zeta"}"#),
+            // Shanghai and Beijing (about 1,070 km or 665 miles apart), and a look-alike that is no GeoPoint.
+            seed("h13", attributes: #"{"location": {"__type": "GeoPoint", "latitude": 31.23, "longitude": 121.47}}"#),
+            seed("h14", attributes: #"{"location": {"__type": "GeoPoint", "latitude": 39.90, "longitude": 116.40}}"#),
+            seed("h15", attributes: #"{"location": {"latitude": 31.23, "longitude": 121.47}}"#),
         ]
         let platforms: [(Platform, PushService)] = [(.ios, .apns), (.android, .fcm), (.web, .webpush), (.ios, .sns)]
         let channelSets = [["news"], ["news", "sports"], [], ["weather"], ["sports", "weather", "news"]]
@@ -90,7 +94,11 @@ struct InstallationQuerySQLiteTests {
 
     init() throws {
         var configuration = Configuration()
-        configuration.prepareDatabase { db in db.add(function: InstallationQuery.regexpFunction) }
+        configuration.prepareDatabase { db in
+            db.add(function: InstallationQuery.regexpFunction)
+            db.add(function: InstallationQuery.geoDistanceFunction)
+            db.add(function: InstallationQuery.geoWithinFunction)
+        }
         queue = try DatabaseQueue(configuration: configuration)
         try SQLiteStore.migrator.migrate(queue)
         try queue.write { db in
@@ -144,7 +152,35 @@ struct InstallationQuerySQLiteTests {
         arguments: [
             (#"{"vip": true}"#, ["g04", "h01"]),
             (#"{"vip": {"$exists": true}}"#, ["g04", "h01", "h02", "h04", "h05"]),
-            (#"{"vip": null, "n": {"$exists": false}}"#, ["h03", "h06", "h07", "h08", "h09", "h10", "h11", "h12"]),
+            (
+                #"{"vip": null, "n": {"$exists": false}}"#,
+                ["h03", "h06", "h07", "h08", "h09", "h10", "h11", "h12", "h13", "h14", "h15"]
+            ),
+            (
+                #"{"location": {"$nearSphere": {"__type": "GeoPoint", "latitude": 31.2, "longitude": 121.5}, "$maxDistanceInKilometers": 100}}"#,
+                ["h13"]
+            ),
+            (
+                #"{"location": {"$nearSphere": {"__type": "GeoPoint", "latitude": 31.2, "longitude": 121.5}, "$maxDistanceInKilometers": 1500}}"#,
+                ["h13", "h14"]
+            ),
+            (
+                #"{"location": {"$nearSphere": {"__type": "GeoPoint", "latitude": 31.2, "longitude": 121.5}, "$maxDistanceInMiles": 600}}"#,
+                ["h13"]
+            ),
+            (
+                #"{"location": {"$nearSphere": {"__type": "GeoPoint", "latitude": 31.2, "longitude": 121.5}, "$maxDistanceInRadians": 0.2}}"#,
+                ["h13", "h14"]
+            ),
+            (#"{"location": {"$nearSphere": {"__type": "GeoPoint", "latitude": 0, "longitude": 0}}}"#, ["h13", "h14"]),
+            (
+                #"{"location": {"$within": {"$box": [{"__type": "GeoPoint", "latitude": 30, "longitude": 120}, {"__type": "GeoPoint", "latitude": 32, "longitude": 122}]}}}"#,
+                ["h13"]
+            ),
+            (
+                #"{"location": {"$within": {"$box": [{"__type": "GeoPoint", "latitude": 30, "longitude": 170}, {"__type": "GeoPoint", "latitude": 45, "longitude": 117}]}}}"#,
+                ["h14"]
+            ),
             (#"{"level": 3}"#, ["h01", "h03"]),
             (#"{"level": "3"}"#, ["h02"]),
             (#"{"level": {"$gt": 2}}"#, ["h01", "h03", "h09", "h10"]),

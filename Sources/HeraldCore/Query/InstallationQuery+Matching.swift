@@ -28,12 +28,15 @@ private struct FieldContent {
     var isPresent: Bool
     /// The scalar, or an array's elements; empty for a missing field, a null or an object.
     var elements: [Element]
+    /// The point, when the field is a GeoPoint object.
+    var point: GeoPoint?
 
     static let missing = FieldContent(isPresent: false, elements: [])
 
-    init(isPresent: Bool, elements: [Element]) {
+    init(isPresent: Bool, elements: [Element], point: GeoPoint? = nil) {
         self.isPresent = isPresent
         self.elements = elements
+        self.point = point
     }
 
     init(_ field: QueryField, of installation: Installation) {
@@ -79,6 +82,8 @@ private struct FieldContent {
     private static func json(_ value: JSONValue?) -> FieldContent {
         switch value {
         case nil, .null?: .missing
+        case let object? where GeoPoint(json: object) != nil:
+            FieldContent(isPresent: true, elements: [], point: GeoPoint(json: object))
         case .object?: FieldContent(isPresent: true, elements: [])
         case .array(let items)?: FieldContent(isPresent: true, elements: items.map(element))
         case let scalar?: FieldContent(isPresent: true, elements: [element(scalar)])
@@ -119,6 +124,11 @@ extension QueryOperator {
                 guard case .string(let text) = element else { return false }
                 return QueryRegex.matches(pattern, caseInsensitive: caseInsensitive, in: text)
             }
+        case .nearSphere(let center, let maxDistance):
+            guard let point = content.point else { return false }
+            return maxDistance.map { point.distance(to: center) <= $0 } ?? true
+        case .withinBox(let southwest, let northeast):
+            return content.point?.isWithin(southwest: southwest, northeast: northeast) ?? false
         }
     }
 

@@ -76,7 +76,13 @@ private struct QueryParser {
             throw invalid(join(path, "$options"), "'$options' goes beside '$regex'.")
         }
         var result: [InstallationQuery] = []
-        for (key, operand) in operators.sorted(by: { $0.key < $1.key }) where key != "$options" {
+        if operators["$nearSphere"] == nil,
+            let key = operators.keys.sorted().first(where: { GeoQuery.distanceKeys[$0] != nil })
+        {
+            throw invalid(join(path, key), "'\(key)' goes beside '$nearSphere'.")
+        }
+        for (key, operand) in operators.sorted(by: { $0.key < $1.key })
+        where key != "$options" && GeoQuery.distanceKeys[key] == nil {
             let operatorPath = join(path, key)
             try count(operatorPath)
             let op: QueryOperator
@@ -98,6 +104,8 @@ private struct QueryParser {
                 op = .exists(exists)
             case "$regex":
                 op = try regex(operand, options: operators["$options"], of: field, path: path)
+            case "$nearSphere", "$within":
+                op = try GeoQuery.parse(key, operand, operators: operators, field: field, path: path)
             case "$and", "$or":
                 throw invalid(operatorPath, "'\(key)' combines query objects; it cannot apply to one field.")
             default:

@@ -20,6 +20,11 @@ public enum QueryOperator: Sendable, Equatable {
     case compare(Comparison, QueryValue)
     /// `$regex` with `$options`: the field (or an element of it) is a string containing a match.
     case regex(pattern: String, caseInsensitive: Bool)
+    /// `$nearSphere`: the field is a GeoPoint at most `maxDistance` radians from the point (any
+    /// distance when nil).
+    case nearSphere(GeoPoint, maxDistance: Double?)
+    /// `$within` `$box`: the field is a GeoPoint inside the box.
+    case withinBox(southwest: GeoPoint, northeast: GeoPoint)
 
     /// An ordering comparison; the raw value is its operator in the query language.
     public enum Comparison: String, Sendable, CaseIterable {
