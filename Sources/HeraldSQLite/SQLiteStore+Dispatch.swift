@@ -564,6 +564,17 @@ extension SQLiteStore: DispatchStore {
                         \.undeliveredInstallations
                     ))
             }
+            if let staleAfter = policy.staleAfter {
+                // Invalid, not deleted: registering again makes them valid; the invalid rule above
+                // deletes them later if the app never does.
+                try db.execute(
+                    sql: """
+                        UPDATE installations SET valid = 0, invalidated_at = ?, last_failure_reason = 'stale'
+                        WHERE valid = 1 AND max(coalesce(last_seen_at, 0), updated_at) < ?
+                        """,
+                    arguments: [nowValue, nowValue - staleAfter.timeInterval])
+                report.staleInstallations = db.changesCount
+            }
             for rule in rules {
                 // Installations with provider-side state go back to the engine, which removes it.
                 report.removedWithEndpoints += try Row.fetchAll(

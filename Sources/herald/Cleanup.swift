@@ -22,6 +22,7 @@ struct Cleanup: AsyncParsableCommand {
             failing installations deleted: \(report.failingInstallations)
             unseen installations deleted:  \(report.unseenInstallations)
             undelivered installations deleted: \(report.undeliveredInstallations)
+            stale installations invalidated: \(report.staleInstallations)
             notifications deleted:         \(report.notifications)
             """)
     }

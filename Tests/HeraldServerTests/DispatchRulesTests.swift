@@ -196,6 +196,50 @@ struct DispatchRulesTests {
         }
     }
 
+    @Test("LeanCloud's lifecycle: not updated for 60 days → invalid until saved again; invalid for 60 more → deleted")
+    func staleLifecycle() async throws {
+        let harness = try await EngineHarness()
+        let store = harness.server.store
+        let clock = harness.server.clock
+        let day: TimeInterval = 86_400
+        let leanCloud = CleanupPolicy(
+            invalidAfter: .seconds(60 * 86_400), unseenAfter: .seconds(120 * 86_400),
+            staleAfter: .seconds(60 * 86_400))
+        try await harness.run { api in
+            let tokenA = Fixtures.apnsToken()
+            let a = try await api.register(#"{"platform":"ios","token":"\#(tokenA)"}"#)
+            let tokenB = Fixtures.apnsToken()
+            let b = try await api.register(#"{"platform":"ios","token":"\#(tokenB)"}"#)
+
+            clock.advance(by: 59 * day)
+            #expect(try await store.cleanup(leanCloud, now: clock.now).staleInstallations == 0)
+            _ = try await api.register(#"{"platform":"ios","token":"\#(tokenB)"}"#)  // B's app saves it again
+            clock.advance(by: 2 * day)
+            let report = try await store.cleanup(leanCloud, now: clock.now)
+            #expect(report.staleInstallations == 1)
+            #expect(try await api.call(.get, "/v1/installations/\(a)")["valid"] == .bool(false))
+            #expect(try await api.call(.get, "/v1/installations/\(b)")["valid"] == .bool(true))
+            // A stale device is skipped.
+            let sent = try await api.send(#"{"target":{"installation_ids":["\#(a)"]},"payload":{"title":"x"}}"#)
+            try await harness.drain()
+            #expect(try await api.notification(sent)["counts.sent"] == .number(0))
+            #expect(harness.apns.requests.isEmpty)
+
+            // Saved again within 60 days: valid again.
+            clock.advance(by: 30 * day)
+            _ = try await api.register(#"{"platform":"ios","token":"\#(tokenA)"}"#)
+            #expect(try await api.call(.get, "/v1/installations/\(a)")["valid"] == .bool(true))
+
+            // Never saved again: stale after 60 days, deleted 60 days after that.
+            clock.advance(by: 61 * day)
+            #expect(try await store.cleanup(leanCloud, now: clock.now).staleInstallations == 2)
+            clock.advance(by: 61 * day)
+            let final = try await store.cleanup(leanCloud, now: clock.now)
+            #expect(final.invalidInstallations == 2)
+            #expect(try await api.call(.get, "/v1/installations/\(a)").status == .notFound)
+        }
+    }
+
     @Test("ArgusAI's \"not used in 90 days\": clean-up by last delivery keeps devices that receive pushes")
     func cleanupUndelivered() async throws {
         let harness = try await EngineHarness()

@@ -232,13 +232,18 @@ public struct CleanupPolicy: Sendable, Equatable {
     public var undeliveredAfter: Duration?
     /// Final notifications (and their ledgers) older than this go.
     public var notificationRetention: Duration
+    /// Valid installations not seen (nor updated) within this become invalid — not deleted — until
+    /// the app registers them again (LeanCloud's 60 days); nil keeps them valid.
+    public var staleAfter: Duration?
 
     /// Creates a policy with Herald's defaults.
     public init(
         invalidAfter: Duration = .seconds(30 * 86_400), failureThreshold: Int = 5,
         failingAfter: Duration = .seconds(7 * 86_400), unseenAfter: Duration? = nil,
-        undeliveredAfter: Duration? = nil, notificationRetention: Duration = .seconds(30 * 86_400)
+        undeliveredAfter: Duration? = nil, notificationRetention: Duration = .seconds(30 * 86_400),
+        staleAfter: Duration? = nil
     ) {
+        self.staleAfter = staleAfter
         self.invalidAfter = invalidAfter
         self.failureThreshold = failureThreshold
         self.failingAfter = failingAfter
@@ -255,6 +260,8 @@ public struct CleanupReport: Sendable, Equatable {
     public var unseenInstallations = 0
     public var undeliveredInstallations = 0
     public var notifications = 0
+    /// Valid installations made invalid for not being seen within the stale period.
+    public var staleInstallations = 0
     /// The installations removed that had provider-side state (an SNS endpoint) to remove too.
     public var removedWithEndpoints: [Installation] = []
 

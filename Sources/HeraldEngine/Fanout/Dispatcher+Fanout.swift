@@ -416,6 +416,7 @@ extension Dispatcher {
                 "herald.invalid": "\(report.invalidInstallations)", "herald.failing": "\(report.failingInstallations)",
                 "herald.unseen": "\(report.unseenInstallations)",
                 "herald.undelivered": "\(report.undeliveredInstallations)",
+                "herald.stale": "\(report.staleInstallations)",
                 "herald.notifications": "\(report.notifications)",
             ])
         if let interval = configuration.cleanupInterval {
