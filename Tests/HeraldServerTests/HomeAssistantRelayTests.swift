@@ -361,6 +361,19 @@ struct HomeAssistantRelayTests {
         }
     }
 
+    @Test("A token registered for delivery through AWS SNS is found too (here: an app without SNS set up)")
+    func snsToken() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
+        let token = Fixtures.fcmToken()
+        try await harness.run { api in
+            _ = try await api.register(#"{"platform":"android","service":"sns","token":"\#(token)"}"#)
+            let answer = try await HomeAssistantCaller(client: api.client).send("Hello", token: token)
+            // Found (not UnknownToken), and refused because this app has no SNS transport.
+            #expect(answer.string("errorType") == "ProviderMisconfigured")
+            #expect(answer.string("message")?.contains("sns") == true, "\(String(describing: answer.json))")
+        }
+    }
+
     @Test("Malformed requests are refused with 400 and count nothing")
     func malformed() async throws {
         let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())

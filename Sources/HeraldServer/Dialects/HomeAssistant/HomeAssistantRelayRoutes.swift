@@ -148,13 +148,16 @@ struct HomeAssistantRelayRoutes: Dialect {
     }
 
     /// The installation holding `token` in a relay-enabled app, found through the token index: one
-    /// keyed-hash probe per app and plausible service (APNs tokens are hex, FCM's are not only),
+    /// keyed-hash probe per app and plausible service (APNs tokens are hex, FCM's are not only; SNS
+    /// holds either),
     /// never a scan.
     /// - Throws: `HomeAssistantRelayFailure` for an unknown or invalidated token.
     func device(_ token: String) async throws -> Match {
         var services: [PushService] = []
         if (try? InstallationRules.validateAPNsToken(token)) != nil { services.append(.apns) }
         if (try? InstallationRules.validateFCMToken(token)) != nil { services.append(.fcm) }
+        // Tokens registered for delivery through AWS SNS (AOVIS's `delivery: sns`) are the same tokens.
+        if !services.isEmpty { services.append(.sns) }
         var invalidated = false
         for app in apps {
             for service in services {
