@@ -109,6 +109,11 @@ public final class DirectChannels: Sendable {
         return waiter != nil
     }
 
+    /// Whether any channel is open on this node (the fan-out's fast path asks once per batch).
+    public var anyOpen: Bool {
+        state.withLock { !$0.open.isEmpty }
+    }
+
     /// Whether the installation's channel is open on this node.
     public func isOpen(_ installationID: String) -> Bool {
         state.withLock { $0.open[installationID] != nil }

@@ -319,11 +319,20 @@ extension Dispatcher {
 
         // Devices with a direct channel open (and direct-only ones) are tried there first, while
         // the rest go to their providers.
-        let direct = outgoing.filter { push in
-            push.recipient.installationID.map { push.recipient.service == .direct || channels.isOpen($0) } ?? false
+        // (A broadcast with no channel open and no direct-only device skips the split.)
+        var direct: [OutgoingPush] = []
+        var cloud = outgoing
+        if channels.anyOpen || outgoing.contains(where: { $0.recipient.service == .direct }) {
+            let viaChannel = outgoing.map { push in
+                push.recipient.installationID.map { push.recipient.service == .direct || channels.isOpen($0) } ?? false
+            }
+            direct = zip(outgoing, viaChannel).filter(\.1).map(\.0)
+            cloud = zip(outgoing, viaChannel).filter { !$0.1 }.map(\.0)
         }
-        let cloud = outgoing.filter { push in
-            !(push.recipient.installationID.map { push.recipient.service == .direct || channels.isOpen($0) } ?? false)
+        guard !direct.isEmpty else {
+            return record(
+                await transports(of: notification.appID).send(cloud, of: notification, now: now), of: cloud,
+                recorder: recorder, into: &commit, now: now)
         }
         async let channelOutcomes = sendOverChannels(direct, of: notification)
         var results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
@@ -333,9 +342,17 @@ extension Dispatcher {
             sent += fallbacks
             results += await transports(of: notification.appID).send(fallbacks, of: notification, now: now)
         }
-        for (push, result) in zip(sent, results) {
+        record(results, of: sent, recorder: recorder, into: &commit, now: now)
+    }
+
+    /// Records the providers' answers, pausing a provider that asked every sender to slow down.
+    private func record(
+        _ results: [TransportResult], of pushes: [OutgoingPush], recorder: OutcomeRecorder,
+        into commit: inout PageCommit, now: Date
+    ) {
+        for (push, result) in zip(pushes, results) {
             if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now) {
-                gate.pause(appID: notification.appID, service: pause.service, until: pause.until)
+                gate.pause(appID: recorder.notification.appID, service: pause.service, until: pause.until)
             }
         }
     }
