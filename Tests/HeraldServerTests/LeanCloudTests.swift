@@ -321,6 +321,41 @@ struct LeanCloudTests {
         }
     }
 
+    @Test("data.ios and data.android: each platform gets its own object in place of the common fields")
+    func platformData() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            let token = Fixtures.apnsToken()
+            let fcmToken = Fixtures.fcmToken()
+            _ = try await lc.save(#"{"deviceType":"ios","deviceToken":"\#(token)","badge":1}"#)
+            _ = try await lc.save(
+                #"{"deviceType":"android","installationId":"inst-0002-0000-0000-000000000002","registrationId":"\#(fcmToken)","vendor":"fcm"}"#
+            )
+            _ = try await lc.push(
+                #"""
+                {"data":{"alert":"common","title":"Common","shared":"c",
+                "ios":{"alert":"for iOS","badge":"Increment","sound":"a.caf","p":"vmRZXZ1Dvo"},
+                "android":{"action":"com.avos.UPDATE_STATUS","name":"avos cloud."}}}
+                """#)
+            try await harness.drain()
+            let apns = try #require(harness.apns.requests.first?.json?.objectValue)
+            let aps = try #require(apns["aps"]?.objectValue)
+            #expect(aps["alert"] == .object(["body": .string("for iOS")]))
+            #expect(aps["badge"] == .number(JSONNumber(2)))
+            #expect(aps["sound"] == .string("a.caf"))
+            #expect(apns["p"] == .string("vmRZXZ1Dvo"))
+            #expect(apns["shared"] == nil)
+            let message = try #require(harness.fcm.requests.first?.json?.objectValue?["message"]?.objectValue)
+            #expect(message["notification"] == nil)
+            #expect(
+                message["data"]
+                    == .object(["action": .string("com.avos.UPDATE_STATUS"), "name": .string("avos cloud.")]))
+            let wrong = try await lc.call(.post, "/1.1/push", body: #"{"data":{"ios":"x"}}"#)
+            #expect(wrong.leanCloudCode == 111)
+        }
+    }
+
     @Test("prod dev goes through the APNs sandbox, prod through production, whatever the installation's")
     func prodDev() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects(), apnsSandbox: .separate)

@@ -106,9 +106,6 @@ enum LeanCloudPush {
 
     /// The unified payload of `data`.
     static func payload(_ data: [String: JSONValue]) throws(LeanCloudFailure) -> NotificationPayload {
-        if data["ios"] != nil || data["android"] != nil {
-            throw .invalidType("Per-platform 'ios' / 'android' data is not supported yet: send one data object.")
-        }
         var payload = NotificationPayload()
         switch data["alert"] {
         case nil, .null?: break
@@ -122,31 +119,46 @@ enum LeanCloudPush {
         default: throw .invalidType("alert must be a string or an object.")
         }
         if let title = try LeanCloudInstallation.string(data, "title") { payload.title = title }
-        switch data["badge"] {
-        case nil, .null?: break
-        case .string(let text)? where text.lowercased() == "increment": payload.badge = .increment
-        case .number(let number)?:
-            guard let value = number.integerValue, (0...999_999).contains(value) else {
-                throw .invalidType("badge must be 0 to 999999.")
-            }
-            payload.badge = .set(Int(value))
-        default: throw .invalidType("badge must be a number or \"Increment\".")
-        }
+        payload.badge = try badge(data["badge"])
         payload.sound = try LeanCloudInstallation.string(data, "sound")
         payload.category = try LeanCloudInstallation.string(data, "category")
         payload.contentAvailable = try flag(data, "content-available")
         payload.mutableContent = try flag(data, "mutable-content")
         payload.data = data.filter { !reserved.contains($0.key) }
+        if case .object(let ios)? = data["ios"] {
+            try LeanCloudPlatformData.apply(ios: ios, to: &payload)
+        } else if let ios = data["ios"], ios != .null {
+            throw .invalidType("data.ios must be an object.")
+        }
+        if case .object(let android)? = data["android"] {
+            try LeanCloudPlatformData.apply(android: android, to: &payload)
+        } else if let android = data["android"], android != .null {
+            throw .invalidType("data.android must be an object.")
+        }
         if payload.title == nil, payload.body == nil, payload.data.isEmpty, payload.badge == nil,
-            !payload.contentAvailable
+            !payload.contentAvailable, payload.overrides.isEmpty
         {
             throw .invalidType("data needs an alert, a title, a badge, content-available or custom keys.")
         }
         return payload
     }
 
+    /// `badge`: a number, or `"Increment"` (each device's stored badge plus one).
+    static func badge(_ value: JSONValue?) throws(LeanCloudFailure) -> NotificationPayload.Badge? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)? where text.lowercased() == "increment": return .increment
+        case .number(let number)?:
+            guard let value = number.integerValue, (0...999_999).contains(value) else {
+                throw .invalidType("badge must be 0 to 999999.")
+            }
+            return .set(Int(value))
+        default: throw .invalidType("badge must be a number or \"Increment\".")
+        }
+    }
+
     /// `content-available` / `mutable-content`: `1`, `true`, or absent.
-    private static func flag(_ data: [String: JSONValue], _ key: String) throws(LeanCloudFailure) -> Bool {
+    static func flag(_ data: [String: JSONValue], _ key: String) throws(LeanCloudFailure) -> Bool {
         switch data[key] {
         case nil, .null?: return false
         case .bool(let flag)?: return flag

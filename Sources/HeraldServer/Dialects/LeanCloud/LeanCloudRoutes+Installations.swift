@@ -6,6 +6,8 @@ import HeraldEngine
 extension LeanCloudRoutes {
     /// The most installations one query returns (LeanCloud's own `limit` maximum).
     static let maxQueryLimit = 1000
+    /// The longest `where` parameter a query takes, in characters.
+    static let maxWhereLength = 2048
 
     /// `POST /1.1/installations` or `/1.1/classes/_Installation`: creates an installation, or
     /// updates the one holding the `deviceToken` / `installationId` given. `201` with `Location`
@@ -86,6 +88,9 @@ extension LeanCloudRoutes {
         try caller.requireMaster()
         var query = InstallationQuery.and([])
         if let text = call.query["where"], !text.isEmpty {
+            guard text.count <= Self.maxWhereLength else {
+                throw LeanCloudFailure.invalidQuery("where is at most \(Self.maxWhereLength) characters.")
+            }
             let value: JSONValue
             do throws(HeraldError) {
                 value = try JSONValue.parse(Array(text.utf8))

@@ -68,9 +68,11 @@ extension LeanCloudRoutes {
                 operation(
                     .get, base, summary: "LeanCloud: query installations (master key).",
                     query: [
-                        .text("where", maxLength: 8192, description: "a JSON where object, LeanCloud's field names"),
+                        .text(
+                            "where", maxLength: maxWhereLength,
+                            description: "a JSON where object, LeanCloud's field names"),
                         .text("order", maxLength: 256, description: "fields, '-' for descending, comma separated"),
-                        .text("keys", maxLength: 1024, description: "the fields to return, comma separated"),
+                        .text("keys", maxLength: 512, description: "the fields to return, comma separated"),
                         .text("limit", maxLength: 4, pattern: "[0-9]+", description: "0 to 1000; 100"),
                         .text("skip", maxLength: 7, pattern: "[0-9]+"),
                         QueryParameter(name: "count", kind: .choice(["0", "1"]), description: "1 adds the count"),
@@ -90,7 +92,7 @@ extension LeanCloudRoutes {
                     ]),
                 operation(
                     .get, base + "/{objectId}", summary: "LeanCloud: one installation.",
-                    query: [.text("keys", maxLength: 1024)],
+                    query: [.text("keys", maxLength: 512)],
                     responses: [(200, .json("The installation.", objectSchema))]),
                 operation(
                     .put, base + "/{objectId}", summary: "LeanCloud: update an installation (fields and operations).",
@@ -105,7 +107,7 @@ extension LeanCloudRoutes {
                 .post, "/1.1/push", summary: "LeanCloud: send a push (master key, or the app key with client_push).",
                 description: """
                     data (alert, title, badge incl. "Increment", sound, content-available, mutable-content, category, \
-                    action, custom keys), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
+                    action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
                     $lte $gt $gte $regex $and $or; not yet geo, $inQuery, cql), prod (dev: APNs sandbox installations), \
                     push_time, expiration_time, expiration_interval, notification_id (idempotency).
                     """,
