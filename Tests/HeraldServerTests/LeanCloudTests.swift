@@ -409,6 +409,30 @@ struct LeanCloudTests {
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             #expect(try await lc.call(.get, "/1.1/tables/Notifications/\(stale)").string("status") == "expired")
+
+            // Queries over _Notification (master key).
+            func query(_ parameters: String) async throws -> APIResponse {
+                try await lc.call(.get, "/1.1/classes/_Notification?" + parameters)
+            }
+            func encoded(_ text: String) -> String {
+                text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            }
+            #expect(try await query("count=1&limit=0").int("count") == 3)
+            #expect(try await query("count=1&where=" + encoded(#"{"status":"expired"}"#)).int("count") == 2)
+            let done = try await query("where=" + encoded(#"{"status":{"$in":["done","scheduled"]},"devices":1}"#))
+            #expect(done["results.0.objectId"] == .string(scheduled))
+            #expect(done["results.1"] == nil)
+            let newest = try await query("order=-createdAt,-objectId&limit=1&keys=status")
+            #expect(newest.string("results.0.objectId") == stale)
+            #expect(newest["results.0.status"] == .string("expired"))
+            #expect(newest["results.0.data"] == nil)
+            let before = LeanCloudDateText.string(clock.now.addingTimeInterval(-1))
+            let earlier = try await query(
+                "count=1&where=" + encoded(#"{"createdAt":{"$lt":{"__type":"Date","iso":"\#(before)"}}}"#))
+            #expect(earlier.int("count") == 2)
+            #expect(try await query("where=" + encoded(#"{"status":{"$near":1}}"#)).leanCloudCode == 102)
+            let denied = try await lc.call(.get, "/1.1/classes/_Notification", auth: .appKey)
+            #expect(denied.leanCloudCode == 119)
         }
     }
 }

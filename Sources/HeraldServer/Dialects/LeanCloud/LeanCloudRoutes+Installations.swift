@@ -100,48 +100,57 @@ extension LeanCloudRoutes {
                 query = try InstallationQuery(parsing: resolved, field: "where", resolver: LeanCloudQuery.resolve)
             } catch { throw LeanCloudFailure.invalidQuery(error.message) }
         }
+        var matches: [[String: JSONValue]] = []
+        var after: String?
+        while true {
+            let page = try await store.installations(
+                appID: caller.appID, filter: InstallationFilter(), page: PageRequest(after: after, limit: 1000))
+            for installation in page where query.matches(installation) {
+                matches.append(LeanCloudInstallation.json(installation).objectValue ?? [:])
+            }
+            guard page.count == 1000, let last = page.last else { break }
+            after = last.id
+        }
+        return try Self.results(matches, query: call.query)
+    }
+
+    /// A query's answer over the matching objects (in objectId order): `order` (keys, `-`
+    /// descending, objectId last), `skip`, `limit` (0 to 1000; 100), `keys` (objectId, createdAt
+    /// and updatedAt always), and `count` (`1`: the number of matches beside the results).
+    /// - Throws: `LeanCloudFailure` 102 for a `limit` or `skip` out of range.
+    static func results(_ objects: [[String: JSONValue]], query: [String: String]) throws -> Answer {
         func integer(_ name: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
-            guard let text = call.query[name] else { return value }
+            guard let text = query[name] else { return value }
             guard let number = Int(text), range.contains(number) else {
                 throw LeanCloudFailure.invalidQuery("\(name) must be an integer in \(range).")
             }
             return number
         }
-        let limit = try integer("limit", default: 100, in: 0...Self.maxQueryLimit)
+        let limit = try integer("limit", default: 100, in: 0...maxQueryLimit)
         let skip = try integer("skip", default: 0, in: 0...1_000_000)
-        let count = call.query["count"] == "1" || call.query["count"] == "true"
-        var matches: [Installation] = []
-        var after: String?
-        while true {
-            let page = try await store.installations(
-                appID: caller.appID, filter: InstallationFilter(), page: PageRequest(after: after, limit: 1000))
-            matches += page.filter(query.matches)
-            guard page.count == 1000, let last = page.last else { break }
-            after = last.id
+        var sorted = objects
+        if let order = query["order"], !order.isEmpty {
+            let keys = order.split(separator: ",").map(String.init) + ["objectId"]
+            sorted.sort { lhs, rhs in precedes(lhs, rhs, keys: keys) }
         }
-        if let order = call.query["order"], !order.isEmpty {
-            let keys = order.split(separator: ",").map(String.init)
-            matches.sort { lhs, rhs in Self.precedes(lhs, rhs, keys: keys) }
+        let fields = keys(query).map { $0.union(["objectId", "createdAt", "updatedAt"]) }
+        let page = sorted.dropFirst(skip).prefix(limit).map { object in
+            JSONValue.object(fields.map { fields in object.filter { fields.contains($0.key) } } ?? object)
         }
-        let results = matches.dropFirst(skip).prefix(limit).map {
-            LeanCloudInstallation.json($0, keys: Self.keys(call.query))
-        }
-        var json: [String: JSONValue] = ["results": .array(Array(results))]
-        if count { json["count"] = .number(JSONNumber(matches.count)) }
+        var json: [String: JSONValue] = ["results": .array(Array(page))]
+        if query["count"] == "1" || query["count"] == "true" { json["count"] = .number(JSONNumber(objects.count)) }
         return Answer(status: .ok, json: .object(json))
     }
 
-    /// Whether `lhs` sorts before `rhs` by LeanCloud `order` keys (`-` descending), objectId last.
-    static func precedes(_ lhs: Installation, _ rhs: Installation, keys: [String]) -> Bool {
-        let left = LeanCloudInstallation.json(lhs).objectValue ?? [:]
-        let right = LeanCloudInstallation.json(rhs).objectValue ?? [:]
+    /// Whether `lhs` sorts before `rhs` by LeanCloud `order` keys (`-` descending).
+    static func precedes(_ lhs: [String: JSONValue], _ rhs: [String: JSONValue], keys: [String]) -> Bool {
         for key in keys {
             let descending = key.hasPrefix("-")
             let name = descending ? String(key.dropFirst()) : key
-            let order = compare(left[name], right[name])
+            let order = compare(lhs[name], rhs[name])
             if order != 0 { return descending ? order > 0 : order < 0 }
         }
-        return lhs.id < rhs.id
+        return false
     }
 
     /// Orders two field values: missing first, then numbers, strings (dates are ISO strings).

@@ -50,6 +50,21 @@ extension LeanCloudRoutes {
             responses: responses + failures(400, 401, 403, 404, 500, 503))
     }
 
+    /// A query's parameters (installations, notifications).
+    static let queryParameters: [QueryParameter] = [
+        .text("where", maxLength: maxWhereLength, description: "a JSON where object, LeanCloud's field names"),
+        .text("order", maxLength: 256, description: "fields, '-' for descending, comma separated"),
+        .text("keys", maxLength: 512, description: "the fields to return, comma separated"),
+        .text("limit", maxLength: 4, pattern: "[0-9]+", description: "0 to 1000; 100"),
+        .text("skip", maxLength: 7, pattern: "[0-9]+"),
+        QueryParameter(name: "count", kind: .choice(["0", "1"]), description: "1 adds the count"),
+    ]
+
+    /// A query's answer.
+    static let resultsSchema = JSONSchema.object(
+        requiring: ["results"],
+        ["results": .array(items: objectSchema), "count": .integer(minimum: (0, exclusive: false))])
+
     static let fetchWhenSave = QueryParameter(
         name: "fetchWhenSave", kind: .choice(["true", "false"]), description: "return every field")
 
@@ -67,29 +82,7 @@ extension LeanCloudRoutes {
                     ]),
                 operation(
                     .get, base, summary: "LeanCloud: query installations (master key).",
-                    query: [
-                        .text(
-                            "where", maxLength: maxWhereLength,
-                            description: "a JSON where object, LeanCloud's field names"),
-                        .text("order", maxLength: 256, description: "fields, '-' for descending, comma separated"),
-                        .text("keys", maxLength: 512, description: "the fields to return, comma separated"),
-                        .text("limit", maxLength: 4, pattern: "[0-9]+", description: "0 to 1000; 100"),
-                        .text("skip", maxLength: 7, pattern: "[0-9]+"),
-                        QueryParameter(name: "count", kind: .choice(["0", "1"]), description: "1 adds the count"),
-                    ],
-                    responses: [
-                        (
-                            200,
-                            .json(
-                                "The matches.",
-                                .object(
-                                    requiring: ["results"],
-                                    [
-                                        "results": .array(items: objectSchema),
-                                        "count": .integer(minimum: (0, exclusive: false)),
-                                    ]))
-                        )
-                    ]),
+                    query: queryParameters, responses: [(200, .json("The matches.", resultsSchema))]),
                 operation(
                     .get, base + "/{objectId}", summary: "LeanCloud: one installation.",
                     query: [.text("keys", maxLength: 512)],
@@ -141,6 +134,9 @@ extension LeanCloudRoutes {
                 responses: [
                     (200, .json("One {success} or {error} per request, in order.", .array(items: .anyObject())))
                 ]),
+            operation(
+                .get, "/1.1/classes/_Notification", summary: "LeanCloud: query the app's pushes (master key).",
+                query: queryParameters, responses: [(200, .json("The matches.", resultsSchema))]),
         ]
         + ["/1.1/tables/Notifications/{objectId}", "/1.1/classes/_Notification/{objectId}"].map { path in
             operation(

@@ -38,6 +38,33 @@ extension LeanCloudRoutes {
         return Answer(status: .ok, json: LeanCloudNotification.json(notification))
     }
 
+    /// `GET /1.1/classes/_Notification` (master key): the app's LeanCloud pushes, with `where`
+    /// over their rendered fields (``LeanCloudObjectQuery``), `order`, `skip`, `limit`, `keys`, `count`.
+    func queryNotifications(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+        try caller.requireMaster()
+        var query: LeanCloudObjectQuery?
+        if let text = call.query["where"], !text.isEmpty {
+            guard text.count <= Self.maxWhereLength, let value = try? JSONValue.parse(Array(text.utf8)) else {
+                throw LeanCloudFailure.invalidQuery(
+                    "where must be a JSON object of at most \(Self.maxWhereLength) characters.")
+            }
+            query = try LeanCloudObjectQuery(parsing: value)
+        }
+        var matches: [[String: JSONValue]] = []
+        var after: String?
+        while true {
+            let page = try await store.notifications(
+                appID: caller.appID, status: nil, page: PageRequest(after: after, limit: 1000))
+            for notification in page where notification.source == Self.source {
+                let object = LeanCloudNotification.json(notification).objectValue ?? [:]
+                if query?.matches(object) ?? true { matches.append(object) }
+            }
+            guard page.count == 1000, let last = page.last else { break }
+            after = last.id
+        }
+        return try Self.results(matches, query: call.query)
+    }
+
     /// `POST /1.1/batch`: `{"requests": [{"method", "path", "body"}]}`, each performed as its own
     /// call with the batch's credentials; the answer lists `{"success": …}` or `{"error": …}` in order.
     func batch(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {

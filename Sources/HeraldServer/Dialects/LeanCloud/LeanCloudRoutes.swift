@@ -107,6 +107,7 @@ struct LeanCloudRoutes: Dialect {
             return Answer(status: .ok, json: .object([:]))
         case (.post, .push?): return try await push(call, caller: caller)
         case (.get, .notification(let id)?): return try await notification(id, caller: caller)
+        case (.get, .notifications?): return try await queryNotifications(call, caller: caller)
         case (.post, .batch?): return try await batch(call, caller: caller)
         default: throw LeanCloudFailure(status: .notFound, code: 101, message: "Route not found.")
         }
@@ -118,6 +119,8 @@ struct LeanCloudRoutes: Dialect {
         case installations(String?)
         /// `tables/Notifications/id` or `classes/_Notification/id`.
         case notification(String)
+        /// `classes/_Notification`.
+        case notifications
         case push, batch
 
         init?(_ path: [Substring]) {
@@ -127,6 +130,7 @@ struct LeanCloudRoutes: Dialect {
             case 1 where path[0] == "batch": self = .batch
             case 2 where path[0] == "installations": self = .installations(String(path[1]))
             case 2 where path[0] == "classes" && path[1] == "_Installation": self = .installations(nil)
+            case 2 where path[0] == "classes" && path[1] == "_Notification": self = .notifications
             case 3 where path[0] == "classes" && path[1] == "_Installation": self = .installations(String(path[2]))
             case 3
             where (path[0] == "classes" && path[1] == "_Notification")
