@@ -56,7 +56,7 @@ extension Dispatcher {
         case .at(let date): expiresAt = date
         case .after(let seconds): expiresAt = (notBefore ?? now).addingTimeInterval(TimeInterval(seconds))
         }
-        if let expiresAt {
+        if let expiresAt, !request.acceptsExpired {
             guard expiresAt > now else {
                 let field = if case .at = request.expiration { "expiration_time" } else { "expiration_interval" }
                 throw .invalidValue(

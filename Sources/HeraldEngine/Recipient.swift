@@ -66,6 +66,14 @@ public struct Recipient: Sendable {
         return Int(key.dropFirst(6))
     }
 
+    /// The recipient sent in the target's APNs environment, when it sets one and this is an APNs token.
+    func routed(by target: NotificationTarget) -> Recipient {
+        guard let environment = target.apnsEnvironment, service == .apns else { return self }
+        var routed = self
+        routed.environment = environment
+        return routed
+    }
+
     /// The last characters of the token, for the ledger.
     var tokenSuffix: String { token.suffix }
 }

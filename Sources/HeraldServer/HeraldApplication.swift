@@ -11,7 +11,7 @@ import Logging
 public enum HeraldApplication {
     /// The dialects Herald serves (DESIGN §6): a new one is its folder under `Dialects/` and a line here.
     static let dialects: [any Dialect.Type] = [
-        ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self,
+        ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,
     ]
 
     /// The router with every route and middleware, and the table of routes it serves.

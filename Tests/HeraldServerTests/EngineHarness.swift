@@ -14,19 +14,33 @@ import HummingbirdTesting
 struct EngineHarness {
     static let topic = "com.example.herald"
 
+    /// Where the APNs sandbox environment is sent.
+    enum Sandbox {
+        /// The same mock as production.
+        case shared
+        /// Nowhere: the app has no sandbox client.
+        case none
+        /// A mock of its own (``EngineHarness/sandboxAPNs``).
+        case separate
+    }
+
     let server: ServerHarness
     let apns: MockAPNsServer
+    /// The sandbox's own mock, with ``Sandbox/separate``.
+    let sandboxAPNs: MockAPNsServer?
     let fcm: MockFCMServer
     let transports: AppTransports
 
     init(
         engine: EngineConfiguration = EngineConfiguration(
             retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
-        dialects: DialectSettings = DialectSettings()
+        dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
         apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: [Self.topic])])
+        let credential = key.credential(topics: [Self.topic])
+        sandboxAPNs = apnsSandbox == .separate ? try await MockAPNsServer.start(ca: ca, credentials: [credential]) : nil
         let account = try TestServiceAccount()
         fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
         let signing = try APNsSigningKey(teamID: key.teamID, keyID: key.keyID, pem: key.p8PEM)
@@ -38,8 +52,18 @@ struct EngineHarness {
             configuration: .init(
                 account: try FCMServiceAccount(json: Array(account.json(tokenURI: fcm.tokenURI).utf8)),
                 host: "127.0.0.1", port: fcm.port, trustRoots: [ca.rootCertificate], connections: 1))
+        let sandboxClient: APNsClient?
+        switch apnsSandbox {
+        case .shared: sandboxClient = apnsClient
+        case .none: sandboxClient = nil
+        case .separate:
+            sandboxClient = try APNsClient(
+                configuration: APNsConfiguration(
+                    environment: .custom(host: "127.0.0.1", port: sandboxAPNs!.port), authentication: .token(signing),
+                    trustRoots: [ca.rootCertificate], connections: 1))
+        }
         transports = AppTransports([
-            APNsTransport(production: apnsClient, sandbox: apnsClient, topic: Self.topic),
+            APNsTransport(production: apnsClient, sandbox: sandboxClient, topic: Self.topic),
             FCMTransport(client: fcmClient),
         ])
         server = try await ServerHarness(transports: ["demo": transports], engine: engine, dialects: dialects)
@@ -54,6 +78,7 @@ struct EngineHarness {
     func stop() async {
         await transports.shutdown()
         try? await apns.shutdown()
+        try? await sandboxAPNs?.shutdown()
         try? await fcm.shutdown()
     }
 

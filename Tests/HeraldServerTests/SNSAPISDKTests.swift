@@ -64,28 +64,13 @@ struct SNSAPISDKTests {
 
     /// Runs the script against `port`; its exit status, standard output and standard error.
     static func run(port: Int) async throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script]
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_SNS_ENDPOINT"] = "http://127.0.0.1:\(port)/sns"
         environment["HERALD_SNS_ACCESS_KEY_ID"] = SNSCaller.accessKeyID
         environment["HERALD_SNS_SECRET_ACCESS_KEY"] = SNSCaller.secretAccessKey
         environment["HERALD_SNS_REGION"] = "us-east-1"
         for name in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"] { environment[name] = nil }
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        // Not waitUntilExit: blocking one of the few cooperative threads would starve the server.
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (status, out, err)
+        return try await ScriptProcess.run(["python3", script], environment: environment)
     }
 }
 

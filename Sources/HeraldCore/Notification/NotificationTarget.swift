@@ -33,12 +33,19 @@ public struct NotificationTarget: Sendable, Equatable {
     public var platforms: Set<Platform>?
     /// Only these services, when set.
     public var services: Set<PushService>?
+    /// The APNs environment every APNs recipient is sent in, whatever its installation's (LeanCloud's
+    /// `prod`, which picks the certificate per push); nil: each installation's own.
+    public var apnsEnvironment: PushEnvironment?
 
     /// Creates a target.
-    public init(audience: Audience, platforms: Set<Platform>? = nil, services: Set<PushService>? = nil) {
+    public init(
+        audience: Audience, platforms: Set<Platform>? = nil, services: Set<PushService>? = nil,
+        apnsEnvironment: PushEnvironment? = nil
+    ) {
         self.audience = audience
         self.platforms = platforms
         self.services = services
+        self.apnsEnvironment = apnsEnvironment
     }
 
     /// The largest explicit list a target accepts (ids, users, channels, tokens).
@@ -74,7 +81,7 @@ public struct NotificationTarget: Sendable, Equatable {
     public init(parsing value: JSONValue, field: String = "target") throws(HeraldError) {
         let reader = try JSONObjectReader(value, path: field)
         let forms = ["installation_ids", "tokens", "user_ids", "channels", "where", "all"]
-        try reader.rejectUnknown(allowed: Set(forms + ["platforms", "services"]))
+        try reader.rejectUnknown(allowed: Set(forms + ["platforms", "services", "apns_environment"]))
         let present = forms.filter { reader.members[$0] != nil && reader.members[$0] != .null }
         guard present.count == 1, let form = present.first else {
             throw .invalidValue(
@@ -105,6 +112,7 @@ public struct NotificationTarget: Sendable, Equatable {
         }
         platforms = try Self.set("platforms", of: Platform.self, in: reader)
         services = try Self.set("services", of: PushService.self, in: reader)
+        apnsEnvironment = try reader.enumeration("apns_environment", as: PushEnvironment.self)
     }
 
     /// A filter list of enum values, nil when absent.
@@ -179,6 +187,7 @@ public struct NotificationTarget: Sendable, Equatable {
         }
         if let platforms { object["platforms"] = .array(platforms.map(\.rawValue).sorted().map(JSONValue.string)) }
         if let services { object["services"] = .array(services.map(\.rawValue).sorted().map(JSONValue.string)) }
+        if let apnsEnvironment { object["apns_environment"] = .string(apnsEnvironment.rawValue) }
         return .object(object)
     }
 

@@ -28,6 +28,9 @@ public struct SendRequest: Sendable, Equatable {
     public var idempotencyKey: String?
     /// Resolve the audience and validate the payload, store and send nothing.
     public var dryRun: Bool
+    /// Accept a request whose expiration has already passed, or falls before its push time, as
+    /// LeanCloud's push API does: it is stored and expires unsent rather than being refused.
+    public var acceptsExpired = false
 
     /// Creates a send request.
     public init(

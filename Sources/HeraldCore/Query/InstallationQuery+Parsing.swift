@@ -12,14 +12,29 @@ extension InstallationQuery {
     ///   a pattern that does not compile, `query_too_complex` past ``maxDepth``, ``maxArrayValues``
     ///   or ``maxConditions``, and `invalid_query` for any other problem of shape or type.
     public init(parsing value: JSONValue, field: String = "target.where") throws(HeraldError) {
-        var parser = QueryParser()
+        try self.init(parsing: value, field: field, resolver: QueryField.init(parsing:path:))
+    }
+
+    /// Parses a `where` object whose field names are a dialect's own: `resolver` maps each name
+    /// (as written, with its path for errors) to the field it reads, in place of the native names
+    /// of ``QueryField/init(parsing:path:)``. Operators, values and limits are as above.
+    /// - Throws: `HeraldError` as above, or what `resolver` throws for a name it refuses.
+    public init(
+        parsing value: JSONValue, field: String, resolver: @escaping QueryFieldResolver
+    ) throws(HeraldError) {
+        var parser = QueryParser(resolver: resolver)
         self = try parser.query(value, path: field, depth: 1)
     }
 }
 
+/// Maps a field name of a `where` object, and its path in the request (for errors), to the field
+/// it reads.
+public typealias QueryFieldResolver = (_ name: String, _ path: String) throws(HeraldError) -> QueryField
+
 /// Reads query objects recursively, counting conditions against the limits.
 private struct QueryParser {
     var conditions = 0
+    let resolver: QueryFieldResolver
 
     mutating func query(_ value: JSONValue, path: String, depth: Int) throws(HeraldError) -> InstallationQuery {
         guard depth <= InstallationQuery.maxDepth else {
@@ -49,7 +64,7 @@ private struct QueryParser {
             case _ where key.hasPrefix("$"):
                 throw unknownOperator(memberPath, key)
             default:
-                let field = try QueryField(parsing: key, path: memberPath)
+                let field = try resolver(key, memberPath)
                 clauses += try conditions(on: field, member, path: memberPath)
             }
         }

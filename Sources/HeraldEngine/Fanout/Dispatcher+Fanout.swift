@@ -240,7 +240,7 @@ extension Dispatcher {
         }
         var page = try await store.resolve(
             target, appID: notification.appID, after: cursor, limit: configuration.batchSize
-        ).map(Recipient.init)
+        ).map { Recipient($0).routed(by: notification.target) }
         if cursor == nil, let broadcast { page.insert(broadcast, at: 0) }
         return (page, page.last?.key)
     }
@@ -265,7 +265,7 @@ extension Dispatcher {
             } else if let index = Recipient.tokenIndex(of: pending.recipient), index < tokens.count {
                 recipient = Recipient(rawToken: tokens[index], index: index)
             } else if let installation = installations[pending.recipient] {
-                recipient = Recipient(DeliveryTarget(installation))
+                recipient = Recipient(DeliveryTarget(installation)).routed(by: notification.target)
             }
             if var recipient {
                 recipient.attempts = pending.attempts

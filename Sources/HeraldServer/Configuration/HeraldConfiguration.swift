@@ -132,6 +132,19 @@ public struct HeraldConfiguration: Sendable {
         return value
     }
 
+    /// A boolean setting (`true`/`false`, or `1`/`0`/`yes`/`no` as environment strings); a value
+    /// that is present but none of those is an error, not the default.
+    static func boolean(_ reader: ConfigReader, _ name: String, default value: Bool, key: String? = nil) throws -> Bool
+    {
+        if let flag = reader.bool(forKey: ConfigKey(name)) { return flag }
+        guard let text = reader.string(forKey: ConfigKey(name)) else { return value }
+        switch text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw invalid(key ?? name, "must be true or false")
+        }
+    }
+
     static func invalid(_ key: String, _ problem: String) -> HeraldError {
         HeraldError(
             kind: .badRequest, code: "invalid_configuration", message: "Configuration key '\(key)' \(problem).",

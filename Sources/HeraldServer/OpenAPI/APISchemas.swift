@@ -243,6 +243,9 @@ enum APISchemas {
                         "all": .boolean(allowedValues: [true]),
                         "platforms": .array(minItems: 1, items: .ref("Platform")),
                         "services": .array(minItems: 1, items: .ref("Service")),
+                        "apns_environment": .ref(
+                            "Environment",
+                            description: "send every APNs recipient in this environment, not its installation's"),
                     ]),
                 "payload": .object(
                     closed: true,

@@ -26,18 +26,7 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
         let prefix = "app.\(appID).\(HomeAssistantRelayRoutes.settingsKey)"
-        if let flag = reader.bool(forKey: "relay") {
-            relay = flag
-        } else if let text = reader.string(forKey: "relay") {
-            // Environment variables arrive as strings.
-            switch text.lowercased() {
-            case "true", "1", "yes": relay = true
-            case "false", "0", "no": relay = false
-            default: throw HeraldConfiguration.invalid("\(prefix).relay", "must be true or false")
-            }
-        } else {
-            relay = false
-        }
+        relay = try HeraldConfiguration.boolean(reader, "relay", default: false, key: "\(prefix).relay")
         maximumPerDay = try HeraldConfiguration.integer(
             reader, "max_per_day", default: Self.defaultMaximumPerDay, key: "\(prefix).max_per_day")
         guard Self.maximumPerDayRange.contains(maximumPerDay) else {

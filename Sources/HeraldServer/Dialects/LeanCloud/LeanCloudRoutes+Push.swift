@@ -1,0 +1,168 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldEngine
+
+extension LeanCloudRoutes {
+    /// `POST /1.1/push`: the push as the engine's send request; `{"objectId", "createdAt"}`.
+    func push(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+        try caller.requirePush()
+        let whereValue = try await resolvedWhere(call.body["where"], caller)
+        let request = try LeanCloudPush.request(call.body, where: whereValue, now: now())
+        guard case .accepted(let notification, _) = try await dispatcher.submit(request, appID: caller.appID) else {
+            throw LeanCloudFailure.internalError("The engine answered a send with a dry run.")
+        }
+        return Answer(
+            status: .ok,
+            json: .object([
+                "objectId": .string(notification.id),
+                "createdAt": .string(LeanCloudDate.string(notification.createdAt)),
+            ]))
+    }
+
+    /// A where object with its token conditions resolved against the caller's app.
+    func resolvedWhere(_ value: JSONValue?, _ caller: LeanCloudCaller) async throws -> JSONValue? {
+        guard let value else { return nil }
+        return try await LeanCloudQuery.tokensResolved(value) { service, token in
+            try await store.installation(appID: caller.appID, service: service, token: token)?.id
+        }
+    }
+
+    /// `GET /1.1/tables/Notifications/{id}` (the SDKs' `Notification.fetch`) and
+    /// `/1.1/classes/_Notification/{id}`: the notification's status, for any caller of the app
+    /// that knows its id (the SDK fetches it with the key it pushed with).
+    func notification(_ id: String, caller: LeanCloudCaller) async throws -> Answer {
+        guard id.count <= 64, let notification = try await store.notification(appID: caller.appID, id: id) else {
+            throw LeanCloudFailure.objectNotFound("_Notification", id)
+        }
+        return Answer(status: .ok, json: LeanCloudNotification.json(notification))
+    }
+
+    /// `GET /1.1/classes/_Notification` (master key): the app's LeanCloud pushes, with `where`
+    /// over their rendered fields (``LeanCloudObjectQuery``), `order`, `skip`, `limit`, `keys`, `count`.
+    func queryNotifications(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+        try caller.requireMaster()
+        var query: LeanCloudObjectQuery?
+        if let text = call.query["where"], !text.isEmpty {
+            guard text.count <= Self.maxWhereLength, let value = try? JSONValue.parse(Array(text.utf8)) else {
+                throw LeanCloudFailure.invalidQuery(
+                    "where must be a JSON object of at most \(Self.maxWhereLength) characters.")
+            }
+            query = try LeanCloudObjectQuery(parsing: value)
+        }
+        var matches: [[String: JSONValue]] = []
+        var after: String?
+        while true {
+            let page = try await store.notifications(
+                appID: caller.appID, status: nil, page: PageRequest(after: after, limit: 1000))
+            for notification in page where notification.source == Self.source {
+                let object = LeanCloudNotification.json(notification).objectValue ?? [:]
+                if query?.matches(object) ?? true { matches.append(object) }
+            }
+            guard page.count == 1000, let last = page.last else { break }
+            after = last.id
+        }
+        return try Self.results(matches, query: call.query)
+    }
+
+    /// `POST /1.1/batch`: `{"requests": [{"method", "path", "body"}]}`, each performed as its own
+    /// call with the batch's credentials; the answer lists `{"success": …}` or `{"error": …}` in order.
+    func batch(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+        guard case .array(let requests)? = call.body["requests"] else {
+            throw LeanCloudFailure.malformedJSON("requests must be an array.")
+        }
+        guard requests.count <= 50 else { throw LeanCloudFailure.invalidType("A batch holds at most 50 requests.") }
+        var results: [JSONValue] = []
+        for request in requests {
+            do {
+                guard case .object(let members) = request, case .string(let method)? = members["method"],
+                    case .string(let path)? = members["path"]
+                else { throw LeanCloudFailure.malformedJSON("Each request has a method and a path.") }
+                let parts = path.split(separator: "?", maxSplits: 1)
+                let segments = (parts.first ?? "").split(separator: "/")
+                guard segments.first == "1.1", let httpMethod = HTTPRequest.Method(method.uppercased()),
+                    httpMethod != .post || segments.dropFirst().first != "batch"
+                else { throw LeanCloudFailure(status: .notFound, code: 101, message: "Route not found: \(path).") }
+                var body: [String: JSONValue] = [:]
+                switch members["body"] {
+                case nil, .null?: break
+                case .object(let object)?: body = object
+                default: throw LeanCloudFailure.malformedJSON("A request's body must be an object.")
+                }
+                var query: [String: String] = [:]
+                if parts.count == 2 {
+                    for pair in parts[1].split(separator: "&") {
+                        let item = pair.split(separator: "=", maxSplits: 1).map {
+                            String($0).removingPercentEncoding ?? String($0)
+                        }
+                        query[item[0]] = item.count == 2 ? item[1] : ""
+                    }
+                }
+                let answer = try await perform(
+                    Call(method: httpMethod, path: Array(segments.dropFirst()), query: query, body: body),
+                    caller: caller)
+                results.append(.object(["success": answer.json]))
+            } catch {
+                results.append(.object(["error": LeanCloudFailure.from(error).json]))
+            }
+        }
+        return Answer(status: .ok, json: .array(results))
+    }
+}
+
+/// `_Notification` as LeanCloud reports it, from Herald's notification record and counts.
+enum LeanCloudNotification {
+    /// The record: `status` (`scheduled` before its push time, `in queue` until every device has
+    /// an outcome, then `done`; or `expired`, `canceled`, `failed`), `devices` (targeted), `successes` (accepted by the
+    /// provider), `errors` (failed or invalid), `data`, `where`, `prod`, timestamps.
+    static func json(_ notification: PushNotification) -> JSONValue {
+        let counts = notification.counts
+        let status: String =
+            switch notification.status {
+            case .scheduled: "scheduled"
+            case .queued, .sending: "in queue"
+            case .done: "done"
+            case .canceled: "canceled"
+            case .expired: "expired"
+            case .failed: "failed"
+            }
+        var object: [String: JSONValue] = [
+            "objectId": .string(notification.id), "status": .string(status),
+            "devices": .number(JSONNumber(counts.targeted)), "successes": .number(JSONNumber(counts.sent)),
+            "errors": .number(JSONNumber(counts.failed + counts.invalid)),
+            "data": data(notification.payload),
+            "createdAt": .string(LeanCloudDate.string(notification.createdAt)),
+            "updatedAt": .string(
+                LeanCloudDate.string(notification.completedAt ?? notification.startedAt ?? notification.createdAt)),
+        ]
+        if case .query(let query) = notification.target.audience { object["where"] = query.json }
+        if let pushTime = notification.pushTime { object["push_time"] = .string(pushTime) }
+        if let expiresAt = notification.expiresAt {
+            object["expiration_time"] = .string(LeanCloudDate.string(expiresAt))
+        }
+        return .object(object)
+    }
+
+    /// The payload as a LeanCloud `data` object.
+    static func data(_ payload: NotificationPayload) -> JSONValue {
+        var data = payload.data
+        if case .object(let apns)? = payload.overrides["apns"], case .object(let aps)? = apns["aps"],
+            let alert = aps["alert"]
+        {
+            data["alert"] = alert
+        } else if let body = payload.body {
+            data["alert"] = .string(body)
+        }
+        if let title = payload.title, data["alert"]?.objectValue == nil { data["title"] = .string(title) }
+        switch payload.badge {
+        case .set(let value)?: data["badge"] = .number(JSONNumber(value))
+        case .increment?: data["badge"] = .string("Increment")
+        case nil: break
+        }
+        data["sound"] = payload.sound.map(JSONValue.string)
+        data["category"] = payload.category.map(JSONValue.string)
+        if payload.contentAvailable { data["content-available"] = .number(JSONNumber(1)) }
+        if payload.mutableContent { data["mutable-content"] = .number(JSONNumber(1)) }
+        return .object(data)
+    }
+}
