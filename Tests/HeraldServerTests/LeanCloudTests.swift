@@ -321,6 +321,50 @@ struct LeanCloudTests {
         }
     }
 
+    @Test("cql and geo queries select installations: near a GeoPoint, inside a box, by CQL")
+    func cqlAndGeo() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            let shanghai = Fixtures.apnsToken()
+            let beijing = Fixtures.apnsToken()
+            _ = try await lc.save(
+                #"{"deviceType":"ios","deviceToken":"\#(shanghai)","level":3,"location":{"__type":"GeoPoint","latitude":31.23,"longitude":121.47}}"#
+            )
+            _ = try await lc.save(
+                #"{"deviceType":"ios","deviceToken":"\#(beijing)","level":7,"location":{"__type":"GeoPoint","latitude":39.9,"longitude":116.4}}"#
+            )
+            func pushed(_ body: String) async throws -> [String] {
+                let before = harness.apns.requests.count
+                _ = try await lc.push(body)
+                try await harness.drain()
+                return harness.apns.requests.dropFirst(before).compactMap(\.token)
+            }
+            #expect(
+                try await pushed(
+                    #"{"where":{"location":{"$nearSphere":{"__type":"GeoPoint","latitude":31.2,"longitude":121.5},"$maxDistanceInMiles":100}},"data":{"alert":"near"}}"#
+                ) == [shanghai])
+            #expect(
+                try await pushed(
+                    #"{"where":{"location":{"$within":{"$box":[{"__type":"GeoPoint","latitude":35,"longitude":110},{"__type":"GeoPoint","latitude":45,"longitude":120}]}}},"data":{"alert":"box"}}"#
+                ) == [beijing])
+            #expect(
+                try await pushed(
+                    #"{"cql":"select * from _Installation where deviceType = 'ios' and level > 5","data":{"alert":"cql"}}"#
+                ) == [beijing])
+            #expect(
+                try await pushed(
+                    #"{"cql":"select * from _Installation where location near geopoint(31.2, 121.5) max 2000 km and level in (3, 7)","data":{"alert":"both"}}"#
+                ).sorted() == [beijing, shanghai].sorted())
+            let refused = try await lc.call(
+                .post, "/1.1/push", body: #"{"cql":"select * from _User where name = 'x'","data":{"alert":"x"}}"#)
+            #expect(refused.leanCloudCode == 102)
+            let malformed = try await lc.call(
+                .post, "/1.1/push", body: #"{"cql":"select * from _Installation where","data":{"alert":"x"}}"#)
+            #expect(malformed.leanCloudCode == 102)
+        }
+    }
+
     @Test("data.ios and data.android: each platform gets its own object in place of the common fields")
     func platformData() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())

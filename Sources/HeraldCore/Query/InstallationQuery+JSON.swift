@@ -43,6 +43,8 @@ extension QueryOperator {
         case .exists: "$exists"
         case .compare(let comparison, _): comparison.rawValue
         case .regex: "$regex"
+        case .nearSphere: "$nearSphere"
+        case .withinBox: "$within"
         }
     }
 
@@ -54,6 +56,12 @@ extension QueryOperator {
         case .exists(let exists): [key: .bool(exists)]
         case .regex(let pattern, let caseInsensitive):
             caseInsensitive ? [key: .string(pattern), "$options": .string("i")] : [key: .string(pattern)]
+        case .nearSphere(let center, let maxDistance):
+            maxDistance.map { [key: center.json, "$maxDistanceInRadians": .number(JSONNumber($0))] } ?? [
+                key: center.json
+            ]
+        case .withinBox(let southwest, let northeast):
+            [key: .object(["$box": .array([southwest.json, northeast.json])])]
         }
     }
 }

@@ -51,8 +51,21 @@ enum LeanCloudPush {
         case .string("prod")?: apnsEnvironment = .production
         default: throw .invalidType("prod must be 'dev' or 'prod'.")
         }
-        if body["cql"] != nil, body["cql"] != .null {
-            throw .invalidQuery("cql is not supported yet: send a where query.")
+        switch body["cql"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            // CQL becomes the same where query (LeanCloud: "CQL is converted to where conditions").
+            do throws(HeraldError) {
+                let statement = try CQLStatement(parsing: text, field: "cql")
+                guard statement.className == "_Installation" else {
+                    throw HeraldError.invalidValue(
+                        "cql", code: "invalid_query", "A push's cql selects from _Installation.")
+                }
+                conditions.append(
+                    try TargetQuery(parsing: statement.whereObject, field: "cql", resolver: LeanCloudQuery.resolve)
+                        .query)
+            } catch { throw .invalidQuery(error.message) }
+        default: throw .invalidType("cql must be a string: select * from _Installation where …")
         }
         let audience: NotificationTarget.Audience
         if conditions.isEmpty {

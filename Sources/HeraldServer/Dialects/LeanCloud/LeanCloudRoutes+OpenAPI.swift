@@ -101,7 +101,8 @@ extension LeanCloudRoutes {
                 description: """
                     data (alert, title, badge incl. "Increment", sound, content-available, mutable-content, category, \
                     action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
-                    $lte $gt $gte $regex $and $or; not yet geo, $inQuery, cql), prod (dev: APNs sandbox installations), \
+                    $lte $gt $gte $regex $and $or, $nearSphere with $maxDistance*, $within $box; not yet $inQuery), cql \
+                    (select * from _Installation where …), prod (dev: APNs sandbox installations), \
                     push_time, expiration_time, expiration_interval, notification_id (idempotency).
                     """,
                 body: .object(
