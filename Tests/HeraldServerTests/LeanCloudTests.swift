@@ -356,6 +356,11 @@ struct LeanCloudTests {
                 try await pushed(
                     #"{"cql":"select * from _Installation where location near geopoint(31.2, 121.5) max 2000 km and level in (3, 7)","data":{"alert":"both"}}"#
                 ).sorted() == [beijing, shanghai].sorted())
+            // CQL's token conditions are resolved like where's (tokens are stored encrypted).
+            #expect(
+                try await pushed(
+                    #"{"cql":"select * from _Installation where deviceToken = '\#(shanghai)'","data":{"alert":"token"}}"#
+                ) == [shanghai])
             let refused = try await lc.call(
                 .post, "/1.1/push", body: #"{"cql":"select * from _User where name = 'x'","data":{"alert":"x"}}"#)
             #expect(refused.leanCloudCode == 102)

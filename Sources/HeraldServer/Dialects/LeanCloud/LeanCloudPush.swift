@@ -17,6 +17,27 @@ enum LeanCloudPush {
         "alert", "title", "badge", "sound", "content-available", "mutable-content", "category", "ios", "android",
     ]
 
+    /// The push's `where` and its `cql` together: CQL becomes the same where query (LeanCloud:
+    /// "CQL is converted to where conditions"), ANDed with a `where` when both are given.
+    /// - Throws: `LeanCloudFailure` 102 for a statement that does not parse or selects from another class.
+    static func selection(_ body: [String: JSONValue]) throws(LeanCloudFailure) -> JSONValue? {
+        let whereValue = body["where"].flatMap { $0 == .null ? nil : $0 }
+        switch body["cql"] {
+        case nil, .null?: return whereValue
+        case .string(let text)?:
+            let statement: CQLStatement
+            do throws(HeraldError) {
+                statement = try CQLStatement(parsing: text, field: "cql")
+            } catch { throw .invalidQuery(error.message) }
+            guard statement.className == "_Installation" else {
+                throw .invalidQuery("A push's cql selects from _Installation, not \(statement.className).")
+            }
+            guard let whereValue else { return statement.whereObject }
+            return .object(["$and": .array([whereValue, statement.whereObject])])
+        default: throw .invalidType("cql must be a string: select * from _Installation where …")
+        }
+    }
+
     /// The send request of a push body.
     /// - Throws: `LeanCloudFailure` naming what is wrong.
     /// - Parameter whereValue: the body's `where`, its token conditions already resolved
@@ -50,22 +71,6 @@ enum LeanCloudPush {
         case .string("dev")?: apnsEnvironment = .sandbox
         case .string("prod")?: apnsEnvironment = .production
         default: throw .invalidType("prod must be 'dev' or 'prod'.")
-        }
-        switch body["cql"] {
-        case nil, .null?: break
-        case .string(let text)?:
-            // CQL becomes the same where query (LeanCloud: "CQL is converted to where conditions").
-            do throws(HeraldError) {
-                let statement = try CQLStatement(parsing: text, field: "cql")
-                guard statement.className == "_Installation" else {
-                    throw HeraldError.invalidValue(
-                        "cql", code: "invalid_query", "A push's cql selects from _Installation.")
-                }
-                conditions.append(
-                    try TargetQuery(parsing: statement.whereObject, field: "cql", resolver: LeanCloudQuery.resolve)
-                        .query)
-            } catch { throw .invalidQuery(error.message) }
-        default: throw .invalidType("cql must be a string: select * from _Installation where …")
         }
         let audience: NotificationTarget.Audience
         if conditions.isEmpty {

@@ -7,7 +7,7 @@ extension LeanCloudRoutes {
     /// `POST /1.1/push`: the push as the engine's send request; `{"objectId", "createdAt"}`.
     func push(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requirePush()
-        let whereValue = try await resolvedWhere(call.body["where"], caller)
+        let whereValue = try await resolvedWhere(try LeanCloudPush.selection(call.body), caller)
         let request = try LeanCloudPush.request(call.body, where: whereValue, now: now())
         guard case .accepted(let notification, _) = try await dispatcher.submit(request, appID: caller.appID) else {
             throw LeanCloudFailure.internalError("The engine answered a send with a dry run.")
