@@ -258,6 +258,20 @@ extension SQLiteStore {
                         WHERE reason = 'offline';
                     """)
         }
+        migrator.registerMigration("v9_leancloud_users") { db in
+            try db.execute(
+                sql: """
+                    -- LeanCloud's _User class, as much as installation queries need ($inQuery on owner).
+                    CREATE TABLE lc_users (
+                        app_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        fields TEXT NOT NULL DEFAULT '{}',
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, id)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -16,7 +16,7 @@ public enum HeraldApplication {
 
     /// The router with every route and middleware, and the table of routes it serves.
     public static func router(
-        configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore,
+        configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
         dispatcher: Dispatcher, now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
@@ -54,7 +54,7 @@ public enum HeraldApplication {
 
     /// The runnable application listening where the configuration says.
     public static func make(
-        configuration: HeraldConfiguration, store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore,
+        configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
         dispatcher: Dispatcher, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {

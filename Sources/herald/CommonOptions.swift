@@ -26,7 +26,7 @@ struct CommonOptions: ParsableArguments {
     func openStore(
         _ configuration: HeraldConfiguration, logger: Logger,
         writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB
-    ) async throws -> any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore {
+    ) async throws -> any HeraldStore {
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
         case .sqlite(let path):

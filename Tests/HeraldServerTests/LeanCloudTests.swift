@@ -370,6 +370,58 @@ struct LeanCloudTests {
         }
     }
 
+    @Test("_User objects, and the guide's geo push: $inQuery on owner near a GeoPoint reaches that user's device")
+    func usersAndInQuery() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            func user(_ latitude: Double, _ longitude: Double) async throws -> String {
+                let created = try await lc.call(
+                    .post, "/1.1/users",
+                    body:
+                        #"{"username":"u","location":{"__type":"GeoPoint","latitude":\#(latitude),"longitude":\#(longitude)}}"#
+                )
+                #expect(created.status == .created)
+                return try #require(created.string("objectId"))
+            }
+            let near = try await user(30.001, -20.001)
+            let far = try await user(31.0, -20.0)
+            #expect(try await lc.call(.get, "/1.1/classes/_User/\(near)").string("objectId") == near)
+            #expect(try await lc.call(.get, "/1.1/users/\(near)", auth: .appKey).leanCloudCode == 119)
+            let nearToken = Fixtures.apnsToken()
+            let farToken = Fixtures.apnsToken()
+            _ = try await lc.save(
+                #"{"deviceType":"ios","deviceToken":"\#(nearToken)","owner":{"__type":"Pointer","className":"_User","objectId":"\#(near)"}}"#
+            )
+            _ = try await lc.save(
+                #"{"deviceType":"ios","deviceToken":"\#(farToken)","owner":{"__type":"Pointer","className":"_User","objectId":"\#(far)"}}"#
+            )
+            // The guide's request, verbatim but for valid JSON.
+            _ = try await lc.push(
+                #"{"where":{"owner":{"$inQuery":{"location":{"$nearSphere":{"__type":"GeoPoint","latitude":30.0,"longitude":-20.0},"$maxDistanceInMiles":1.0}}}},"data":{"alert":"Free hotdogs at the avoscloud concession stand!"}}"#
+            )
+            try await harness.drain()
+            #expect(harness.apns.requests.map(\.token) == [nearToken])
+            // The SDKs' form, with className, and $notInQuery.
+            _ = try await lc.push(
+                #"{"where":{"owner":{"$notInQuery":{"className":"_User","where":{"objectId":"\#(near)"}}}},"data":{"alert":"others"}}"#
+            )
+            try await harness.drain()
+            #expect(harness.apns.requests.last?.token == farToken)
+            #expect(harness.apns.requests.count == 2)
+            let wrongClass = try await lc.call(
+                .post, "/1.1/push",
+                body: #"{"where":{"owner":{"$inQuery":{"className":"Post","where":{}}}},"data":{"alert":"x"}}"#)
+            #expect(wrongClass.leanCloudCode == 102)
+
+            #expect(
+                try await lc.call(.put, "/1.1/users/\(far)", body: #"{"location":{"__op":"Delete"}}"#).status == .ok)
+            #expect(try await lc.call(.get, "/1.1/users/\(far)")["location"] == nil)
+            #expect(try await lc.call(.delete, "/1.1/users/\(far)").status == .ok)
+            #expect(try await lc.call(.get, "/1.1/users/\(far)").leanCloudCode == 101)
+        }
+    }
+
     @Test("data.ios and data.android: each platform gets its own object in place of the common fields")
     func platformData() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())

@@ -12,6 +12,19 @@ extension InstallationQuery {
     }
 }
 
+extension InstallationQuery {
+    /// Whether an object of a dialect's own class (LeanCloud's `_User`) matches, its fields read
+    /// as attribute paths — a query parsed with a resolver that maps every name to an attribute; a
+    /// column condition reads as a missing field.
+    public func matches(fields: [String: JSONValue]) -> Bool {
+        switch self {
+        case .and(let queries): queries.allSatisfy { $0.matches(fields: fields) }
+        case .or(let queries): queries.contains { $0.matches(fields: fields) }
+        case .condition(let field, let op): op.matches(FieldContent(field, fields: fields))
+        }
+    }
+}
+
 /// What one field of one installation holds, as operators read it.
 private struct FieldContent {
     /// One value the field holds: an element of an array, or the scalar itself.
@@ -47,6 +60,16 @@ private struct FieldContent {
             for key in path { value = value?.objectValue?[key] }
             self = Self.json(value)
         }
+    }
+
+    init(_ field: QueryField, fields: [String: JSONValue]) {
+        guard case .attribute(let path) = field else {
+            self = .missing
+            return
+        }
+        var value: JSONValue? = .object(fields)
+        for key in path { value = value?.objectValue?[key] }
+        self = Self.json(value)
     }
 
     private static func column(_ column: QueryField.Column, of installation: Installation) -> FieldContent {

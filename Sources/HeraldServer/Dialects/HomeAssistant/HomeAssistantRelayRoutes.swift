@@ -19,7 +19,7 @@ struct HomeAssistantRelayRoutes: Dialect {
     /// The `source` of the notifications the relay sends.
     static let source = "home_assistant"
 
-    let store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore
+    let store: any HeraldStore
     let dispatcher: Dispatcher
     /// The apps that enable the relay, in id order, with their settings.
     let apps: [(id: String, settings: HomeAssistantRelayConfiguration)]

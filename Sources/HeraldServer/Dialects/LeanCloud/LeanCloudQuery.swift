@@ -36,21 +36,10 @@ enum LeanCloudQuery {
     static func tokensResolved(
         _ value: JSONValue, lookup: (PushService, String) async throws -> String?
     ) async throws -> JSONValue {
-        guard case .object(let members) = value else { return value }
-        var result: [String: JSONValue] = [:]
-        // Each token condition is its own clause, ANDed with the object's others.
-        var clauses: [JSONValue] = []
-        for (key, member) in members {
-            if key == "$and" || key == "$or", case .array(let items) = member {
-                var resolved: [JSONValue] = []
-                for item in items { resolved.append(try await tokensResolved(item, lookup: lookup)) }
-                result[key] = .array(resolved)
-                continue
-            }
-            guard let service = tokenFields[key] else {
-                result[key] = member
-                continue
-            }
+        try await rewritten(value) { key, member in
+            guard let service = tokenFields[key] else { return nil }
+            // Each token condition is its own clause, ANDed with the object's others.
+            var clauses: [JSONValue] = []
             var condition: [String: JSONValue] = [:]
             switch member {
             case .string(let token): condition["$in"] = try await ids([.string(token)], service, lookup)
@@ -70,6 +59,29 @@ enum LeanCloudQuery {
             default: throw LeanCloudFailure.invalidQuery("\(key) must be a string.")
             }
             if !condition.isEmpty { clauses.append(.object(["objectId": .object(condition)])) }
+            return clauses
+        }
+    }
+
+    /// A where object with some fields' conditions replaced, inside `$and` / `$or` too: `rewrite`
+    /// answers the clauses that stand for a field's condition (ANDed with the object's others), or
+    /// nil to keep it as it is.
+    static func rewritten(
+        _ value: JSONValue, rewrite: (String, JSONValue) async throws -> [JSONValue]?
+    ) async throws -> JSONValue {
+        guard case .object(let members) = value else { return value }
+        var result: [String: JSONValue] = [:]
+        var clauses: [JSONValue] = []
+        for (key, member) in members {
+            if key == "$and" || key == "$or", case .array(let items) = member {
+                var resolved: [JSONValue] = []
+                for item in items { resolved.append(try await rewritten(item, rewrite: rewrite)) }
+                result[key] = .array(resolved)
+            } else if let replacement = try await rewrite(key, member) {
+                clauses += replacement
+            } else {
+                result[key] = member
+            }
         }
         if !clauses.isEmpty {
             if case .array(let items)? = result["$and"] { clauses = items + clauses }

@@ -33,6 +33,33 @@ extension LeanCloudRoutes {
 
     static let objectSchema = JSONSchema.object(description: "A LeanCloud object (objectId, createdAt, updatedAt…).")
 
+    /// `_User` at both of its paths.
+    static let userOperations: [APIOperation] = ["/1.1/users", "/1.1/classes/_User"].flatMap { base in
+        userOperations(base)
+    }
+
+    private static func userOperations(_ base: String) -> [APIOperation] {
+        [
+            operation(
+                .post, base, summary: "LeanCloud: create a _User object (master key; fields such as GeoPoints).",
+                body: userBody, responses: [(201, .json("Created; Location names it.", objectSchema))]),
+            operation(
+                .get, base + "/{objectId}", summary: "LeanCloud: one _User object (master key).",
+                responses: [(200, .json("The user.", objectSchema))]),
+            operation(
+                .put, base + "/{objectId}", summary: "LeanCloud: update a _User object's fields (master key).",
+                body: userBody, responses: [(200, .json("Updated: updatedAt.", objectSchema))]),
+            operation(
+                .delete, base + "/{objectId}", summary: "LeanCloud: delete a _User object (master key).",
+                responses: [(200, .json("Deleted: {}.", .object(description: "empty")))]),
+        ]
+    }
+
+    static let userBody = JSONSchema.object(
+        description: """
+            The user's fields (letters, digits and _; GeoPoints as {"__type":"GeoPoint","latitude","longitude"});             {"__op":"Delete"} removes one. Installation queries reach them with $inQuery on a pointer (owner).
+            """)
+
     static let installationBody = JSONSchema.object(
         description: """
             deviceType (ios, android), deviceToken (ios), installationId, registrationId + vendor "fcm" (android FCM), \
@@ -95,13 +122,13 @@ extension LeanCloudRoutes {
                     .delete, base + "/{objectId}", summary: "LeanCloud: delete an installation.",
                     responses: [(200, .json("Deleted: {}.", .object(description: "empty")))]),
             ]
-        } + [
+        } + userOperations + [
             operation(
                 .post, "/1.1/push", summary: "LeanCloud: send a push (master key, or the app key with client_push).",
                 description: """
                     data (alert, title, badge incl. "Increment", sound, content-available, mutable-content, category, \
                     action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
-                    $lte $gt $gte $regex $and $or, $nearSphere with $maxDistance*, $within $box; not yet $inQuery), cql \
+                    $lte $gt $gte $regex $and $or, $nearSphere with $maxDistance*, $within $box, $inQuery/$notInQuery on a _User pointer), cql \
                     (select * from _Installation where …), prod (dev: APNs sandbox installations), \
                     push_time, expiration_time, expiration_interval, notification_id (idempotency).
                     """,

@@ -20,11 +20,60 @@ extension LeanCloudRoutes {
             ]))
     }
 
-    /// A where object with its token conditions resolved against the caller's app.
+    /// A where object with its token conditions and its `_User` sub-queries resolved against the
+    /// caller's app.
     func resolvedWhere(_ value: JSONValue?, _ caller: LeanCloudCaller) async throws -> JSONValue? {
         guard let value else { return nil }
-        return try await LeanCloudQuery.tokensResolved(value) { service, token in
+        let tokens = try await LeanCloudQuery.tokensResolved(value) { service, token in
             try await store.installation(appID: caller.appID, service: service, token: token)?.id
+        }
+        return try await LeanCloudSubquery.resolved(tokens) { query in
+            try await users(matching: query, appID: caller.appID)
+        }
+    }
+
+    /// The ids of the app's `_User` objects a sub-query matches (at most LeanCloud's 1000), read
+    /// page by page.
+    private func users(matching query: InstallationQuery, appID: String) async throws -> [String] {
+        var ids: [String] = []
+        var after: String?
+        while ids.count < LeanCloudSubquery.maxMatches {
+            let page = try await store.leanCloudUsers(appID: appID, after: after, limit: 1000)
+            for user in page where query.matches(fields: LeanCloudUserObject.queryFields(user)) { ids.append(user.id) }
+            guard page.count == 1000, let last = page.last else { break }
+            after = last.id
+        }
+        return Array(ids.prefix(LeanCloudSubquery.maxMatches))
+    }
+
+    /// `_User` at `/1.1/users[/{objectId}]` and `/1.1/classes/_User[/{objectId}]` (master key):
+    /// create, read, update and delete — the users installation queries point at.
+    func user(_ call: Call, id: String?, caller: LeanCloudCaller) async throws -> Answer {
+        try caller.requireMaster()
+        let at = now()
+        guard let id else {
+            let user = LeanCloudUser(
+                appID: caller.appID, id: LeanCloudUserObject.newID(),
+                fields: try LeanCloudUserObject.fields(call.body, over: [:]), createdAt: at, updatedAt: at)
+            try await store.putLeanCloudUser(user)
+            return Answer(
+                status: .created,
+                json: .object(["objectId": .string(user.id), "createdAt": .string(LeanCloudDate.string(at))]),
+                location: "/1.1/users/\(user.id)")
+        }
+        guard id.count <= 64, var user = try await store.leanCloudUser(appID: caller.appID, id: id) else {
+            throw LeanCloudFailure.objectNotFound(LeanCloudUserObject.className, id)
+        }
+        switch call.method {
+        case .put:
+            user.fields = try LeanCloudUserObject.fields(call.body, over: user.fields)
+            user.updatedAt = at
+            try await store.putLeanCloudUser(user)
+            return Answer(status: .ok, json: .object(["updatedAt": .string(LeanCloudDate.string(at))]))
+        case .delete:
+            _ = try await store.deleteLeanCloudUser(appID: caller.appID, id: id)
+            return Answer(status: .ok, json: .object([:]))
+        default: return Answer(status: .ok, json: LeanCloudUserObject.json(user))
         }
     }
 

@@ -16,7 +16,7 @@ struct LeanCloudRoutes: Dialect {
     /// The `source` of the notifications the dialect sends.
     static let source = "leancloud"
 
-    let store: any DispatchStore & EventStore & SNSAPIStore & RelayUsageStore
+    let store: any HeraldStore
     let dispatcher: Dispatcher
     /// The apps serving the dialect, by LeanCloud app id.
     let apps: [String: (appID: String, settings: LeanCloudConfiguration)]
@@ -105,6 +105,9 @@ struct LeanCloudRoutes: Dialect {
             }
             await dispatcher.installationRemoved(installation)
             return Answer(status: .ok, json: .object([:]))
+        case (.post, .users(nil)?): return try await user(call, id: nil, caller: caller)
+        case (.get, .users(let id?)?), (.put, .users(let id?)?), (.delete, .users(let id?)?):
+            return try await user(call, id: id, caller: caller)
         case (.post, .push?): return try await push(call, caller: caller)
         case (.get, .notification(let id)?): return try await notification(id, caller: caller)
         case (.get, .notifications?): return try await queryNotifications(call, caller: caller)
@@ -117,6 +120,8 @@ struct LeanCloudRoutes: Dialect {
     enum Resource: Equatable {
         /// `installations[/id]` or `classes/_Installation[/id]`.
         case installations(String?)
+        /// `users[/id]` or `classes/_User[/id]`.
+        case users(String?)
         /// `tables/Notifications/id` or `classes/_Notification/id`.
         case notification(String)
         /// `classes/_Notification`.
@@ -129,6 +134,10 @@ struct LeanCloudRoutes: Dialect {
             case 1 where path[0] == "push": self = .push
             case 1 where path[0] == "batch": self = .batch
             case 2 where path[0] == "installations": self = .installations(String(path[1]))
+            case 1 where path[0] == "users": self = .users(nil)
+            case 2 where path[0] == "users": self = .users(String(path[1]))
+            case 2 where path[0] == "classes" && path[1] == "_User": self = .users(nil)
+            case 3 where path[0] == "classes" && path[1] == "_User": self = .users(String(path[2]))
             case 2 where path[0] == "classes" && path[1] == "_Installation": self = .installations(nil)
             case 2 where path[0] == "classes" && path[1] == "_Notification": self = .notifications
             case 3 where path[0] == "classes" && path[1] == "_Installation": self = .installations(String(path[2]))
