@@ -50,6 +50,53 @@ struct LeanCloudSDKTests {
         await harness.stop()
     }
 
+    @Test(
+        "The push guide's fifteen curl requests, byte for byte (scripts/leancloud-doc-requests.py), checked against the seed itself"
+    )
+    func guideRequests() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects(clientPush: true))
+        let app = Application(router: harness.server.router().router)
+        let seed = Self.scripts.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/seeds/003_8f774a6a03a8d631.txt").path
+        var arguments = [
+            "python3", Self.scripts.appendingPathComponent("leancloud-doc-requests.py").path, "--json", "strict",
+        ]
+        // The seed beside the clone (CI's layout): the script first checks its requests are still the seed's.
+        if FileManager.default.fileExists(atPath: seed) { arguments += ["--seed", seed] }
+        let command = arguments
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                var environment = ProcessInfo.processInfo.environment
+                environment["LEANCLOUD_API_SERVER"] = "http://127.0.0.1:\(port)"
+                environment["HERALD_LC_APP_ID"] = LeanCloudClient.appID
+                environment["HERALD_LC_APP_KEY"] = LeanCloudClient.appKey
+                let scriptEnvironment = environment
+                let (status, output, errors) = try await withThrowingTaskGroup(of: (Int32, String, String)?.self) {
+                    group in
+                    group.addTask { try await ScriptProcess.run(command, environment: scriptEnvironment) }
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try await harness.drain()
+                            try? await Task.sleep(for: .milliseconds(5))
+                        }
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    while let result = try await group.next() { if let result { return result } }
+                    throw TestFailure("the script did not run")
+                }
+                #expect(status == 0, "\(errors)")
+                let result = try JSONValue.parse(Array(output.utf8))
+                #expect(result.objectValue?["json"] == .string("strict"), "\(output)")
+            }
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
     /// What the mocks received against what the script says each push must reach.
     static func check(_ result: JSONValue, harness: EngineHarness) throws {
         let root = try #require(result.objectValue)
