@@ -21,6 +21,15 @@ struct SNSAPITests {
     }
 
     /// Creates an endpoint and returns its ARN.
+    /// An `APNS` application "ios" and a `GCM` application "android", with one endpoint each.
+    static func iosAndAndroidEndpoints(_ sns: SNSCaller) async throws -> (ios: String, android: String) {
+        let ios = try await endpoint(
+            sns, application: try await application(sns, name: "ios", platform: "APNS"), token: Fixtures.apnsToken())
+        let android = try await endpoint(
+            sns, application: try await application(sns, name: "android", platform: "GCM"), token: Fixtures.fcmToken())
+        return (ios, android)
+    }
+
     static func endpoint(
         _ sns: SNSCaller, application: String, token: String, data: String? = nil
     ) async throws
@@ -123,12 +132,7 @@ struct SNSAPITests {
         let harness = try await EngineHarness(dialects: SNSCaller.dialects)
         try await harness.run { api in
             let sns = SNSCaller(client: api.client, clock: harness.server.clock)
-            let ios = try await Self.endpoint(
-                sns, application: try await Self.application(sns, name: "ios", platform: "APNS"),
-                token: Fixtures.apnsToken())
-            let android = try await Self.endpoint(
-                sns, application: try await Self.application(sns, name: "android", platform: "GCM"),
-                token: Fixtures.fcmToken())
+            let (ios, android) = try await Self.iosAndAndroidEndpoints(sns)
             let apnsMessage = #"{"aps":{"alert":{"title":"Hi","body":"There"},"badge":2},"order":"42"}"#
             let iosReply = try await sns.ok(
                 "Publish",
@@ -193,12 +197,7 @@ struct SNSAPITests {
         let harness = try await EngineHarness(dialects: SNSCaller.dialects)
         try await harness.run { api in
             let sns = SNSCaller(client: api.client, clock: harness.server.clock)
-            let ios = try await Self.endpoint(
-                sns, application: try await Self.application(sns, name: "ios", platform: "APNS"),
-                token: Fixtures.apnsToken())
-            let android = try await Self.endpoint(
-                sns, application: try await Self.application(sns, name: "android", platform: "GCM"),
-                token: Fixtures.fcmToken())
+            let (ios, android) = try await Self.iosAndAndroidEndpoints(sns)
             let topic = try #require(try await sns.ok("CreateTopic", [("Name", "news")]).value("TopicArn"))
             #expect(topic == SNSCaller.arnPrefix + "news")
             #expect(try await sns.ok("ListTopics").values("TopicArn") == [topic])
