@@ -139,6 +139,18 @@ struct ChannelTests {
             #expect(await headed.next()?.objectValue?["error"]?.objectValue?["code"] == .string("unauthorized"))
             await headed.close()
 
+            // Only the server key or the installation's own user get a credential.
+            let byClient = try await api.call(
+                .post, "/v1/installations/\(mine)/channel-credential", bearer: ServerHarness.clientKey, body: "{}")
+            #expect(byClient.status == .forbidden)
+            let byOther = try await api.call(
+                .post, "/v1/installations/\(mine)/channel-credential",
+                bearer: try await harness.server.userToken("bob"),
+                body: "{}")
+            #expect(byOther.status == .notFound)
+            #expect(
+                try await api.call(.post, "/v1/installations/nope/channel-credential", body: "{}").status == .notFound)
+
             // A bad header credential is refused before the upgrade.
             let forged = ChannelTestClient(port: port, bearer: credential + "x")
             #expect(await forged.ended() != nil, "the upgrade was refused")

@@ -422,6 +422,26 @@ struct LeanCloudTests {
         }
     }
 
+    @Test("_User: bad names, bodies and operations are refused with LeanCloud's codes and store nothing")
+    func userBadInput() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            #expect(try await lc.call(.post, "/1.1/users", body: #"{"a b":1}"#).leanCloudCode == 105)
+            #expect(try await lc.call(.post, "/1.1/users", body: #"{"name":"#).leanCloudCode == 107)
+            #expect(try await lc.call(.post, "/1.1/users", body: #"["x"]"#).status.code == 400)
+            #expect(try await lc.call(.post, "/1.1/users", auth: .appKey, body: #"{"name":"x"}"#).leanCloudCode == 119)
+            #expect(try await lc.call(.put, "/1.1/users/nope", body: #"{"name":"x"}"#).leanCloudCode == 101)
+            #expect(try await lc.call(.delete, "/1.1/classes/_User/nope").leanCloudCode == 101)
+            #expect(try await harness.server.store.leanCloudUsers(appID: "demo", after: nil, limit: 10).isEmpty)
+            let id = try #require(try await lc.call(.post, "/1.1/users", body: #"{"name":"x"}"#).string("objectId"))
+            let increment = try await lc.call(
+                .put, "/1.1/users/\(id)", body: #"{"name":{"__op":"Increment","amount":1}}"#)
+            #expect(increment.leanCloudCode == 111)
+            #expect(try await lc.call(.get, "/1.1/users/\(id)")["name"] == .string("x"))
+        }
+    }
+
     @Test("data.ios and data.android: each platform gets its own object in place of the common fields")
     func platformData() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
