@@ -3,9 +3,11 @@ import HeraldCore
 import Logging
 import ServiceLifecycle
 
-/// The engine's workers as one `Service`: each claims a due job, works it, and looks again; idle
-/// workers poll every `pollInterval` and answer a wake-up at once. On graceful shutdown they stop
-/// claiming, finish the page in hand, release their job, and return.
+/// The engine's workers as one `Service`: each claims a due job, works it, and looks again. Idle
+/// workers sleep until the store signals new work (on any node sharing it: ``JobQueue/jobSignals()``)
+/// or this node wakes them, with a poll every `pollInterval` only as the fallback for work that
+/// becomes due by time. On graceful shutdown they stop claiming, finish the page in hand, release
+/// their job, and return.
 public struct DispatchWorker: Service {
     private let dispatcher: Dispatcher
     private let node: String
@@ -17,19 +19,26 @@ public struct DispatchWorker: Service {
     }
 
     public func run() async throws {
-        let recovered = try await dispatcher.store.recoverJobs()
-        if recovered > 0 {
-            dispatcher.logger.notice("resumed jobs of a previous run", metadata: ["herald.jobs": "\(recovered)"])
-        }
         if let interval = dispatcher.configuration.cleanupInterval {
             try await dispatcher.store.scheduleJob(
                 kind: "cleanup", reference: "registry",
                 runAt: dispatcher.now().addingTimeInterval(interval.timeInterval))
         }
-        await withDiscardingTaskGroup { group in
-            for worker in 0..<dispatcher.configuration.workers {
-                group.addTask { await self.work(owner: "\(node)-w\(worker)") }
+        let dispatcher = self.dispatcher
+        // The store's signals (other nodes' work too) wake this node's idle workers.
+        let signals = dispatcher.store.jobSignals()
+        let listener = Task {
+            for await _ in signals { dispatcher.wake() }
+        }
+        defer { listener.cancel() }
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for worker in 0..<dispatcher.configuration.workers {
+                    group.addTask { await self.work(owner: "\(node)-w\(worker)") }
+                }
             }
+        } onGracefulShutdown: {
+            dispatcher.wake()
         }
     }
 
@@ -65,11 +74,13 @@ public struct DispatchWorker: Service {
 
     /// Waits for a wake-up, the poll interval, or shutdown, whichever comes first.
     private func idle(_ stopping: @Sendable () -> Bool) async {
-        let step = Duration.milliseconds(20)
-        var waited = Duration.zero
-        while waited < dispatcher.configuration.pollInterval, !stopping(), !dispatcher.takeWakeup() {
-            try? await dispatcher.clock.sleep(for: step)
-            waited += step
+        guard !stopping(), !dispatcher.wakeups.take() else { return }
+        let dispatcher = self.dispatcher
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await dispatcher.clock.sleep(for: dispatcher.configuration.pollInterval) }
+            group.addTask { await dispatcher.wakeups.wait() }
+            await group.next()
+            group.cancelAll()
         }
     }
 }

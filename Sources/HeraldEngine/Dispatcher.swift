@@ -17,7 +17,7 @@ public final class Dispatcher: Sendable {
     let gate = ProviderGate()
     /// The devices connected to this node directly.
     public let channels: DirectChannels
-    private let wakeups = Atomic<Int>(0)
+    let wakeups = WakeSignal()
 
     /// Creates an engine over a store and the apps' transports.
     /// - Parameters:
@@ -51,12 +51,7 @@ public final class Dispatcher: Sendable {
 
     /// Tells idle workers to look for due jobs now (a notification was accepted, a clock moved).
     public func wake() {
-        wakeups.add(1, ordering: .relaxed)
-    }
-
-    /// Consumes a pending wake-up, if there is one.
-    func takeWakeup() -> Bool {
-        wakeups.exchange(0, ordering: .relaxed) > 0
+        wakeups.signal()
     }
 
     /// Closes every provider connection.

@@ -15,9 +15,9 @@ extension SQLiteStore {
     }
 
     public func insertPreferences(
-        appID: String, installationID: String, preferences: JSONValue, now: Date
+        appID: String, installationID: String, preferences: Preferences, now: Date
     ) async throws -> Bool {
-        let body = String(decoding: preferences.serialized(), as: UTF8.self)
+        let body = preferences.storedText
         return try await database.write { db in
             try db.execute(
                 sql: """

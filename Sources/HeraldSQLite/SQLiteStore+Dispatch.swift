@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import HeraldCore
 
-extension SQLiteStore: DispatchStore {
+extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     // MARK: Notifications
 
     public func insertNotification(
@@ -139,6 +139,8 @@ extension SQLiteStore: DispatchStore {
     }
 
     private func scheduleJob(_ db: Database, kind: String, reference: String, runAt: Date) throws {
+        let signals = self.signals
+        db.afterNextTransaction { _ in signals.signal() }
         try db.execute(
             sql: """
                 INSERT INTO jobs (kind, reference, run_at) VALUES (?, ?, ?)
@@ -146,6 +148,8 @@ extension SQLiteStore: DispatchStore {
                 """,
             arguments: [kind, reference, runAt.timeIntervalSince1970])
     }
+
+    public func jobSignals() -> AsyncStream<Void> { signals.stream() }
 
     public func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
         let marks = Self.placeholders(kinds.count)
@@ -187,6 +191,9 @@ extension SQLiteStore: DispatchStore {
         }
     }
 
+    /// Unlocks jobs whose workers died with an earlier process: one SQLite database serves one
+    /// node, so `herald serve` calls this at start.
+    /// - Returns: How many jobs were unlocked.
     public func recoverJobs() async throws -> Int {
         // One SQLite database serves one node: a lock that exists before this process claimed
         // anything belongs to a process that is gone.
@@ -339,18 +346,18 @@ extension SQLiteStore: DispatchStore {
         }
     }
 
-    public func preferences(installationIDs: [String]) async throws -> [String: JSONValue] {
+    public func preferences(installationIDs: [String]) async throws -> [String: Preferences] {
         guard !installationIDs.isEmpty else { return [:] }
         let marks = Self.placeholders(installationIDs.count)
         let values = StatementArguments(installationIDs.map(\.databaseValue))
         return try await database.read { db in
-            var result: [String: JSONValue] = [:]
+            var result: [String: Preferences] = [:]
             for row in try Row.fetchAll(
                 db.cachedStatement(
                     sql: "SELECT installation_id, body FROM preferences WHERE installation_id IN (\(marks))"),
                 arguments: values)
             {
-                result[row["installation_id"]] = try JSONValue.parse(Array((row["body"] as String).utf8))
+                result[row["installation_id"]] = try Preferences(stored: row["body"] as String)
             }
             return result
         }
@@ -497,7 +504,7 @@ extension SQLiteStore: DispatchStore {
 
     // MARK: Preferences
 
-    public func preferences(appID: String, installationID: String) async throws -> JSONValue? {
+    public func preferences(appID: String, installationID: String) async throws -> Preferences? {
         try await database.read { db in
             try String.fetchOne(
                 db,
@@ -506,14 +513,14 @@ extension SQLiteStore: DispatchStore {
                     WHERE i.app_id = ? AND i.id = ?
                     """,
                 arguments: [appID, installationID]
-            ).map { try JSONValue.parse(Array($0.utf8)) }
+            ).map { try Preferences(stored: $0) }
         }
     }
 
     public func setPreferences(
-        appID: String, installationID: String, preferences: JSONValue, now: Date
+        appID: String, installationID: String, preferences: Preferences, now: Date
     ) async throws -> Bool {
-        let body = String(decoding: preferences.serialized(), as: UTF8.self)
+        let body = preferences.storedText
         return try await database.write { db in
             guard
                 try Bool.fetchOne(
@@ -598,6 +605,9 @@ extension SQLiteStore: DispatchStore {
                 arguments: [retained])
             try db.execute(sql: "DELETE FROM notifications WHERE \(old)", arguments: [retained])
             report.notifications = db.changesCount
+            // Buckets full again and pauses over hold nothing.
+            try db.execute(sql: "DELETE FROM rate_buckets WHERE full_at < ?", arguments: [nowValue])
+            try db.execute(sql: "DELETE FROM provider_pauses WHERE until < ?", arguments: [nowValue])
             return report
         }
     }

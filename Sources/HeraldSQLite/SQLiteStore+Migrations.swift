@@ -272,6 +272,23 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v10_cluster_state") { db in
+            try db.execute(
+                sql: """
+                    -- Shared rate-limit buckets (GCRA: when each bucket is full again) and
+                    -- provider-wide pauses, durable and the same for every worker.
+                    CREATE TABLE rate_buckets (
+                        bucket TEXT PRIMARY KEY NOT NULL,
+                        full_at REAL NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE provider_pauses (
+                        app_id TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        until REAL NOT NULL,
+                        PRIMARY KEY (app_id, service)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

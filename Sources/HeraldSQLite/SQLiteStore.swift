@@ -7,6 +7,8 @@ import HeraldCore
 public final class SQLiteStore: Store {
     let database: DatabasePool
     let cipher: TokenCipher
+    /// Wakes this process's workers after a job is stored or made due (one node: no one else to tell).
+    let signals = JobSignalHub()
 
     /// The writer's page cache unless told otherwise: big enough that a page of a broadcast or a
     /// batch of an import finds the index pages it touches, small enough for a lean server.
@@ -283,7 +285,7 @@ public final class SQLiteStore: Store {
         try db.execute(sql: "DELETE FROM installations WHERE id = ?", arguments: [id])
     }
 
-    private func write(
+    func write(
         _ db: Database, _ installation: Installation, tokenIndex: [UInt8], sealedToken: [UInt8], insert: Bool
     ) throws {
         let columns: [(String, (any DatabaseValueConvertible)?)] = [

@@ -47,7 +47,7 @@ public enum HeraldApplication {
 
     /// The router of WebSocket upgrades: the direct channel.
     public static func webSocketRouter(
-        store: any Store, apps: AppDirectory, dispatcher: Dispatcher
+        store: any InstallationRegistry, apps: AppDirectory, dispatcher: Dispatcher
     ) -> Router<ChannelRequestContext> {
         ChannelRoutes(store: store, apps: apps, channels: dispatcher.channels).webSocketRouter()
     }

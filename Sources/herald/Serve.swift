@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import HeraldCore
 import HeraldEngine
+import HeraldSQLite
 import HeraldServer
 import Logging
 import ServiceLifecycle
@@ -27,6 +28,14 @@ struct Serve: AsyncParsableCommand {
         let configuration = try await common.load(extra: overrides)
         let logger = bootstrapLogging(level: configuration.logLevel)
         let store = try await common.openStore(configuration, logger: logger)
+        // One SQLite database serves one node: a job locked before this process started belongs to a
+        // process that is gone. (A shared PostgreSQL database lets such leases expire instead.)
+        if let store = store as? SQLiteStore {
+            let recovered = try await store.recoverJobs()
+            if recovered > 0 {
+                logger.notice("resumed jobs of a previous run", metadata: ["herald.jobs": "\(recovered)"])
+            }
+        }
         let apps = try await AppDirectory(
             configuration: configuration, store: store,
             announce: { keys in

@@ -31,8 +31,8 @@ enum EngineFixtures {
         return recipient
     }
 
-    static func preferences(_ json: String) throws -> JSONValue {
-        try JSONValue.parse(Array(json.utf8))
+    static func preferences(_ json: String) throws -> Preferences {
+        try Preferences(stored: json)
     }
 }
 

@@ -94,6 +94,15 @@ public struct Preferences: Sendable, Equatable {
         ])
     }
 
+    /// The preferences as a store keeps them: ``json`` serialized.
+    public var storedText: String { String(decoding: json.serialized(), as: UTF8.self) }
+
+    /// Reads preferences a store kept (``storedText``, or any body validated on its way in).
+    /// - Throws: `HeraldError` when the stored text is not a valid preferences object.
+    public init(stored text: String) throws {
+        try self.init(parsing: try JSONValue.parse(Array(text.utf8)))
+    }
+
     private static func readNames(_ body: JSONObjectReader, _ key: String) throws(HeraldError) -> [String]? {
         guard let list = try body.strings(key) else { return nil }
         var seen = Set<String>()

@@ -39,19 +39,30 @@ public struct TokenBucketLimiter: Sendable {
 
     /// Spends one token of `key`'s bucket at `now`, if it has one.
     public mutating func acquire(_ key: String, now: Date) -> Decision {
-        let cost = interval / Double(capacity)
-        // The bucket holds `capacity` tokens: it may be full again up to `capacity - 1` costs ahead.
-        let burst = cost * Double(capacity - 1)
-        let full = max(fullAt[key] ?? now, now)
-        let ahead = full.timeIntervalSince(now)
-        guard ahead <= burst + Self.tolerance else {
-            return .limited(retryAfter: max(1, Int((ahead - burst - Self.tolerance).rounded(.up))))
-        }
-        fullAt[key] = full.addingTimeInterval(cost)
+        let (decision, full) = Self.acquire(fullAt: fullAt[key], capacity: capacity, per: interval, now: now)
+        guard let full else { return decision }
+        fullAt[key] = full
         if fullAt.count > sweepThreshold {
             fullAt = fullAt.filter { $0.value > now }
             sweepThreshold = max(1024, fullAt.count * 2)
         }
         return .allowed
+    }
+
+    /// One bucket's step, for stores that keep buckets in a table: the decision, and the bucket's
+    /// new full-again time when a token was spent (nil: leave it).
+    /// - Parameter fullAt: When the bucket is full again, as stored; nil when it is full.
+    public static func acquire(
+        fullAt: Date?, capacity: Int, per interval: TimeInterval, now: Date
+    ) -> (Decision, fullAt: Date?) {
+        let cost = interval / Double(max(1, capacity))
+        // The bucket holds `capacity` tokens: it may be full again up to `capacity - 1` costs ahead.
+        let burst = cost * Double(max(1, capacity) - 1)
+        let full = max(fullAt ?? now, now)
+        let ahead = full.timeIntervalSince(now)
+        guard ahead <= burst + tolerance else {
+            return (.limited(retryAfter: max(1, Int((ahead - burst - tolerance).rounded(.up)))), nil)
+        }
+        return (.allowed, full.addingTimeInterval(cost))
     }
 }

@@ -1,150 +1,19 @@
 import Foundation
 
-/// Herald's persistence: one protocol, implemented by the embedded SQLite store and (later) by
-/// PostgreSQL, with the same meaning in both. Implementations encrypt tokens at rest with the
-/// ``TokenCipher`` they are given.
+/// The lifecycle every store shares. Herald's persistence is split by concern —
+/// ``InstallationRegistry``, ``JobQueue``, ``DispatchLedger``, ``ClusterState``, ``EventStore`` and
+/// each dialect's own records — implemented by the embedded SQLite store and by PostgreSQL with the
+/// same meaning. Implementations encrypt tokens at rest with the ``TokenCipher`` they are given.
 public protocol Store: Sendable {
     /// Applies every pending migration.
     func migrate() async throws
 
     /// Answers when the database is reachable.
     func ping() async throws
-
-    /// The stored keys of an app whose keys Herald generated, if any.
-    func appKeys(appID: String) async throws -> AppKeys?
-
-    /// Stores generated keys for an app unless it has some already.
-    /// - Returns: The keys now stored (the existing ones when another node won the race).
-    func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys
-
-    /// Creates or updates an installation by its identity: `(app, device_id, service)` when the
-    /// registration has a device id, else `(app, service, token)`. A token held by another
-    /// installation moves to this one (one token belongs to one installation). Updating
-    /// re-validates an invalidated installation and resets its failure count.
-    func register(
-        _ registration: InstallationRegistration, appID: String, now: Date
-    ) async throws
-        -> RegistrationResult
-
-    /// Registers many installations in one transaction (bulk import), each as
-    /// ``register(_:appID:now:)`` would.
-    func register(
-        batch registrations: [InstallationRegistration], appID: String, now: Date
-    ) async throws -> [RegistrationResult]
-
-    /// Ends a bulk load: folds what the load wrote into the main store, so the first work after
-    /// it (a broadcast, say) does not pay for it.
-    func finishBulkLoad() async throws
-
-    /// One installation of an app.
-    func installation(appID: String, id: String) async throws -> Installation?
-
-    /// An app's installations with this client device id (at most one per service), whichever
-    /// user they belong to, oldest first.
-    func installations(appID: String, deviceID: String) async throws -> [Installation]
-
-    /// Replaces an installation's writable fields; a changed token moves as in ``register(_:appID:now:)``.
-    /// - Returns: The stored installation, or nil when it no longer exists.
-    func update(_ installation: Installation, now: Date) async throws -> Installation?
-
-    /// Deletes an installation; false when there was none.
-    func deleteInstallation(appID: String, id: String) async throws -> Bool
-
-    /// Deletes every installation of one user of an app, with their preferences (an account
-    /// deletion), in one transaction.
-    /// - Returns: How many installations went, and those with provider-side state to remove too.
-    func deleteInstallations(appID: String, userID: String) async throws -> InstallationRemoval
-
-    /// A page of an app's installations in id order, starting after `cursor.after`.
-    func installations(
-        appID: String, filter: InstallationFilter, page: PageRequest
-    ) async throws
-        -> [Installation]
 }
 
-/// What deleting several installations removed.
-public struct InstallationRemoval: Sendable, Equatable {
-    /// How many installations went.
-    public var count: Int
-    /// The ones with provider-side state (an SNS endpoint), for the engine to remove it.
-    public var withEndpoints: [Installation]
+/// What the engine needs of a store: the registry, the job queue, the ledger and the state nodes share.
+public typealias DispatchStore = Store & InstallationRegistry & JobQueue & DispatchLedger & ClusterState
 
-    /// Creates a removal record.
-    public init(count: Int, withEndpoints: [Installation]) {
-        self.count = count
-        self.withEndpoints = withEndpoints
-    }
-}
-
-/// The outcome of a registration.
-public struct RegistrationResult: Sendable, Equatable {
-    /// The stored installation.
-    public var installation: Installation
-    /// Whether a new installation was created (false: an existing one was updated).
-    public var created: Bool
-
-    /// Creates a result.
-    public init(installation: Installation, created: Bool) {
-        self.installation = installation
-        self.created = created
-    }
-}
-
-/// The server and client keys of an app.
-public struct AppKeys: Sendable, Equatable {
-    public var appID: String
-    /// Full access to the app.
-    public var serverKey: String
-    /// Registration only: create, update and delete installations.
-    public var clientKey: String
-
-    /// Creates a key pair record.
-    public init(appID: String, serverKey: String, clientKey: String) {
-        self.appID = appID
-        self.serverKey = serverKey
-        self.clientKey = clientKey
-    }
-
-    /// Generates a fresh pair: `hsk_` / `hck_` followed by 32 random bytes, base64url.
-    public static func generate(appID: String) -> AppKeys {
-        AppKeys(
-            appID: appID,
-            serverKey: "hsk_" + Base64URL.encode(TokenCipher.generateMasterKey()),
-            clientKey: "hck_" + Base64URL.encode(TokenCipher.generateMasterKey()))
-    }
-}
-
-/// Filters for listing installations; nil means any.
-public struct InstallationFilter: Sendable, Equatable {
-    public var userID: String?
-    public var channel: String?
-    public var platform: Platform?
-    public var service: PushService?
-    public var valid: Bool?
-
-    /// Creates a filter.
-    public init(
-        userID: String? = nil, channel: String? = nil, platform: Platform? = nil, service: PushService? = nil,
-        valid: Bool? = nil
-    ) {
-        self.userID = userID
-        self.channel = channel
-        self.platform = platform
-        self.service = service
-        self.valid = valid
-    }
-}
-
-/// Keyset pagination: at most `limit` records whose id sorts after `after`.
-public struct PageRequest: Sendable, Equatable {
-    /// The largest page size any list accepts.
-    public static let maxLimit = 1000
-    public var after: String?
-    public var limit: Int
-
-    /// Creates a page request.
-    public init(after: String? = nil, limit: Int = 100) {
-        self.after = after
-        self.limit = limit
-    }
-}
+/// Everything Herald keeps: the registry and engine's store with each dialect's own records.
+public typealias HeraldStore = DispatchStore & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore

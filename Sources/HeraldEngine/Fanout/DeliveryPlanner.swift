@@ -34,7 +34,7 @@ struct DeliveryPlanner: Sendable {
     /// - Parameters:
     ///   - preferences: The installation's stored preferences, when it has some and the notification respects them.
     ///   - pausedUntil: Until when the recipient's provider is paused for the app, if it is.
-    func plan(for recipient: Recipient, preferences: JSONValue?, pausedUntil: Date?, now: Date) -> Plan {
+    func plan(for recipient: Recipient, preferences: Preferences?, pausedUntil: Date?, now: Date) -> Plan {
         if let expiresAt = notification.expiresAt, now >= expiresAt { return .expired }
         if let pushTime, !pushTime.isInstant {
             let zone = recipient.timezone.flatMap(TimeZone.init(identifier:)) ?? .gmt
@@ -42,7 +42,7 @@ struct DeliveryPlanner: Sendable {
             if due > now { return .wait(until: due, .localTime) }
         }
         var soundEnabled = true
-        if let preferences, let rules = try? Preferences(parsing: preferences) {
+        if let rules = preferences {
             switch rules.decide(
                 source: notification.source, category: notification.preferenceCategory,
                 interruptionLevel: notification.payload.interruptionLevel?.rawValue,

@@ -125,7 +125,7 @@ extension Dispatcher {
     /// batch did not, or the job's lock is lost). A batch that fails to send still ends its turn,
     /// so the batches after it do not wait for ever.
     private func sendAndCommit(
-        _ recipients: [Recipient], preferences: [String: JSONValue]?, of notification: PushNotification, job: Job,
+        _ recipients: [Recipient], preferences: [String: Preferences]?, of notification: PushNotification, job: Job,
         owner: String, cursor: String, started: Date, index: Int, sequencer: CommitSequencer
     ) async throws -> Bool {
         var page = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
@@ -203,7 +203,7 @@ extension Dispatcher {
     private struct Batch {
         var recipients: [Recipient] = []
         var last: String?
-        var preferences: [String: JSONValue]?
+        var preferences: [String: Preferences]?
     }
 
     /// The batch after a key (nil: from the start), or an empty one when the target is exhausted.
@@ -279,12 +279,13 @@ extension Dispatcher {
     /// records every outcome in `commit`.
     /// - Parameter preferences: the recipients' stored preferences when the caller read them; nil reads them here.
     private func deliver(
-        _ recipients: [Recipient], of notification: PushNotification, preferences: [String: JSONValue]? = nil,
+        _ recipients: [Recipient], of notification: PushNotification, preferences: [String: Preferences]? = nil,
         into commit: inout PageCommit
     )
         async throws
     {
         let now = self.now()
+        try await gate.refresh(from: store, now: now)
         let planner = try DeliveryPlanner(notification)
         let recorder = outcomeRecorder(for: notification)
         var stored = preferences ?? [:]
@@ -329,32 +330,47 @@ extension Dispatcher {
             direct = zip(outgoing, viaChannel).filter(\.1).map(\.0)
             cloud = zip(outgoing, viaChannel).filter { !$0.1 }.map(\.0)
         }
-        guard !direct.isEmpty else {
-            return record(
-                await transports(of: notification.appID).send(cloud, of: notification, now: now), of: cloud,
-                recorder: recorder, into: &commit, now: now)
-        }
-        async let channelOutcomes = sendOverChannels(direct, of: notification)
-        var results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
+        var results: [TransportResult]
         var sent = cloud
-        let fallbacks = record(await channelOutcomes, of: direct, notification: notification, into: &commit, now: now)
-        if !fallbacks.isEmpty {
-            sent += fallbacks
-            results += await transports(of: notification.appID).send(fallbacks, of: notification, now: now)
+        if direct.isEmpty {
+            results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
+        } else {
+            // The channel sends run while the cloud ones do.
+            async let channelOutcomes = sendOverChannels(direct, of: notification)
+            results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
+            let fallbacks = record(
+                await channelOutcomes, of: direct, notification: notification, into: &commit, now: now)
+            if !fallbacks.isEmpty {
+                sent += fallbacks
+                results += await transports(of: notification.appID).send(fallbacks, of: notification, now: now)
+            }
         }
-        record(results, of: sent, recorder: recorder, into: &commit, now: now)
+        for pause in record(results, of: sent, recorder: recorder, into: &commit, now: now) {
+            do {
+                try await store.pauseProvider(appID: notification.appID, service: pause.service, until: pause.until)
+            } catch {
+                logger.warning(
+                    "provider pause not shared",
+                    metadata: ["herald.service": "\(pause.service.rawValue)", "error": "\(error)"])
+            }
+        }
     }
 
     /// Records the providers' answers, pausing a provider that asked every sender to slow down.
+    /// - Returns: The pauses that are new on this node, for the store (and so the other nodes).
     private func record(
         _ results: [TransportResult], of pushes: [OutgoingPush], recorder: OutcomeRecorder,
         into commit: inout PageCommit, now: Date
-    ) {
+    ) -> [(service: PushService, until: Date)] {
+        var pauses: [(service: PushService, until: Date)] = []
         for (push, result) in zip(pushes, results) {
-            if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now) {
+            if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now),
                 gate.pause(appID: recorder.notification.appID, service: pause.service, until: pause.until)
+            {
+                pauses.append((pause.service, pause.until))
             }
         }
+        return pauses
     }
 
     /// Sends each push over its device's direct channel, all at once.

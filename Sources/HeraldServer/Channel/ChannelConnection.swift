@@ -34,13 +34,14 @@ final class ChannelConnection: Sendable {
 
     let identity: Identity
     private let outbound: WebSocketOutboundWriter
-    private let store: any Store
+    private let store: any InstallationRegistry
     private let channels: DirectChannels
     private let logger: Logger
     private let state = Mutex(State())
 
     init(
-        identity: Identity, outbound: WebSocketOutboundWriter, store: any Store, channels: DirectChannels,
+        identity: Identity, outbound: WebSocketOutboundWriter, store: any InstallationRegistry,
+        channels: DirectChannels,
         logger: Logger
     ) {
         self.identity = identity

@@ -29,7 +29,7 @@ public struct ChannelRequestContext: RequestContext, WebSocketRequestContext {
 /// credential is a user token of the app (the user's installations) or an installation's channel
 /// credential (that installation only). API keys are not devices' credentials and are refused.
 struct ChannelRoutes: Sendable {
-    let store: any Store
+    let store: any InstallationRegistry
     let apps: AppDirectory
     let channels: DirectChannels
 

@@ -26,9 +26,6 @@ protocol Dialect: Sendable {
     func register(on router: Router<HeraldRequestContext>, table: inout RouteTable)
 }
 
-/// Everything Herald keeps: the registry and engine's store with each dialect's own records.
-public typealias HeraldStore = DispatchStore & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore
-
 /// What every dialect is built from.
 struct DialectContext: Sendable {
     let store: any HeraldStore

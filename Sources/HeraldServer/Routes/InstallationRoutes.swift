@@ -7,7 +7,7 @@ import Logging
 
 /// The native installation registry: `/v1/installations`.
 struct InstallationRoutes: Sendable {
-    let store: any Store
+    let store: any InstallationRegistry
     /// Tells transports with provider-side endpoints (SNS) about changes.
     let dispatcher: Dispatcher
     let maxBodyBytes: Int

@@ -17,8 +17,7 @@ struct PreferenceRoutes: Sendable {
     @Sendable func read(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let installation = try await owned(context)
         let stored = try await store.preferences(appID: installation.appID, installationID: installation.id)
-        let preferences = try stored.map { try Preferences(parsing: $0) } ?? Preferences()
-        return .json(preferences.json)
+        return .json((stored ?? Preferences()).json)
     }
 
     @Sendable func replace(_ request: Request, context: HeraldRequestContext) async throws -> Response {
@@ -30,7 +29,7 @@ struct PreferenceRoutes: Sendable {
         let installation = try await owned(context)
         guard
             try await store.setPreferences(
-                appID: installation.appID, installationID: installation.id, preferences: preferences.json, now: now())
+                appID: installation.appID, installationID: installation.id, preferences: preferences, now: now())
         else { throw HeraldError.notFound("Installation") }
         return .json(preferences.json)
     }

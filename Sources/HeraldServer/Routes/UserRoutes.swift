@@ -6,7 +6,7 @@ import Logging
 
 /// Routes about one of an app's users as a whole: `/v1/users/{user_id}/…` (server key).
 struct UserRoutes: Sendable {
-    let store: any Store
+    let store: any InstallationRegistry
     let dispatcher: Dispatcher
 
     func register(on group: RouterGroup<HeraldRequestContext>, prefix: String, table: inout RouteTable) {

@@ -15,7 +15,7 @@ extension ArgusAIRoutes {
         }
         let installation = try await ownDevices(appID: appID, userID: userID, deviceID: deviceID)[0]
         _ = try await store.insertPreferences(
-            appID: appID, installationID: installation.id, preferences: Preferences().json, now: now())
+            appID: appID, installationID: installation.id, preferences: Preferences(), now: now())
         let preferences = try await storedPreferences(of: installation)
         return .json(ArgusAIPreferences.json(preferences, of: installation))
     }
@@ -48,7 +48,7 @@ extension ArgusAIRoutes {
             }
             guard
                 try await store.setPreferences(
-                    appID: appID, installationID: device.id, preferences: preferences.json, now: now())
+                    appID: appID, installationID: device.id, preferences: preferences, now: now())
             else { throw HeraldError.notFound("Device") }
             if device.id == answered.id { answered = device }
         }
@@ -56,7 +56,6 @@ extension ArgusAIRoutes {
     }
 
     private func storedPreferences(of installation: Installation) async throws -> Preferences {
-        let stored = try await store.preferences(appID: installation.appID, installationID: installation.id)
-        return try stored.map { try Preferences(parsing: $0) } ?? Preferences()
+        try await store.preferences(appID: installation.appID, installationID: installation.id) ?? Preferences()
     }
 }

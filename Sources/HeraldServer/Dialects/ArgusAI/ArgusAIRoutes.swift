@@ -16,7 +16,6 @@ struct ArgusAIRoutes: Dialect {
     let apps: AppDirectory
     let dispatcher: Dispatcher
     let settings: [String: ArgusAIConfiguration]
-    let limiter = ArgusAIRegistrationLimiter()
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
@@ -53,8 +52,10 @@ struct ArgusAIRoutes: Dialect {
     @Sendable func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         let now = self.now()
-        if case .limited(let retryAfter) = limiter.acquire(
-            appID: appID, userID: userID, perMinute: settings(appID).registerRateLimit, now: now)
+        // The allowance lives in the store: every node sharing it counts the same registrations.
+        if case .limited(let retryAfter) = try await store.acquireToken(
+            bucket: "argusai.register:\(appID):\(userID)", capacity: settings(appID).registerRateLimit, per: 60,
+            now: now)
         {
             let error = HeraldError(
                 kind: .tooManyRequests, code: "rate_limited",
@@ -78,7 +79,7 @@ struct ArgusAIRoutes: Dialect {
         }
         let result = try await store.register(registration, appID: appID, now: now)
         let installation = result.installation
-        let defaults = Preferences().json
+        let defaults = Preferences()
         let preferencesCreated: Bool
         if !result.created, let owner = previous?.userID, owner != userID {
             preferencesCreated = try await store.setPreferences(

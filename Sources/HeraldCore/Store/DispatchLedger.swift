@@ -1,9 +1,9 @@
 import Foundation
 
-/// The store's side of dispatch: notifications, their durable jobs, the fan-out cursor, pending
-/// deliveries (retries and deferrals), the delivery ledger, preferences and token lifecycle.
-/// Every method that changes several tables does so in one transaction.
-public protocol DispatchStore: Store {
+/// The store's side of dispatch: notifications, the fan-out cursor, pending deliveries (retries and
+/// deferrals), the delivery ledger and counts, and the token lifecycle deliveries drive. Every
+/// method that changes several tables does so in one transaction.
+public protocol DispatchLedger: Sendable {
     /// Stores a notification and its job (due at `runAt`) in one transaction. With an idempotency
     /// key already used by the app within `idempotencyWindow`, stores nothing.
     /// - Returns: The stored notification, and whether it is new (false: the earlier one with the key).
@@ -34,27 +34,6 @@ public protocol DispatchStore: Store {
         notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest
     ) async throws -> [LedgerEntry]
 
-    // MARK: Jobs
-
-    /// Stores a job unless one with the same kind and reference exists (then moves its run time
-    /// earlier when `runAt` is earlier).
-    func scheduleJob(kind: String, reference: String, runAt: Date) async throws
-
-    /// Locks the next due job of one of `kinds` for `owner` until `lockedUntil`: a job whose
-    /// lock expired (its worker died) is due again.
-    func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job?
-
-    /// Unlocks the job and sets when it is due next.
-    func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws
-
-    /// Deletes a finished job.
-    func finishJob(id: Int64, owner: String) async throws
-
-    /// Unlocks jobs whose workers died with an earlier process. A single-node store (SQLite)
-    /// unlocks every job at start; a shared store leaves locks to expire.
-    /// - Returns: How many jobs were unlocked.
-    func recoverJobs() async throws -> Int
-
     // MARK: Fan-out
 
     /// The next page of installations a target resolves to, in id order after `after`: valid
@@ -68,9 +47,6 @@ public protocol DispatchStore: Store {
     /// How many installations the target resolves to now (for dry runs), by service.
     func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int]
 
-    /// Installations by id (valid or not), for pending deliveries.
-    func installations(appID: String, ids: [String]) async throws -> [Installation]
-
     /// Pending deliveries of a notification due at `now`, in recipient order.
     func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery]
 
@@ -83,7 +59,7 @@ public protocol DispatchStore: Store {
     func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int
 
     /// Stored preferences (as JSON) of installations that have any.
-    func preferences(installationIDs: [String]) async throws -> [String: JSONValue]
+    func preferences(installationIDs: [String]) async throws -> [String: Preferences]
 
     /// Increments the stored badge of each installation by one, atomically, and returns the new values.
     func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int]
@@ -94,42 +70,6 @@ public protocol DispatchStore: Store {
     /// when the lock was lost.
     func commit(_ page: PageCommit) async throws -> Bool
 
-    // MARK: Preferences
-
-    /// The preferences of an installation, nil when it has none stored.
-    func preferences(appID: String, installationID: String) async throws -> JSONValue?
-
-    /// Replaces an installation's preferences; false when the installation does not exist.
-    func setPreferences(appID: String, installationID: String, preferences: JSONValue, now: Date) async throws -> Bool
-
-    /// Stores preferences for an installation that has none (atomically: a concurrent write is
-    /// never replaced); false when it has some already or does not exist.
-    func insertPreferences(
-        appID: String, installationID: String, preferences: JSONValue, now: Date
-    ) async throws -> Bool
-
-    // MARK: Clean-up
-
-    /// Deletes dead installations and old notifications, as the policy says.
-    func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport
-}
-
-/// A durable unit of work.
-public struct Job: Sendable, Equatable {
-    public var id: Int64
-    public var kind: String
-    /// What the job is about (a notification id).
-    public var reference: String
-    /// Claims so far, this one included.
-    public var attempts: Int
-
-    /// Creates a job value.
-    public init(id: Int64, kind: String, reference: String, attempts: Int) {
-        self.id = id
-        self.kind = kind
-        self.reference = reference
-        self.attempts = attempts
-    }
 }
 
 /// A delivery that waits: a retry after a transient failure, a device's local push time, the end

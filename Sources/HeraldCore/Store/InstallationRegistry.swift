@@ -1,0 +1,200 @@
+import Foundation
+
+/// The device registry: app keys, installations and their preferences, and the clean-up of dead ones.
+public protocol InstallationRegistry: Sendable {
+    /// The stored keys of an app whose keys Herald generated, if any.
+    func appKeys(appID: String) async throws -> AppKeys?
+
+    /// Stores generated keys for an app unless it has some already.
+    /// - Returns: The keys now stored (the existing ones when another node won the race).
+    func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys
+
+    /// Creates or updates an installation by its identity: `(app, device_id, service)` when the
+    /// registration has a device id, else `(app, service, token)`. A token held by another
+    /// installation moves to this one (one token belongs to one installation). Updating
+    /// re-validates an invalidated installation and resets its failure count.
+    func register(
+        _ registration: InstallationRegistration, appID: String, now: Date
+    ) async throws
+        -> RegistrationResult
+
+    /// Registers many installations in one transaction (bulk import), each as
+    /// ``register(_:appID:now:)`` would.
+    func register(
+        batch registrations: [InstallationRegistration], appID: String, now: Date
+    ) async throws -> [RegistrationResult]
+
+    /// One installation of an app.
+    func installation(appID: String, id: String) async throws -> Installation?
+
+    /// An app's installations with this client device id (at most one per service), whichever
+    /// user they belong to, oldest first.
+    func installations(appID: String, deviceID: String) async throws -> [Installation]
+
+    /// Replaces an installation's writable fields; a changed token moves as in ``register(_:appID:now:)``.
+    /// - Returns: The stored installation, or nil when it no longer exists.
+    func update(_ installation: Installation, now: Date) async throws -> Installation?
+
+    /// Deletes an installation; false when there was none.
+    func deleteInstallation(appID: String, id: String) async throws -> Bool
+
+    /// Deletes every installation of one user of an app, with their preferences (an account
+    /// deletion), in one transaction.
+    /// - Returns: How many installations went, and those with provider-side state to remove too.
+    func deleteInstallations(appID: String, userID: String) async throws -> InstallationRemoval
+
+    /// A page of an app's installations in id order, starting after `cursor.after`.
+    func installations(
+        appID: String, filter: InstallationFilter, page: PageRequest
+    ) async throws
+        -> [Installation]
+
+    /// Installations by id (valid or not), for pending deliveries.
+    func installations(appID: String, ids: [String]) async throws -> [Installation]
+
+    // MARK: Preferences
+
+    /// The preferences of an installation, nil when it has none stored.
+    func preferences(appID: String, installationID: String) async throws -> Preferences?
+
+    /// Replaces an installation's preferences; false when the installation does not exist.
+    func setPreferences(appID: String, installationID: String, preferences: Preferences, now: Date) async throws -> Bool
+
+    /// Stores preferences for an installation that has none (atomically: a concurrent write is
+    /// never replaced); false when it has some already or does not exist.
+    func insertPreferences(
+        appID: String, installationID: String, preferences: Preferences, now: Date
+    ) async throws -> Bool
+
+    // MARK: Moving between stores
+
+    /// A page of every app's installations as stored — tokens still sealed — with their
+    /// preferences, in `(app, id)` order after `after`: what `herald export` writes.
+    func exportInstallations(after: ExportCursor?, limit: Int) async throws -> [ExportedInstallation]
+
+    /// Stores installations exported by a store with the same master key, keeping their ids,
+    /// sealed tokens, state and preferences; an installation with the same id is replaced, and one
+    /// holding the same token or device identity under another id is replaced by it.
+    /// - Returns: How many were stored.
+    func importInstallations(_ records: [ExportedInstallation]) async throws -> Int
+
+    // MARK: Clean-up
+
+    /// Deletes dead installations and old notifications, as the policy says.
+    func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport
+}
+
+/// What deleting several installations removed.
+public struct InstallationRemoval: Sendable, Equatable {
+    /// How many installations went.
+    public var count: Int
+    /// The ones with provider-side state (an SNS endpoint), for the engine to remove it.
+    public var withEndpoints: [Installation]
+
+    /// Creates a removal record.
+    public init(count: Int, withEndpoints: [Installation]) {
+        self.count = count
+        self.withEndpoints = withEndpoints
+    }
+}
+
+/// The outcome of a registration.
+public struct RegistrationResult: Sendable, Equatable {
+    /// The stored installation.
+    public var installation: Installation
+    /// Whether a new installation was created (false: an existing one was updated).
+    public var created: Bool
+
+    /// Creates a result.
+    public init(installation: Installation, created: Bool) {
+        self.installation = installation
+        self.created = created
+    }
+}
+
+/// The server and client keys of an app.
+public struct AppKeys: Sendable, Equatable {
+    public var appID: String
+    /// Full access to the app.
+    public var serverKey: String
+    /// Registration only: create, update and delete installations.
+    public var clientKey: String
+
+    /// Creates a key pair record.
+    public init(appID: String, serverKey: String, clientKey: String) {
+        self.appID = appID
+        self.serverKey = serverKey
+        self.clientKey = clientKey
+    }
+
+    /// Generates a fresh pair: `hsk_` / `hck_` followed by 32 random bytes, base64url.
+    public static func generate(appID: String) -> AppKeys {
+        AppKeys(
+            appID: appID,
+            serverKey: "hsk_" + Base64URL.encode(TokenCipher.generateMasterKey()),
+            clientKey: "hck_" + Base64URL.encode(TokenCipher.generateMasterKey()))
+    }
+}
+
+/// Filters for listing installations; nil means any.
+public struct InstallationFilter: Sendable, Equatable {
+    public var userID: String?
+    public var channel: String?
+    public var platform: Platform?
+    public var service: PushService?
+    public var valid: Bool?
+
+    /// Creates a filter.
+    public init(
+        userID: String? = nil, channel: String? = nil, platform: Platform? = nil, service: PushService? = nil,
+        valid: Bool? = nil
+    ) {
+        self.userID = userID
+        self.channel = channel
+        self.platform = platform
+        self.service = service
+        self.valid = valid
+    }
+}
+
+/// Keyset pagination: at most `limit` records whose id sorts after `after`.
+public struct PageRequest: Sendable, Equatable {
+    /// The largest page size any list accepts.
+    public static let maxLimit = 1000
+    public var after: String?
+    public var limit: Int
+
+    /// Creates a page request.
+    public init(after: String? = nil, limit: Int = 100) {
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// Where an export page ends: the last installation's app and id.
+public struct ExportCursor: Sendable, Equatable {
+    public var appID: String
+    public var id: String
+
+    /// Creates a cursor.
+    public init(appID: String, id: String) {
+        self.appID = appID
+        self.id = id
+    }
+}
+
+/// One installation as a store keeps it: every field, the token sealed under the master key (so it
+/// moves between stores without being opened), and its preferences.
+public struct ExportedInstallation: Sendable, Equatable {
+    /// The installation; its `token` is `.device("")` (the sealed form is authoritative).
+    public var installation: Installation
+    public var sealedToken: SealedToken
+    public var preferences: Preferences?
+
+    /// Creates an export record.
+    public init(installation: Installation, sealedToken: SealedToken, preferences: Preferences?) {
+        self.installation = installation
+        self.sealedToken = sealedToken
+        self.preferences = preferences
+    }
+}

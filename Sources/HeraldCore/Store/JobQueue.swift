@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+
+/// Durable units of work with leases: a worker claims a due job until its lease ends, and a job
+/// whose worker died is due again when the lease expires.
+public protocol JobQueue: Sendable {
+    /// Stores a job unless one with the same kind and reference exists (then moves its run time
+    /// earlier when `runAt` is earlier).
+    func scheduleJob(kind: String, reference: String, runAt: Date) async throws
+
+    /// Locks the next due job of one of `kinds` for `owner` until `lockedUntil`: a job whose
+    /// lock expired (its worker died) is due again.
+    func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job?
+
+    /// Unlocks the job and sets when it is due next.
+    func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws
+
+    /// Deletes a finished job.
+    func finishJob(id: Int64, owner: String) async throws
+
+    /// Signals new or sooner work: yields after this store (on any node sharing it) stored a job,
+    /// moved one earlier, or made deliveries due, so idle workers claim at once instead of at
+    /// their next poll. Each call returns a new stream; it ends when the store closes.
+    func jobSignals() -> AsyncStream<Void>
+}
+
+/// A durable unit of work.
+public struct Job: Sendable, Equatable {
+    public var id: Int64
+    public var kind: String
+    /// What the job is about (a notification id).
+    public var reference: String
+    /// Claims so far, this one included.
+    public var attempts: Int
+
+    /// Creates a job value.
+    public init(id: Int64, kind: String, reference: String, attempts: Int) {
+        self.id = id
+        self.kind = kind
+        self.reference = reference
+        self.attempts = attempts
+    }
+}
+
+/// Fans one "there is new work" signal out to every listener's stream: what a store's
+/// ``JobQueue/jobSignals()`` returns. A listener that has not caught up keeps one pending signal
+/// (more would say nothing new).
+public final class JobSignalHub: Sendable {
+    private let listeners = Mutex<[UInt64: AsyncStream<Void>.Continuation]>([:])
+    private let nextID = Atomic<UInt64>(0)
+
+    /// Creates a hub with no listeners.
+    public init() {}
+
+    /// A new listener's stream; it ends with ``finish()``.
+    public func stream() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.listeners.withLock { $0.removeValue(forKey: id) }
+        }
+        listeners.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    /// Tells every listener there is work.
+    public func signal() {
+        for listener in listeners.withLock({ Array($0.values) }) { listener.yield() }
+    }
+
+    /// Ends every stream (the store is closing).
+    public func finish() {
+        for listener in listeners.withLock({ listeners in
+            defer { listeners.removeAll() }
+            return Array(listeners.values)
+        }) { listener.finish() }
+    }
+}
