@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldSQLite", targets: ["HeraldSQLite"]),
+        .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldEngine", targets: ["HeraldEngine"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldWebPush", targets: ["HeraldWebPush"]),
@@ -31,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -134,6 +136,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HeraldEngine",
             dependencies: [
                 "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldWebPush", "HeraldSNS",
@@ -178,6 +192,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldServer",
                 "HeraldSQLite",
+                "HeraldPostgres",
                 "HeraldEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -206,6 +221,7 @@ let package = Package(
             name: "HeraldTestSupport",
             dependencies: [
                 "HeraldCore", "HeraldSNS",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -305,6 +321,15 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldSQLite", "HeraldTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeraldPostgresTests",
+            dependencies: [
+                "HeraldCore", "HeraldPostgres", "HeraldTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

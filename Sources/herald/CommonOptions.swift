@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import HeraldCore
+import HeraldPostgres
 import HeraldSQLite
 import HeraldServer
 import Logging
@@ -11,7 +12,11 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Configuration file, JSON or YAML (default: $HERALD_CONFIG).")
     var config: String?
 
-    @Option(help: "Database URL: sqlite:///absolute/path or sqlite://relative/path (default ./herald.sqlite).")
+    @Option(
+        help: """
+            Database URL: sqlite:///absolute/path, sqlite://relative/path (default ./herald.sqlite) or \
+            postgres://user:password@host:port/database?sslmode=disable|prefer|require|verify-ca|verify-full.
+            """)
     var database: String?
 
     /// The configuration these flags, the environment and the file make together.
@@ -27,8 +32,26 @@ struct CommonOptions: ParsableArguments {
         _ configuration: HeraldConfiguration, logger: Logger,
         writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB
     ) async throws -> any HeraldStore {
+        if case .postgres = configuration.database, configuration.secretKey == nil,
+            configuration.secretKeyFile == nil
+        {
+            // Every node must seal and open tokens with one key: a temporary one would lose them.
+            throw HeraldError(
+                kind: .badRequest, code: "invalid_configuration",
+                message: "A PostgreSQL database needs secret_key or secret_key_file, the same on every node.",
+                field: "secret_key")
+        }
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
+        case .postgres(let url):
+            let store = try PostgresStore(url: url, cipher: cipher, logger: logger)
+            do {
+                try await store.migrate()
+            } catch {
+                await store.close()
+                throw error
+            }
+            return store
         case .sqlite(let path):
             let store = try SQLiteStore(path: path, cipher: cipher, writerCacheKiB: writerCacheKiB)
             try await store.migrate()

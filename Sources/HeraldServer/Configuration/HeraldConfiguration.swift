@@ -62,7 +62,8 @@ public struct HeraldConfiguration: Sendable {
     ///
     /// Keys (type, default):
     /// - `server.host` (string, `127.0.0.1`), `server.port` (int, `8080`)
-    /// - `database` (URL: `sqlite:///absolute/path`, `sqlite://relative/path` or a plain path; `./herald.sqlite`)
+    /// - `database` (URL: `sqlite:///absolute/path`, `sqlite://relative/path`, a plain path, or
+    ///   `postgres://user:password@host:port/database?sslmode=…`; `./herald.sqlite`)
     /// - `secret_key` (base64 of 32 bytes, secret; none: generated and kept in `secret_key_file`)
     /// - `secret_key_file` (path; the database path with `.key` appended)
     /// - `log.level` (`trace debug info notice warning error critical`; `info`)
@@ -156,16 +157,24 @@ public struct HeraldConfiguration: Sendable {
 public enum DatabaseLocation: Sendable, Equatable {
     /// An embedded SQLite file.
     case sqlite(path: String)
+    /// A PostgreSQL database that several nodes may share:
+    /// `postgres://user:password@host:port/database?sslmode=…&sslrootcert=…`.
+    case postgres(url: String)
 
-    /// Parses `sqlite:///absolute/path`, `sqlite://relative/path`, `sqlite:path` or a plain file path.
+    /// Parses `sqlite:///absolute/path`, `sqlite://relative/path`, `sqlite:path` or a plain file
+    /// path, or a `postgres://` / `postgresql://` URL.
     /// - Throws: `HeraldError` with code `invalid_configuration` for other schemes.
     public init(url: String) throws(HeraldError) {
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            self = .postgres(url: url)
+            return
+        }
         if url.hasPrefix("sqlite://") {
             self = .sqlite(path: String(url.dropFirst("sqlite://".count)))
         } else if url.hasPrefix("sqlite:") {
             self = .sqlite(path: String(url.dropFirst("sqlite:".count)))
         } else if url.contains("://") {
-            throw HeraldConfiguration.invalid("database", "has an unsupported scheme (this build supports sqlite)")
+            throw HeraldConfiguration.invalid("database", "has an unsupported scheme (sqlite or postgres)")
         } else {
             self = .sqlite(path: url)
         }

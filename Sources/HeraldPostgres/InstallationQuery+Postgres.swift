@@ -1,0 +1,287 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension InstallationQuery {
+    /// The query as a boolean SQL expression over the `installations` table, for a `WHERE` clause
+    /// whose earlier parameters end at `firstParameter - 1`; its placeholders are numbered from
+    /// `firstParameter` on. Values and attribute keys are always bound.
+    ///
+    /// The expression is never NULL, so it can be negated safely, and selects exactly the
+    /// installations ``InstallationQuery/matches(_:)`` accepts: types compare strictly (a number
+    /// never equals a string or a boolean, an integer equals the same double), a missing key reads
+    /// as null, a path never walks into an array, and a field that holds an array matches when
+    /// one of its elements does. Equality is containment (`@>`), which the `jsonb_path_ops` GIN
+    /// index on `attributes` serves.
+    func postgresCondition(firstParameter: Int) -> (sql: String, values: [SQLBind]) {
+        let fragment = PostgresQueryCompiler.expression(self)
+        var sql = ""
+        var index = firstParameter
+        for character in fragment.sql {
+            if character == PostgresFragment.marker {
+                sql += "$\(index)"
+                index += 1
+            } else {
+                sql.append(character)
+            }
+        }
+        return (sql, fragment.values)
+    }
+}
+
+/// A piece of SQL whose parameters are marked, with their values in order; the marks become `$n`
+/// once the whole expression is built.
+struct PostgresFragment {
+    static let marker: Character = "\u{1}"
+
+    var sql: String
+    var values: [SQLBind]
+
+    init(_ sql: String, _ values: [SQLBind] = []) {
+        self.sql = sql
+        self.values = values
+    }
+
+    static var `true`: PostgresFragment { PostgresFragment("TRUE") }
+    static var `false`: PostgresFragment { PostgresFragment("FALSE") }
+
+    static func + (lhs: PostgresFragment, rhs: PostgresFragment) -> PostgresFragment {
+        PostgresFragment(lhs.sql + rhs.sql, lhs.values + rhs.values)
+    }
+
+    /// One parameter bound to `value`, with an optional cast (`::numeric`).
+    static func bound(_ value: SQLBind, cast: String = "") -> PostgresFragment {
+        PostgresFragment(String(marker) + cast, [value])
+    }
+
+    var negated: PostgresFragment { PostgresFragment("NOT ") + parenthesized }
+
+    var parenthesized: PostgresFragment { PostgresFragment("(") + self + PostgresFragment(")") }
+
+    /// The parts joined by `AND`/`OR` in parentheses, or `empty` when there are none.
+    static func joined(_ parts: [PostgresFragment], by separator: String, empty: PostgresFragment) -> PostgresFragment {
+        guard let first = parts.first else { return empty }
+        guard parts.count > 1 else { return first }
+        return parts.dropFirst().reduce(first) { $0 + PostgresFragment(" \(separator) ") + $1 }.parenthesized
+    }
+}
+
+/// Compiles a query tree to PostgreSQL over `jsonb`. Every fragment it returns is TRUE or FALSE, never NULL.
+private enum PostgresQueryCompiler {
+    static func expression(_ query: InstallationQuery) -> PostgresFragment {
+        switch query {
+        case .and(let queries): .joined(queries.map(expression), by: "AND", empty: .true)
+        case .or(let queries): .joined(queries.map(expression), by: "OR", empty: .false)
+        case .condition(.column(.channels), let op): channels(op)
+        case .condition(.column(let column), let op): Column(column).condition(op)
+        case .condition(.attribute(let path), let op): Attribute(path).condition(op)
+        }
+    }
+
+    static func sqlOperator(_ comparison: QueryOperator.Comparison) -> String {
+        switch comparison {
+        case .lessThan: "<"
+        case .lessThanOrEqual: "<="
+        case .greaterThan: ">"
+        case .greaterThanOrEqual: ">="
+        }
+    }
+
+    /// `~` or `~*` against a bound pattern.
+    static func regex(_ pattern: String, _ caseInsensitive: Bool) -> PostgresFragment {
+        PostgresFragment(caseInsensitive ? " ~* " : " ~ ") + .bound(pattern)
+    }
+
+    /// A number's exact decimal text, compared as `numeric`.
+    static func numeric(_ number: JSONNumber) -> PostgresFragment {
+        .bound(number.description, cast: "::numeric")
+    }
+
+    // MARK: Scalar columns
+
+    /// A scalar column: a value of another type than the column's never matches; a null column is
+    /// the field missing.
+    struct Column {
+        var name: String
+        var kind: QueryField.Column.Kind
+        var isNullable: Bool
+
+        init(_ column: QueryField.Column) {
+            name = column.rawValue
+            kind = column.kind
+            isNullable = column.isNullable
+        }
+
+        func condition(_ op: QueryOperator) -> PostgresFragment {
+            switch op {
+            case .equal(let value): equal(value)
+            case .notEqual(let value): equal(value).negated
+            case .in(let values): .joined(values.map(equal), by: "OR", empty: .false)
+            case .notIn(let values): PostgresFragment.joined(values.map(equal), by: "OR", empty: .false).negated
+            case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+            case .exists(let exists):
+                isNullable
+                    ? PostgresFragment(exists ? "\(name) IS NOT NULL" : "\(name) IS NULL") : (exists ? .true : .false)
+            case .compare(let comparison, let value):
+                // Booleans have no order.
+                if case .bool = value {
+                    .false
+                } else {
+                    operand(value).map {
+                        guarded(PostgresFragment("\(name)\(collation) \(sqlOperator(comparison)) ") + $0)
+                    } ?? .false
+                }
+            case .regex(let pattern, let caseInsensitive):
+                kind == .string ? guarded(PostgresFragment(name) + regex(pattern, caseInsensitive)) : .false
+            case .nearSphere, .withinBox: .false
+            }
+        }
+
+        /// Byte order for text, as Swift compares UTF-8.
+        private var collation: String { kind == .string ? " COLLATE \"C\"" : "" }
+
+        private func equal(_ value: QueryValue) -> PostgresFragment {
+            guard value != .null else { return isNullable ? PostgresFragment("\(name) IS NULL") : .false }
+            return operand(value).map { guarded(PostgresFragment("\(name) = ") + $0) } ?? .false
+        }
+
+        /// The value bound as the column's type; nil when it is of another type (never equal, no order).
+        private func operand(_ value: QueryValue) -> PostgresFragment? {
+            switch (kind, value) {
+            case (.string, .string(let string)): .bound(string)
+            case (.integer, .number(let number)): numeric(number)
+            case (.boolean, .bool(let bool)): .bound(bool)
+            case (.date, .date(let date)): .bound(date.timeIntervalSince1970, cast: "::float8")
+            default: nil
+            }
+        }
+
+        /// A comparison that would be NULL on a NULL column is FALSE there instead.
+        private func guarded(_ comparison: PostgresFragment) -> PostgresFragment {
+            isNullable
+                ? PostgresFragment("(\(name) IS NOT NULL AND ") + comparison + PostgresFragment(")")
+                : comparison.parenthesized
+        }
+    }
+
+    // MARK: Arrays
+
+    /// A test on the elements of the `channels` array (always present, strings only).
+    static func channels(_ op: QueryOperator) -> PostgresFragment {
+        func anyElement(_ predicate: PostgresFragment) -> PostgresFragment {
+            PostgresFragment("EXISTS (SELECT 1 FROM jsonb_array_elements_text(channels) AS c(value) WHERE ")
+                + predicate + PostgresFragment(")")
+        }
+        func member(of values: [QueryValue]) -> PostgresFragment {
+            let names: [String] = values.compactMap { if case .string(let name) = $0 { name } else { nil } }
+            guard !names.isEmpty else { return .false }
+            return PostgresFragment("channels ?| ") + .bound(names, cast: "::text[]")
+        }
+        func equal(_ value: QueryValue) -> PostgresFragment { member(of: [value]) }
+        switch op {
+        case .equal(let value): return equal(value)
+        case .notEqual(let value): return equal(value).negated
+        case .in(let values): return member(of: values)
+        case .notIn(let values): return member(of: values).negated
+        case .all(let values): return .joined(values.map(equal), by: "AND", empty: .true)
+        case .exists(let exists): return exists ? .true : .false
+        case .compare(let comparison, let value):
+            guard case .string(let string) = value else { return .false }
+            return anyElement(PostgresFragment("value COLLATE \"C\" \(sqlOperator(comparison)) ") + .bound(string))
+        case .regex(let pattern, let caseInsensitive):
+            return anyElement(PostgresFragment("value") + regex(pattern, caseInsensitive))
+        case .nearSphere, .withinBox: return .false
+        }
+    }
+
+    // MARK: Attributes
+
+    /// A value in the `attributes` object, at a path of validated keys.
+    struct Attribute {
+        var keys: [String]
+
+        init(_ keys: [String]) { self.keys = keys }
+
+        func condition(_ op: QueryOperator) -> PostgresFragment {
+            switch op {
+            case .equal(let value): equal(value)
+            case .notEqual(let value): equal(value).negated
+            case .in(let values): .joined(values.map(equal), by: "OR", empty: .false)
+            case .notIn(let values): PostgresFragment.joined(values.map(equal), by: "OR", empty: .false).negated
+            case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+            case .exists(let exists): exists ? present : present.negated
+            case .compare(let comparison, let value):
+                switch value {
+                case .string(let string):
+                    anyElement(
+                        PostgresFragment(
+                            "jsonb_typeof(e) = 'string' AND (e #>> '{}') COLLATE \"C\" \(sqlOperator(comparison)) ")
+                            + .bound(string))
+                case .number(let number):
+                    anyElement(
+                        PostgresFragment(
+                            "jsonb_typeof(e) = 'number' AND (e #>> '{}')::numeric \(sqlOperator(comparison)) ")
+                            + numeric(number))
+                case .null, .bool, .date: .false
+                }
+            case .regex(let pattern, let caseInsensitive):
+                anyElement(
+                    PostgresFragment("jsonb_typeof(e) = 'string' AND (e #>> '{}')") + regex(pattern, caseInsensitive))
+            case .nearSphere(let center, let maxDistance):
+                maxDistance.map { distance in
+                    PostgresFragment("COALESCE(herald_geo_distance(") + value + PostgresFragment(", ")
+                        + .bound(center.latitude) + PostgresFragment(", ") + .bound(center.longitude)
+                        + PostgresFragment(") <= ") + .bound(distance) + PostgresFragment(", FALSE)")
+                }
+                    ?? (PostgresFragment("(herald_geo_distance(") + value + PostgresFragment(", 0, 0) IS NOT NULL)"))
+            case .withinBox(let southwest, let northeast):
+                PostgresFragment("herald_geo_within(") + value + PostgresFragment(", ") + .bound(southwest.latitude)
+                    + PostgresFragment(", ") + .bound(southwest.longitude) + PostgresFragment(", ")
+                    + .bound(northeast.latitude) + PostgresFragment(", ") + .bound(northeast.longitude)
+                    + PostgresFragment(")")
+            }
+        }
+
+        /// The value at the path (`attributes -> k1 -> k2`): `->` with a text key is NULL on an
+        /// array, so a path never indexes into one, as the oracle reads it.
+        private var value: PostgresFragment {
+            keys.reduce(PostgresFragment("(attributes")) { $0 + PostgresFragment(" -> ") + .bound($1, cast: "::text") }
+                + PostgresFragment(")")
+        }
+
+        /// Present and not null; JSON null and a missing key both read as missing.
+        private var present: PostgresFragment {
+            PostgresFragment("COALESCE(jsonb_typeof") + value + PostgresFragment(", 'null') <> 'null'")
+        }
+
+        /// Equality with one value: null is the field missing; otherwise containment of the value,
+        /// or of an array holding it (a field that is an array matches by one of its elements).
+        /// jsonb compares by type, and numbers by value (1 equals 1.0).
+        private func equal(_ value: QueryValue) -> PostgresFragment {
+            let json: JSONValue
+            switch value {
+            case .null: return present.negated
+            case .date: return .false
+            case .bool(let bool): json = .bool(bool)
+            case .number(let number): json = .number(number)
+            case .string(let string): json = .string(string)
+            }
+            return PostgresFragment("(attributes @> ") + .bound(document(json), cast: "::jsonb")
+                + PostgresFragment(" OR attributes @> ") + .bound(document(.array([json])), cast: "::jsonb")
+                + PostgresFragment(")")
+        }
+
+        /// `{"k1": {"k2": leaf}}`, as JSON text.
+        private func document(_ leaf: JSONValue) -> String {
+            let nested = keys.reversed().reduce(leaf) { inner, key in JSONValue.object([key: inner]) }
+            return String(decoding: nested.serialized(), as: UTF8.self)
+        }
+
+        /// Whether the value, or one of its elements when it is an array, satisfies `predicate`
+        /// (over `e`, one jsonb element). An object has no elements (its members are not the field's values).
+        private func anyElement(_ predicate: PostgresFragment) -> PostgresFragment {
+            PostgresFragment("EXISTS (SELECT 1 FROM herald_query_elements") + value + PostgresFragment(" AS e WHERE ")
+                + predicate + PostgresFragment(")")
+        }
+    }
+}

@@ -1,0 +1,346 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// The PostgreSQL schema, versioned. Append-only: a released migration never changes; a new version
+/// is a new entry at the end of ``all``. Each runs in its own transaction under an advisory lock, so
+/// nodes that start together migrate once.
+///
+/// Types: times are `double precision` seconds since 1970 (a `Date`'s full precision, as SQLite
+/// keeps them), sealed values and token indexes `bytea`, free JSON `jsonb`.
+enum PostgresMigrations {
+    /// The lock every migrating node takes (an arbitrary constant: "herald" in ASCII).
+    static let lockKey: Int64 = 0x6865_7261_6c64
+
+    /// The migrations in order: an identifier and its SQL.
+    static let all: [(id: String, sql: String)] = [("v1_schema", v1Schema)]
+
+    /// Applies every migration the database lacks.
+    static func apply(to store: PostgresStore) async throws {
+        try await store.read { connection in
+            try await connection.run(
+                """
+                CREATE TABLE IF NOT EXISTS herald_migrations (
+                    version TEXT PRIMARY KEY,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                )
+                """)
+        }
+        for migration in all {
+            try await store.transaction { connection in
+                try await connection.run("SELECT pg_advisory_xact_lock($1)", [lockKey])
+                let applied = try await connection.rows(
+                    "SELECT 1 FROM herald_migrations WHERE version = $1", [migration.id])
+                guard applied.isEmpty else { return }
+                // The extended protocol takes one statement at a time.
+                for statement in statements(migration.sql) { try await connection.run(statement) }
+                try await connection.run("INSERT INTO herald_migrations (version) VALUES ($1)", [migration.id])
+            }
+        }
+    }
+
+    /// A script's statements: split at semicolons outside `$$` function bodies, comments dropped.
+    static func statements(_ script: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var inBody = false
+        for line in script.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !inBody, line.trimmingCharacters(in: .whitespaces).hasPrefix("--") { continue }
+            for (index, part) in line.components(separatedBy: "$$").enumerated() {
+                if index > 0 {
+                    current += "$$"
+                    inBody.toggle()
+                }
+                if inBody {
+                    current += part
+                    continue
+                }
+                var pieces = part.split(separator: ";", omittingEmptySubsequences: false)
+                let last = pieces.removeLast()
+                for piece in pieces {
+                    current += piece
+                    let statement = current.trimmingCharacters(in: .whitespacesAndNewlines)
+                    if !statement.isEmpty { statements.append(statement) }
+                    current = ""
+                }
+                current += last
+            }
+            current += "\n"
+        }
+        let rest = current.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !rest.isEmpty { statements.append(rest) }
+        return statements
+    }
+
+    /// The versions applied, in order.
+    static func applied(_ store: PostgresStore) async throws -> [String] {
+        try await store.read { connection in
+            try await connection.rows("SELECT version FROM herald_migrations ORDER BY version").map {
+                try $0.get("version", as: String.self)
+            }
+        }
+    }
+
+    /// Today's whole schema: the tables of SQLite's v1_registry … v10_cluster_state.
+    static let v1Schema = """
+        CREATE TABLE app_keys (
+            app_id TEXT PRIMARY KEY,
+            keys_sealed BYTEA NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE installations (
+            id TEXT PRIMARY KEY COLLATE "C",
+            app_id TEXT NOT NULL COLLATE "C",
+            user_id TEXT COLLATE "C",
+            device_id TEXT,
+            platform TEXT NOT NULL,
+            service TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            token_index BYTEA NOT NULL,
+            token_sealed BYTEA NOT NULL,
+            channels JSONB NOT NULL DEFAULT '[]',
+            locale TEXT,
+            timezone TEXT,
+            badge BIGINT NOT NULL DEFAULT 0,
+            app_version TEXT,
+            os_version TEXT,
+            device_model TEXT,
+            bundle_id TEXT,
+            attributes JSONB NOT NULL DEFAULT '{}',
+            sns_endpoint_arn TEXT,
+            valid BOOLEAN NOT NULL DEFAULT TRUE,
+            failure_count BIGINT NOT NULL DEFAULT 0,
+            last_failure_at DOUBLE PRECISION,
+            last_failure_reason TEXT,
+            last_delivered_at DOUBLE PRECISION,
+            last_seen_at DOUBLE PRECISION,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            invalidated_at DOUBLE PRECISION,
+            delete_when_invalid BOOLEAN NOT NULL DEFAULT FALSE
+        );
+        CREATE UNIQUE INDEX installations_token ON installations (app_id, service, token_index);
+        CREATE UNIQUE INDEX installations_device ON installations (app_id, device_id, service)
+            WHERE device_id IS NOT NULL;
+        CREATE INDEX installations_user ON installations (app_id, user_id, id);
+        CREATE INDEX installations_app ON installations (app_id, id);
+        CREATE INDEX installations_attributes ON installations USING GIN (attributes jsonb_path_ops);
+        CREATE INDEX installations_sns_application
+            ON installations (app_id, (attributes->>'sns_platform_application'))
+            WHERE attributes ? 'sns_platform_application';
+        CREATE TABLE installation_channels (
+            app_id TEXT NOT NULL COLLATE "C",
+            channel TEXT NOT NULL,
+            installation_id TEXT NOT NULL COLLATE "C" REFERENCES installations (id) ON DELETE CASCADE,
+            PRIMARY KEY (app_id, channel, installation_id)
+        );
+        CREATE INDEX installation_channels_installation ON installation_channels (installation_id);
+
+        CREATE TABLE notifications (
+            id TEXT PRIMARY KEY COLLATE "C",
+            app_id TEXT NOT NULL COLLATE "C",
+            status TEXT NOT NULL,
+            spec BYTEA NOT NULL,
+            spec_sealed BOOLEAN NOT NULL DEFAULT FALSE,
+            idempotency_key TEXT,
+            not_before DOUBLE PRECISION,
+            expires_at DOUBLE PRECISION,
+            targeted BIGINT NOT NULL DEFAULT 0,
+            sent BIGINT NOT NULL DEFAULT 0,
+            failed BIGINT NOT NULL DEFAULT 0,
+            invalid BIGINT NOT NULL DEFAULT 0,
+            skipped_preferences BIGINT NOT NULL DEFAULT 0,
+            skipped_expired BIGINT NOT NULL DEFAULT 0,
+            rate_limited BIGINT NOT NULL DEFAULT 0,
+            cursor TEXT COLLATE "C",
+            created_at DOUBLE PRECISION NOT NULL,
+            started_at DOUBLE PRECISION,
+            completed_at DOUBLE PRECISION,
+            first_sent_at DOUBLE PRECISION
+        );
+        CREATE INDEX notifications_app ON notifications (app_id, id);
+        CREATE INDEX notifications_app_status ON notifications (app_id, status, id);
+        CREATE UNIQUE INDEX notifications_idempotency ON notifications (app_id, idempotency_key)
+            WHERE idempotency_key IS NOT NULL;
+        CREATE TABLE jobs (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            kind TEXT NOT NULL,
+            reference TEXT NOT NULL,
+            run_at DOUBLE PRECISION NOT NULL,
+            attempts BIGINT NOT NULL DEFAULT 0,
+            locked_by TEXT,
+            locked_until DOUBLE PRECISION,
+            last_error TEXT,
+            UNIQUE (kind, reference)
+        );
+        CREATE INDEX jobs_due ON jobs (run_at);
+        CREATE TABLE pending_deliveries (
+            notification_id TEXT NOT NULL COLLATE "C" REFERENCES notifications (id) ON DELETE CASCADE,
+            recipient TEXT NOT NULL COLLATE "C",
+            run_at DOUBLE PRECISION NOT NULL,
+            attempts BIGINT NOT NULL,
+            reason TEXT NOT NULL,
+            PRIMARY KEY (notification_id, recipient)
+        );
+        CREATE INDEX pending_deliveries_due ON pending_deliveries (notification_id, run_at);
+        CREATE INDEX pending_deliveries_recipient ON pending_deliveries (recipient) WHERE reason = 'offline';
+        CREATE TABLE deliveries (
+            sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+            installation_id TEXT,
+            token_suffix TEXT NOT NULL,
+            service TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            provider_id TEXT,
+            reason TEXT,
+            attempts BIGINT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX deliveries_notification ON deliveries (notification_id, outcome, sequence);
+        CREATE TABLE preferences (
+            installation_id TEXT PRIMARY KEY REFERENCES installations (id) ON DELETE CASCADE,
+            body TEXT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL
+        );
+
+        CREATE TABLE source_devices (
+            app_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            alias TEXT,
+            name TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, id)
+        );
+        CREATE UNIQUE INDEX source_devices_alias ON source_devices (app_id, alias) WHERE alias IS NOT NULL;
+        CREATE TABLE source_device_owners (
+            app_id TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, device_id, user_id),
+            FOREIGN KEY (app_id, device_id) REFERENCES source_devices (app_id, id) ON DELETE CASCADE
+        );
+        -- No foreign key to notifications: clean-up deletes old notifications but keeps the event.
+        CREATE TABLE events (
+            id TEXT PRIMARY KEY,
+            app_id TEXT NOT NULL,
+            producer TEXT NOT NULL DEFAULT '',
+            external_id TEXT NOT NULL,
+            record_id TEXT,
+            source_device_id TEXT NOT NULL,
+            owners JSONB NOT NULL DEFAULT '[]',
+            type TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            thumbnail TEXT,
+            status TEXT NOT NULL,
+            occurred_at DOUBLE PRECISION,
+            notification_id TEXT,
+            push_sent_at DOUBLE PRECISION,
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE UNIQUE INDEX events_external ON events (app_id, producer, external_id);
+        CREATE UNIQUE INDEX events_record ON events (app_id, producer, record_id) WHERE record_id IS NOT NULL;
+        CREATE INDEX events_notification ON events (notification_id) WHERE notification_id IS NOT NULL;
+
+        CREATE TABLE sns_platform_applications (
+            app_id TEXT NOT NULL,
+            name TEXT NOT NULL COLLATE "C",
+            platform TEXT NOT NULL,
+            attributes JSONB NOT NULL DEFAULT '{}',
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, name)
+        );
+        CREATE TABLE sns_topics (
+            app_id TEXT NOT NULL,
+            name TEXT NOT NULL COLLATE "C",
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, name)
+        );
+        CREATE TABLE sns_subscriptions (
+            id TEXT PRIMARY KEY COLLATE "C",
+            app_id TEXT NOT NULL,
+            topic TEXT NOT NULL COLLATE "C",
+            installation_id TEXT NOT NULL COLLATE "C" REFERENCES installations (id) ON DELETE CASCADE,
+            created_at DOUBLE PRECISION NOT NULL,
+            FOREIGN KEY (app_id, topic) REFERENCES sns_topics (app_id, name) ON DELETE CASCADE
+        );
+        CREATE UNIQUE INDEX sns_subscriptions_member ON sns_subscriptions (app_id, topic, installation_id);
+        CREATE INDEX sns_subscriptions_installation ON sns_subscriptions (installation_id);
+
+        -- The Home Assistant relay's per-token, per-UTC-day counters, keyed by the token's keyed hash.
+        CREATE TABLE relay_usage (
+            app_id TEXT NOT NULL,
+            service TEXT NOT NULL,
+            token_index BYTEA NOT NULL,
+            day TEXT NOT NULL,
+            successful BIGINT NOT NULL DEFAULT 0,
+            errors BIGINT NOT NULL DEFAULT 0,
+            PRIMARY KEY (app_id, service, token_index, day)
+        );
+
+        CREATE TABLE lc_users (
+            app_id TEXT NOT NULL,
+            id TEXT NOT NULL COLLATE "C",
+            fields JSONB NOT NULL DEFAULT '{}',
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, id)
+        );
+
+        -- Shared rate-limit buckets (GCRA: when each bucket is full again) and provider-wide pauses.
+        CREATE TABLE rate_buckets (
+            bucket TEXT PRIMARY KEY,
+            full_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE provider_pauses (
+            app_id TEXT NOT NULL,
+            service TEXT NOT NULL,
+            until DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, service)
+        );
+
+        -- The values a query field holds: an array's elements, a scalar itself, nothing for an
+        -- object, JSON null or a missing key (InstallationQuery.matches reads fields so).
+        CREATE FUNCTION herald_query_elements(value jsonb) RETURNS SETOF jsonb
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT e FROM jsonb_array_elements(CASE
+                WHEN value IS NULL OR jsonb_typeof(value) IN ('object', 'null') THEN '[]'::jsonb
+                WHEN jsonb_typeof(value) = 'array' THEN value
+                ELSE jsonb_build_array(value) END) AS e
+        $$;
+
+        -- The query language's GeoPoint tests, as HeraldCore's GeoPoint computes them: a stored
+        -- {"__type": "GeoPoint", "latitude": n, "longitude": n} object in range, else NULL.
+        CREATE FUNCTION herald_geo_point(value jsonb, OUT latitude double precision, OUT longitude double precision)
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+            SELECT (value->>'latitude')::double precision, (value->>'longitude')::double precision
+            WHERE jsonb_typeof(value) = 'object' AND value->'__type' = '"GeoPoint"'
+                AND jsonb_typeof(value->'latitude') = 'number' AND jsonb_typeof(value->'longitude') = 'number'
+                AND (value->>'latitude')::double precision BETWEEN -90 AND 90
+                AND (value->>'longitude')::double precision BETWEEN -180 AND 180
+        $$;
+        -- The great-circle distance in radians (haversine, GeoPoint.distance), NULL when not a GeoPoint.
+        CREATE FUNCTION herald_geo_distance(value jsonb, lat double precision, lon double precision)
+        RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT 2 * atan2(sqrt(a), sqrt(greatest(0, 1 - a))) FROM (
+                SELECT sin(radians(lat - p.latitude) / 2) ^ 2
+                    + cos(radians(p.latitude)) * cos(radians(lat)) * sin(radians(lon - p.longitude) / 2) ^ 2 AS a
+                FROM herald_geo_point(value) p WHERE p.latitude IS NOT NULL
+            ) h
+        $$;
+        -- Whether a stored GeoPoint lies in the box (GeoPoint.isWithin: a box may cross the antimeridian).
+        CREATE FUNCTION herald_geo_within(
+            value jsonb, south double precision, west double precision, north double precision, east double precision
+        ) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT COALESCE((
+                SELECT p.latitude >= south AND p.latitude <= north AND CASE WHEN west <= east
+                    THEN p.longitude >= west AND p.longitude <= east
+                    ELSE p.longitude >= west OR p.longitude <= east END
+                FROM herald_geo_point(value) p WHERE p.latitude IS NOT NULL
+            ), false)
+        $$;
+        """
+}

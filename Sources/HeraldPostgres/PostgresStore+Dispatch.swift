@@ -1,0 +1,503 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension PostgresStore: JobQueue, DispatchLedger {
+    // MARK: Notifications
+
+    public func insertNotification(
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+    ) async throws -> (notification: PushNotification, created: Bool) {
+        let spec = try sealSpec(notification)
+        return try await transaction { connection in
+            if let key = notification.idempotencyKey {
+                // Two nodes taking the same key at once serialize on this lock.
+                try await connection.run(
+                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["\(notification.appID)\u{0}\(key)"])
+                if let row = try await connection.rows(
+                    "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND idempotency_key = $2",
+                    [notification.appID, key]
+                ).first {
+                    let earlier = try self.decodeNotification(row)
+                    if notification.createdAt.timeIntervalSince(earlier.createdAt) < idempotencyWindow.timeInterval {
+                        return (earlier, false)
+                    }
+                    // The key is free again once its window has passed.
+                    try await connection.run(
+                        "UPDATE notifications SET idempotency_key = NULL WHERE id = $1", [earlier.id])
+                }
+            }
+            try await self.insertNotification(notification, spec: spec, runAt: runAt, connection)
+            return (notification, true)
+        }
+    }
+
+    /// Inserts a notification and its job in the caller's transaction.
+    func insertNotification(
+        _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date,
+        _ connection: PostgresConnection
+    ) async throws {
+        try await connection.run(
+            """
+            INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
+                expires_at, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            """,
+            [
+                notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
+                notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
+                notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
+            ])
+        try await scheduleJob(connection, kind: "notification", reference: notification.id, runAt: runAt)
+    }
+
+    public func notification(appID: String, id: String) async throws -> PushNotification? {
+        let rows = try await read { connection in
+            try await connection.rows(
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND id = $2", [appID, id])
+        }
+        return try rows.first.map(decodeNotification)
+    }
+
+    public func notification(id: String) async throws -> PushNotification? {
+        let rows = try await read { connection in
+            try await connection.rows("SELECT \(Self.notificationColumns) FROM notifications WHERE id = $1", [id])
+        }
+        return try rows.first.map(decodeNotification)
+    }
+
+    public func notifications(
+        appID: String, status: NotificationStatus?, page: PageRequest
+    ) async throws -> [PushNotification] {
+        var sql = "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1"
+        var values: [SQLBind] = [appID]
+        if let status {
+            values.append(status.rawValue)
+            sql += " AND status = $\(values.count)"
+        }
+        if let after = page.after {
+            values.append(after)
+            sql += " AND id < $\(values.count)"
+        }
+        values.append(page.limit)
+        sql += " ORDER BY id DESC LIMIT $\(values.count)"
+        let (query, binds) = (sql, values)
+        return try await read { connection in try await connection.rows(query, binds) }.map(decodeNotification)
+    }
+
+    public func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification? {
+        try await transaction { connection in
+            guard
+                let row = try await connection.rows(
+                    "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND id = $2 FOR UPDATE",
+                    [appID, id]
+                ).first
+            else { return nil }
+            let notification = try self.decodeNotification(row)
+            guard !notification.status.isFinal else { return notification }
+            try await connection.run(
+                "UPDATE notifications SET status = 'canceled', completed_at = $1 WHERE id = $2",
+                [now.timeIntervalSince1970, id])
+            try await connection.run("DELETE FROM jobs WHERE kind = 'notification' AND reference = $1", [id])
+            try await connection.run("DELETE FROM pending_deliveries WHERE notification_id = $1", [id])
+            return try await connection.rows(
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE id = $1", [id]
+            ).first.map(self.decodeNotification)
+        }
+    }
+
+    public func deliveries(
+        notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest
+    ) async throws -> [LedgerEntry] {
+        var sql = "SELECT * FROM deliveries WHERE notification_id = $1"
+        var values: [SQLBind] = [notificationID]
+        if let outcome {
+            values.append(outcome.rawValue)
+            sql += " AND outcome = $\(values.count)"
+        }
+        if let after = page.after.flatMap(Int64.init) {
+            values.append(after)
+            sql += " AND sequence > $\(values.count)"
+        }
+        values.append(page.limit)
+        sql += " ORDER BY sequence LIMIT $\(values.count)"
+        let (query, binds) = (sql, values)
+        return try await read { connection in try await connection.rows(query, binds) }.map { row in
+            LedgerEntry(
+                sequence: try row.get("sequence"),
+                record: DeliveryRecord(
+                    notificationID: try row.get("notification_id"), installationID: try row.get("installation_id"),
+                    tokenSuffix: try row.get("token_suffix"),
+                    service: PushService(rawValue: try row.get("service")) ?? .apns,
+                    outcome: DeliveryRecord.Outcome(rawValue: try row.get("outcome")) ?? .failed,
+                    providerID: try row.get("provider_id"), reason: try row.get("reason"),
+                    attempts: try row.get("attempts"), at: try row.date("at") ?? Date(timeIntervalSince1970: 0)))
+        }
+    }
+
+    public func cursor(notificationID: String) async throws -> String? {
+        try await read { connection in
+            try await connection.rows("SELECT cursor FROM notifications WHERE id = $1", [notificationID]).first
+        }.flatMap { try $0.get("cursor", as: String?.self) }
+    }
+
+    // MARK: Jobs
+
+    public func scheduleJob(kind: String, reference: String, runAt: Date) async throws {
+        try await transaction { connection in
+            try await self.scheduleJob(connection, kind: kind, reference: reference, runAt: runAt)
+        }
+    }
+
+    /// Stores or moves a job earlier in the caller's transaction, and announces it to every node
+    /// when that transaction commits.
+    func scheduleJob(_ connection: PostgresConnection, kind: String, reference: String, runAt: Date) async throws {
+        try await connection.run(
+            """
+            INSERT INTO jobs (kind, reference, run_at) VALUES ($1, $2, $3)
+            ON CONFLICT (kind, reference) DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at)
+            """, [kind, reference, runAt.timeIntervalSince1970])
+        try await connection.notifyJobs()
+    }
+
+    public func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
+        // One statement: the due job is locked (skipping those another node is claiming) and leased.
+        let rows = try await read { connection in
+            try await connection.rows(
+                """
+                UPDATE jobs SET locked_by = $1, locked_until = $2, attempts = attempts + 1
+                WHERE id = (
+                    SELECT id FROM jobs WHERE kind = ANY($3) AND run_at <= $4
+                        AND (locked_until IS NULL OR locked_until < $4)
+                    ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+                RETURNING id, kind, reference, attempts
+                """, [owner, lockedUntil.timeIntervalSince1970, kinds, now.timeIntervalSince1970])
+        }
+        return try rows.first.map { row in
+            Job(
+                id: try row.get("id"), kind: try row.get("kind"), reference: try row.get("reference"),
+                attempts: try row.get("attempts"))
+        }
+    }
+
+    public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
+        try await transaction { connection in
+            let released = try await connection.changes(
+                """
+                UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = $1, last_error = $2
+                WHERE id = $3 AND locked_by = $4
+                """, [runAt.timeIntervalSince1970, error, id, owner])
+            // Another node may take it when it is due.
+            if released > 0 { try await connection.notifyJobs() }
+        }
+    }
+
+    public func finishJob(id: Int64, owner: String) async throws {
+        try await read { connection in
+            try await connection.run("DELETE FROM jobs WHERE id = $1 AND locked_by = $2", [id, owner])
+        }
+    }
+
+    // MARK: Fan-out
+
+    public func resolve(
+        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+    ) async throws -> [DeliveryTarget] {
+        guard var (condition, values) = try audienceCondition(target, appID: appID) else { return [] }
+        if let after {
+            values.append(after)
+            condition += " AND id > $\(values.count)"
+        }
+        values.append(limit)
+        let sql = """
+            SELECT id, platform, service, environment, token_sealed, timezone, bundle_id FROM installations
+            WHERE \(condition) ORDER BY id LIMIT $\(values.count)
+            """
+        let binds = values
+        let rows = try await read { connection in try await connection.run(sql, binds).rows }
+        var targets: [DeliveryTarget] = []
+        targets.reserveCapacity(rows.count)
+        for row in rows {
+            let (id, platform, service, environment, sealed, timezone, bundleID) = try row.decode(
+                (String, String, String, String, Data, String?, String?).self)
+            guard let platform = Platform(rawValue: platform), let service = PushService(rawValue: service),
+                let environment = PushEnvironment(rawValue: environment)
+            else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
+            targets.append(
+                DeliveryTarget(
+                    installationID: id, token: try cipher.openToken(Array(sealed), service: service),
+                    platform: platform, service: service, environment: environment, timezone: timezone,
+                    bundleID: bundleID))
+        }
+        return targets
+    }
+
+    public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {
+        try await read { connection in try await self.count(target, appID: appID, connection) }
+    }
+
+    /// A target's installations by service, on the caller's connection (none for raw tokens).
+    func count(
+        _ target: NotificationTarget, appID: String, _ connection: PostgresConnection
+    ) async throws -> [PushService: Int] {
+        guard let (condition, values) = try audienceCondition(target, appID: appID) else { return [:] }
+        let rows = try await connection.rows(
+            "SELECT service, count(*) AS n FROM installations WHERE \(condition) GROUP BY service", values)
+        var counts: [PushService: Int] = [:]
+        for row in rows {
+            if let service = PushService(rawValue: try row.get("service")) { counts[service] = try row.get("n") }
+        }
+        return counts
+    }
+
+    /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
+    private func audienceCondition(_ target: NotificationTarget, appID: String) throws -> (String, [SQLBind])? {
+        var conditions = ["app_id = $1", "valid"]
+        var values: [SQLBind] = [appID]
+        func list(_ column: String, _ items: [String]) {
+            values.append(items)
+            conditions.append("\(column) = ANY($\(values.count))")
+        }
+        switch target.audience {
+        case .tokens: return nil
+        case .all: break
+        case .installationIDs(let ids): list("id", ids)
+        case .userIDs(let ids): list("user_id", ids)
+        case .channels(let channels):
+            values.append(channels)
+            conditions.append(
+                "id IN (SELECT installation_id FROM installation_channels WHERE app_id = $1 AND channel = ANY($\(values.count)))"
+            )
+        case .query(let query):
+            let compiled = try query.query.postgresCondition(firstParameter: values.count + 1)
+            conditions.append("(\(compiled.sql))")
+            values += compiled.values
+        }
+        if let platforms = target.platforms { list("platform", platforms.map(\.rawValue).sorted()) }
+        if let services = target.services { list("service", services.map(\.rawValue).sorted()) }
+        return (conditions.joined(separator: " AND "), values)
+    }
+
+    public func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int {
+        try await transaction { connection in
+            let rows = try await connection.rows(
+                """
+                UPDATE pending_deliveries SET run_at = $1 WHERE recipient = $2 AND reason = 'offline'
+                RETURNING notification_id
+                """, [now.timeIntervalSince1970, recipient])
+            let notifications = try rows.map { try $0.get("notification_id", as: String.self) }
+            for id in Set(notifications) {
+                try await self.scheduleJob(connection, kind: "notification", reference: id, runAt: now)
+            }
+            return notifications.count
+        }
+    }
+
+    public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM pending_deliveries WHERE notification_id = $1 AND run_at <= $2
+                ORDER BY recipient LIMIT $3
+                """, [notificationID, now.timeIntervalSince1970, limit])
+        }.map { row in
+            PendingDelivery(
+                notificationID: try row.get("notification_id"), recipient: try row.get("recipient"),
+                runAt: try row.date("run_at") ?? now, attempts: try row.get("attempts"),
+                reason: PendingDelivery.Reason(rawValue: try row.get("reason")) ?? .retry)
+        }
+    }
+
+    public func nextPending(notificationID: String) async throws -> Date? {
+        try await read { connection in
+            try await connection.rows(
+                "SELECT min(run_at) AS next FROM pending_deliveries WHERE notification_id = $1", [notificationID])
+        }.first.flatMap { try $0.date("next") }
+    }
+
+    public func preferences(installationIDs: [String]) async throws -> [String: Preferences] {
+        guard !installationIDs.isEmpty else { return [:] }
+        let rows = try await read { connection in
+            try await connection.rows(
+                "SELECT installation_id, body FROM preferences WHERE installation_id = ANY($1)", [installationIDs])
+        }
+        var result: [String: Preferences] = [:]
+        for row in rows {
+            result[try row.get("installation_id")] = try Preferences(stored: try row.get("body", as: String.self))
+        }
+        return result
+    }
+
+    public func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int] {
+        guard !installationIDs.isEmpty else { return [:] }
+        let rows = try await read { connection in
+            try await connection.rows(
+                "UPDATE installations SET badge = badge + 1 WHERE id = ANY($1) RETURNING id, badge", [installationIDs])
+        }
+        var result: [String: Int] = [:]
+        for row in rows { result[try row.get("id")] = try row.get("badge") }
+        return result
+    }
+
+    public func commit(_ page: PageCommit) async throws -> Bool {
+        try await transaction { connection in
+            // The job's row is locked for the transaction: a node that lost the lease cannot write.
+            guard
+                !(try await connection.rows(
+                    "SELECT 1 FROM jobs WHERE id = $1 AND locked_by = $2 FOR UPDATE", [page.jobID, page.owner]
+                ).isEmpty)
+            else { return false }
+            if let lockedUntil = page.lockedUntil {
+                try await connection.run(
+                    "UPDATE jobs SET locked_until = $1 WHERE id = $2", [lockedUntil.timeIntervalSince1970, page.jobID])
+            }
+            // The page's ledger in multi-row statements (PostgreSQL takes at most 65,535 values in one).
+            for start in stride(from: 0, to: page.ledger.count, by: 5000) {
+                let chunk = page.ledger[start..<min(page.ledger.count, start + 5000)]
+                var values: [SQLBind] = []
+                values.reserveCapacity(chunk.count * 9)
+                var rows: [String] = []
+                for record in chunk {
+                    rows.append("(\(placeholders(from: values.count + 1, count: 9)))")
+                    values += [
+                        record.notificationID, record.installationID, record.tokenSuffix, record.service.rawValue,
+                        record.outcome.rawValue, record.providerID, record.reason, record.attempts,
+                        record.at.timeIntervalSince1970,
+                    ]
+                }
+                try await connection.run(
+                    """
+                    INSERT INTO deliveries (notification_id, installation_id, token_suffix, service, outcome,
+                        provider_id, reason, attempts, at)
+                    VALUES \(rows.joined(separator: ", "))
+                    """, values)
+            }
+            // Deliveries are most events: one statement per delivery time, not one per device.
+            var delivered: [Double: [String]] = [:]
+            for (id, event) in page.installationEvents {
+                if case .delivered(let at) = event {
+                    delivered[at.timeIntervalSince1970, default: []].append(id)
+                } else {
+                    try await self.apply(event, to: id, connection)
+                }
+            }
+            for (at, ids) in delivered {
+                try await connection.run(
+                    "UPDATE installations SET failure_count = 0, last_delivered_at = $1 WHERE id = ANY($2)", [at, ids])
+            }
+            for pending in page.pending {
+                try await connection.run(
+                    """
+                    INSERT INTO pending_deliveries (notification_id, recipient, run_at, attempts, reason)
+                    VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (notification_id, recipient) DO UPDATE SET
+                        run_at = excluded.run_at, attempts = excluded.attempts, reason = excluded.reason
+                    """,
+                    [
+                        pending.notificationID, pending.recipient, pending.runAt.timeIntervalSince1970,
+                        pending.attempts, pending.reason.rawValue,
+                    ])
+            }
+            if !page.pending.isEmpty { try await connection.notifyJobs() }
+            if !page.resolvedPending.isEmpty {
+                try await connection.run(
+                    "DELETE FROM pending_deliveries WHERE notification_id = $1 AND recipient = ANY($2)",
+                    [page.notificationID, page.resolvedPending])
+            }
+            let counts = page.counts
+            try await connection.run(
+                """
+                UPDATE notifications SET targeted = targeted + $1, sent = sent + $2, failed = failed + $3,
+                    invalid = invalid + $4, skipped_preferences = skipped_preferences + $5,
+                    skipped_expired = skipped_expired + $6, rate_limited = rate_limited + $7,
+                    cursor = coalesce($8, cursor), status = coalesce($9, status),
+                    started_at = coalesce(started_at, $10), completed_at = coalesce($11, completed_at),
+                    first_sent_at = coalesce(first_sent_at, $12)
+                WHERE id = $13
+                """,
+                [
+                    counts.targeted, counts.sent, counts.failed, counts.invalid, counts.skippedPreferences,
+                    counts.skippedExpired, counts.rateLimited, page.cursor, page.status?.rawValue,
+                    page.startedAt?.timeIntervalSince1970, page.completedAt?.timeIntervalSince1970,
+                    // The page's earliest delivery to an installation (what events' push_sent_at reads).
+                    delivered.keys.min(), page.notificationID,
+                ])
+            return true
+        }
+    }
+
+    private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {
+        switch event {
+        case .delivered(let at):
+            try await connection.run(
+                "UPDATE installations SET failure_count = 0, last_delivered_at = $1 WHERE id = $2",
+                [at.timeIntervalSince1970, id])
+        case .invalidated(let reason, let since, let at):
+            // APNs: a 410 whose timestamp is older than the installation's last update is stale
+            // (the app registered the token again after APNs saw it go).
+            try await connection.run(
+                """
+                UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
+                    last_failure_reason = $2
+                WHERE id = $3 AND ($4::float8 IS NULL OR updated_at <= $4::float8)
+                """, [at.timeIntervalSince1970, reason, id, since?.timeIntervalSince1970])
+            // The ledger keeps the answer; the installation itself goes when its registration asked
+            // for that (preferences and channels cascade).
+            try await connection.run(
+                "DELETE FROM installations WHERE id = $1 AND NOT valid AND delete_when_invalid", [id])
+        case .failed(let reason, let at, let maxFailures):
+            try await connection.run(
+                """
+                UPDATE installations SET failure_count = failure_count + 1, last_failure_at = $1,
+                    last_failure_reason = $2,
+                    valid = CASE WHEN failure_count + 1 >= $3 THEN FALSE ELSE valid END,
+                    invalidated_at = CASE WHEN failure_count + 1 >= $3 AND valid THEN $1 ELSE invalidated_at END
+                WHERE id = $4
+                """, [at.timeIntervalSince1970, reason, maxFailures, id])
+        }
+    }
+
+    // MARK: Rows
+
+    /// The columns a notification is read from.
+    static let notificationColumns = """
+        id, app_id, status, spec, spec_sealed, idempotency_key, not_before, expires_at, targeted, sent, failed,
+        invalid, skipped_preferences, skipped_expired, rate_limited, created_at, started_at, completed_at
+        """
+
+    func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
+        var spec: [String: JSONValue] = [
+            "target": notification.target.json, "payload": notification.payload.json,
+            "respect_preferences": .bool(notification.respectPreferences),
+        ]
+        spec["source"] = notification.source.map(JSONValue.string)
+        spec["category"] = notification.category.map(JSONValue.string)
+        spec["push_time"] = notification.pushTime.map(JSONValue.string)
+        let bytes = JSONValue.object(spec).serialized()
+        // Raw tokens are secrets: a spec that holds them is sealed like installation tokens.
+        if notification.target.holdsTokens { return (Data(try cipher.seal(bytes)), true) }
+        return (Data(bytes), false)
+    }
+
+    func decodeNotification(_ row: PostgresRandomAccessRow) throws -> PushNotification {
+        var bytes = try row.bytes("spec")
+        if try row.get("spec_sealed", as: Bool.self) { bytes = try cipher.open(bytes) }
+        let spec = try JSONObjectReader(try JSONValue.parse(bytes))
+        guard let target = spec.members["target"], let payload = spec.members["payload"],
+            let status = NotificationStatus(rawValue: try row.get("status"))
+        else { throw HeraldError.internal("Stored notification is unreadable.") }
+        return PushNotification(
+            id: try row.get("id"), appID: try row.get("app_id"), target: try NotificationTarget(parsing: target),
+            payload: try NotificationPayload(parsing: payload), source: try spec.string("source"),
+            category: try spec.string("category"), pushTime: try spec.string("push_time"),
+            notBefore: try row.date("not_before"), expiresAt: try row.date("expires_at"),
+            respectPreferences: try spec.bool("respect_preferences") ?? true,
+            idempotencyKey: try row.get("idempotency_key"), status: status,
+            counts: NotificationCounts(
+                targeted: try row.get("targeted"), sent: try row.get("sent"), failed: try row.get("failed"),
+                invalid: try row.get("invalid"), skippedPreferences: try row.get("skipped_preferences"),
+                skippedExpired: try row.get("skipped_expired"), rateLimited: try row.get("rate_limited")),
+            createdAt: try row.date("created_at") ?? Date(timeIntervalSince1970: 0),
+            startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"))
+    }
+}

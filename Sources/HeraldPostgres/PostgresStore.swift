@@ -1,0 +1,174 @@
+import Foundation
+import HeraldCore
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The shared store: one PostgreSQL database that any number of Herald nodes use at once, through a
+/// pooled `PostgresClient`. Tokens and generated app keys are sealed with the ``TokenCipher``, as on
+/// SQLite. Jobs are claimed with `FOR UPDATE SKIP LOCKED`; new work is announced with
+/// `NOTIFY herald_jobs`, which every node's store hears on a connection of its own.
+public final class PostgresStore: Store, Sendable {
+    let client: PostgresClient
+    let cipher: TokenCipher
+    let logger: Logger
+    let configuration: PostgresStoreConfiguration
+    let signals = JobSignalHub()
+    private let tasks: [Task<Void, Never>]
+
+    /// The channel that announces new or sooner jobs.
+    static let jobChannel = "herald_jobs"
+
+    /// Connects to the database at `url` (see ``PostgresStoreConfiguration``) and starts the
+    /// connection pool and the job-signal listener. Call ``migrate()`` before use and ``close()``
+    /// at the end.
+    /// - Throws: `HeraldError` when the URL is invalid or its TLS settings cannot be loaded.
+    public convenience init(
+        url: String, cipher: TokenCipher, logger: Logger = Logger(label: "herald.postgres")
+    )
+        throws
+    {
+        try self.init(configuration: PostgresStoreConfiguration(url: url), cipher: cipher, logger: logger)
+    }
+
+    /// Connects with explicit settings; see ``init(url:cipher:logger:)``.
+    public init(configuration: PostgresStoreConfiguration, cipher: TokenCipher, logger: Logger) throws {
+        let client = PostgresClient(
+            configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
+        self.client = client
+        self.cipher = cipher
+        self.logger = logger
+        self.configuration = configuration
+        let signals = self.signals
+        // The pool runs for the store's life; `close()` cancels it (PostgresClient's run() is the
+        // pool's whole lifetime and returns when its task is cancelled).
+        let run = Task { await client.run() }
+        let listen = Task { await Self.listen(client: client, signals: signals, logger: logger) }
+        self.tasks = [run, listen]
+    }
+
+    deinit {
+        for task in tasks { task.cancel() }
+        signals.finish()
+    }
+
+    /// Stops listening, ends every job-signal stream and closes the pool's connections.
+    public func close() async {
+        signals.finish()
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
+
+    public func migrate() async throws {
+        try await PostgresMigrations.apply(to: self)
+    }
+
+    public func ping() async throws {
+        _ = try await read { connection in try await connection.rows("SELECT 1") }
+    }
+
+    // MARK: Job signals
+
+    public func jobSignals() -> AsyncStream<Void> {
+        signals.stream()
+    }
+
+    /// Holds one pooled connection in `LISTEN herald_jobs` and signals every stream on each
+    /// notification, reconnecting after a failure (and signalling then, as one may have been missed).
+    private static func listen(client: PostgresClient, signals: JobSignalHub, logger: Logger) async {
+        var delay: Duration = .milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: jobChannel) { notifications in
+                        delay = .milliseconds(100)
+                        signals.signal()
+                        for try await _ in notifications { signals.signal() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("Job-signal listener lost its connection", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
+    }
+
+    // MARK: Connections and transactions
+
+    /// Runs `body` on one pooled connection outside a transaction.
+    func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await client.withConnection { connection in try await body(connection) }
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws (its
+    /// error is rethrown as it is).
+    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await client.withConnection { connection in
+            try await connection.run("BEGIN")
+            do {
+                let result = try await body(connection)
+                try await connection.run("COMMIT")
+                return result
+            } catch {
+                try? await connection.run("ROLLBACK")
+                throw error
+            }
+        }
+    }
+}
+
+/// A value bound to a statement's `$n`, or NULL.
+typealias SQLBind = (any PostgresThrowingDynamicTypeEncodable)?
+
+extension PostgresConnection {
+    /// Runs a statement with bound values; the rows it returned and how many it changed.
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLBind] = []) async throws -> PostgresQueryResult {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            if let value { try bindings.append(value) } else { bindings.appendNull() }
+        }
+        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
+        let future: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: self.logger)
+        return try await future.get()
+    }
+
+    /// The rows of a query, ready for access by column name.
+    func rows(_ sql: String, _ values: [SQLBind] = []) async throws -> [PostgresRandomAccessRow] {
+        try await run(sql, values).rows.map { $0.makeRandomAccess() }
+    }
+
+    /// How many rows a statement changed.
+    func changes(_ sql: String, _ values: [SQLBind] = []) async throws -> Int {
+        try await run(sql, values).metadata.rows ?? 0
+    }
+
+    /// `NOTIFY herald_jobs`: delivered to the listeners when the current transaction commits.
+    func notifyJobs() async throws {
+        try await run("NOTIFY \(PostgresStore.jobChannel)")
+    }
+}
+
+extension PostgresRandomAccessRow {
+    /// The column's value, decoded.
+    func get<Value: PostgresDecodable>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
+        try self[column].decode(Value.self, context: .default)
+    }
+
+    /// A date stored as seconds since 1970, or nil.
+    func date(_ column: String) throws -> Date? {
+        try get(column, as: Double?.self).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// A bytea column's bytes.
+    func bytes(_ column: String) throws -> [UInt8] {
+        Array(try get(column, as: Data.self))
+    }
+}
+
+/// `$from, $from+1, …`: the placeholders of a list of `count` values.
+func placeholders(from start: Int, count: Int) -> String {
+    (start..<(start + count)).map { "$\($0)" }.joined(separator: ", ")
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A fresh PostgreSQL database for one test, on the cluster `HERALD_TEST_POSTGRES` names — or, when
+/// that is unset, on the throwaway cluster `scripts/postgres` installs and starts (so PostgreSQL
+/// tests run, never skip, on a machine without it). ``drop()`` removes the database.
+public struct PostgresTestDatabase: Sendable {
+    /// The database's URL (`postgres://…/herald_test_…`).
+    public let url: String
+    /// Its name.
+    public let name: String
+    private let server: URLComponents
+
+    /// Creates a database with a random name.
+    /// - Throws: When the cluster cannot be started or reached.
+    public static func create() async throws -> PostgresTestDatabase {
+        let serverURL = try await serverURL()
+        guard let components = URLComponents(string: serverURL) else {
+            throw PostgresTestDatabaseError("HERALD_TEST_POSTGRES is not a URL: \(serverURL)")
+        }
+        let name = "herald_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await Self.administer(components, "CREATE DATABASE \(name)")
+        var database = components
+        database.path = "/" + name
+        guard let url = database.string else { throw PostgresTestDatabaseError("Cannot form the database URL.") }
+        return PostgresTestDatabase(url: url, name: name, server: components)
+    }
+
+    /// Drops the database (closing whatever connections are still open on it).
+    public func drop() async throws {
+        try await Self.administer(server, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    /// The cluster's URL: `HERALD_TEST_POSTGRES`, else what `scripts/postgres` prints (run once per process).
+    public static func serverURL() async throws -> String {
+        if let url = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"], !url.isEmpty { return url }
+        return try await started.value
+    }
+
+    private static let started = Task<String, any Error> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let script = root.appendingPathComponent("scripts/postgres").path
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let outputPath = directory.file("stdout")
+        let errorsPath = directory.file("stderr")
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["bash", script]
+        process.standardOutput = output
+        process.standardError = errors
+        // Files, not pipes, and no waitUntilExit: the script may install packages for minutes.
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        try? output.close()
+        try? errors.close()
+        let out = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard status == 0, let url = out.split(separator: "\n").last.map(String.init), url.hasPrefix("postgres://")
+        else {
+            let err = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
+            throw PostgresTestDatabaseError("scripts/postgres failed (\(status)): \(err)")
+        }
+        return url
+    }
+
+    /// Runs one statement on the cluster's maintenance database.
+    private static func administer(_ server: URLComponents, _ statement: String) async throws {
+        let path = server.path.hasPrefix("/") ? String(server.path.dropFirst()) : server.path
+        let configuration = PostgresConnection.Configuration(
+            host: server.host ?? "127.0.0.1", port: server.port ?? 5432, username: server.user ?? "postgres",
+            password: server.password, database: path.isEmpty ? "postgres" : path, tls: .disable)
+        let logger = Logger(label: "herald.test.postgres")
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}
+
+/// The test cluster could not be started or reached.
+public struct PostgresTestDatabaseError: Error, CustomStringConvertible {
+    public var description: String
+
+    /// Creates an error with its message.
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,544 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import PostgresNIO
+import Testing
+
+@testable import HeraldPostgres
+
+/// A fresh database with a migrated store on it (and more stores on the same database: other nodes).
+struct PostgresFixture {
+    let database: PostgresTestDatabase
+    let cipher: TokenCipher
+    let store: PostgresStore
+
+    static func make() async throws -> PostgresFixture {
+        let database = try await PostgresTestDatabase.create()
+        let cipher = Fixtures.cipher()
+        let store = try PostgresStore(url: database.url, cipher: cipher)
+        try await store.migrate()
+        return PostgresFixture(database: database, cipher: cipher, store: store)
+    }
+
+    /// Another node's store on the same database, with the same master key.
+    func node() throws -> PostgresStore {
+        try PostgresStore(url: database.url, cipher: cipher)
+    }
+
+    /// Runs `body` with the fixture, then closes the store and drops the database, whatever happens.
+    static func with(_ body: (PostgresFixture) async throws -> Void) async throws {
+        let fixture = try await make()
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.store.close()
+            try? await fixture.database.drop()
+            throw error
+        }
+        await fixture.store.close()
+        try await fixture.database.drop()
+    }
+}
+
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func ios(_ token: String, user: String? = nil, device: String? = nil) -> InstallationRegistration {
+        InstallationRegistration(
+            platform: .ios, service: .apns, token: .device(token), profile: .init(userID: user, deviceID: device))
+    }
+
+    @Test("Migrating applies v1_schema once, and two nodes migrating at once do it once")
+    func migrations() async throws {
+        let database = try await PostgresTestDatabase.create()
+        let cipher = Fixtures.cipher()
+        let first = try PostgresStore(url: database.url, cipher: cipher)
+        let second = try PostgresStore(url: database.url, cipher: cipher)
+        async let one: Void = first.migrate()
+        async let two: Void = second.migrate()
+        _ = try await (one, two)
+        try await first.migrate()
+        #expect(try await PostgresMigrations.applied(first) == ["v1_schema"])
+        try await first.ping()
+        await first.close()
+        await second.close()
+        try await database.drop()
+    }
+
+    @Test("The URL's settings: host, port, credentials, database and sslmode")
+    func configuration() throws {
+        let parsed = try PostgresStoreConfiguration(
+            url: "postgres://herald:s%40cret@db.example:6543/push?sslmode=verify-full&sslrootcert=/etc/ca.pem")
+        #expect(parsed.host == "db.example")
+        #expect(parsed.port == 6543)
+        #expect(parsed.username == "herald")
+        #expect(parsed.password == "s@cret")
+        #expect(parsed.database == "push")
+        #expect(parsed.sslMode == .verifyFull)
+        #expect(parsed.sslRootCertificate == "/etc/ca.pem")
+        #expect(!parsed.redacted.contains("cret"))
+        #expect(try PostgresStoreConfiguration(url: "postgresql://u@h/d").sslMode == .prefer)
+        #expect(throws: HeraldError.self) { try PostgresStoreConfiguration(url: "postgres://u@h/d?sslmode=maybe") }
+        #expect(throws: HeraldError.self) { try PostgresStoreConfiguration(url: "mysql://u@h/d") }
+    }
+
+    @Test("Registering the same token twice keeps one installation")
+    func upsertByToken() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let token = Fixtures.apnsToken()
+            let first = try await store.register(ios(token), appID: "a", now: now)
+            var again = ios(token)
+            again.locale = "fr"
+            again.environment = .sandbox
+            let second = try await store.register(again, appID: "a", now: now.addingTimeInterval(5))
+            #expect(first.created)
+            #expect(!second.created)
+            #expect(second.installation.id == first.installation.id)
+            #expect(second.installation.locale == "fr")
+            #expect(second.installation.environment == .sandbox)
+            #expect(try await store.installations(appID: "a", filter: .init(), page: .init()).count == 1)
+            #expect(try await store.installation(appID: "a", id: first.installation.id) == second.installation)
+        }
+    }
+
+    @Test("Apps are isolated; a device id is the identity and the token can change")
+    func identity() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let token = Fixtures.apnsToken()
+            let one = try await store.register(ios(token), appID: "a", now: now)
+            #expect(try await store.register(ios(token), appID: "b", now: now).created)
+            #expect(try await store.installation(appID: "b", id: one.installation.id) == nil)
+
+            let first = try await store.register(ios(Fixtures.apnsToken(), device: "phone-1"), appID: "a", now: now)
+            let refreshed = Fixtures.apnsToken()
+            let second = try await store.register(ios(refreshed, device: "phone-1"), appID: "a", now: now)
+            #expect(second.installation.id == first.installation.id)
+            #expect(second.installation.token == .device(refreshed))
+            #expect(try await store.installations(appID: "a", deviceID: "phone-1").map(\.id) == [first.installation.id])
+        }
+    }
+
+    @Test("A token moves to the user and device that present it; one token, one installation")
+    func tokenMoves() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let token = Fixtures.apnsToken()
+            let alice = try await store.register(ios(token, user: "alice"), appID: "a", now: now)
+            let bob = try await store.register(ios(token, user: "bob"), appID: "a", now: now)
+            #expect(bob.installation.id == alice.installation.id)
+            #expect(bob.installation.userID == "bob")
+            let onDevice = try await store.register(ios(Fixtures.apnsToken(), device: "d2"), appID: "a", now: now)
+            let moved = try await store.register(ios(token, device: "d2"), appID: "a", now: now)
+            #expect(moved.installation.id == onDevice.installation.id)
+            #expect(try await store.installation(appID: "a", id: alice.installation.id) == nil)
+            #expect(try await store.installations(appID: "a", filter: .init(), page: .init()).count == 1)
+        }
+    }
+
+    @Test("Re-registering re-validates and resets the failure count")
+    func revalidation() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let token = Fixtures.apnsToken()
+            var installation = try await store.register(ios(token), appID: "a", now: now).installation
+            installation.valid = false
+            installation.failureCount = 5
+            installation.invalidatedAt = now
+            installation.lastFailureReason = "Unregistered"
+            _ = try await store.update(installation, now: now)
+            #expect(try await store.installation(appID: "a", id: installation.id)?.valid == false)
+            let again = try await store.register(ios(token), appID: "a", now: now.addingTimeInterval(60))
+            #expect(again.installation.valid)
+            #expect(again.installation.failureCount == 0)
+            #expect(again.installation.invalidatedAt == nil)
+        }
+    }
+
+    @Test("Filters, channels and keyset pages")
+    func listing() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            for index in 0..<7 {
+                var registration = ios(Fixtures.apnsToken(), user: index.isMultiple(of: 2) ? "even" : "odd")
+                registration.channels = index < 3 ? ["news"] : ["sports"]
+                _ = try await store.register(registration, appID: "a", now: now.addingTimeInterval(Double(index)))
+            }
+            _ = try await store.register(
+                InstallationRegistration(platform: .android, service: .fcm, token: .device(Fixtures.fcmToken())),
+                appID: "a", now: now)
+            #expect(try await store.installations(appID: "a", filter: .init(userID: "even"), page: .init()).count == 4)
+            #expect(try await store.installations(appID: "a", filter: .init(channel: "news"), page: .init()).count == 3)
+            #expect(
+                try await store.installations(appID: "a", filter: .init(platform: .android), page: .init()).count == 1)
+            #expect(try await store.installations(appID: "a", filter: .init(service: .apns), page: .init()).count == 7)
+            #expect(try await store.installations(appID: "a", filter: .init(valid: false), page: .init()).isEmpty)
+            var seen: [String] = []
+            var after: String?
+            repeat {
+                let page = try await store.installations(
+                    appID: "a", filter: .init(), page: .init(after: after, limit: 3))
+                seen += page.map(\.id)
+                after = page.count == 3 ? page.last?.id : nil
+            } while after != nil
+            #expect(seen.count == 8)
+            #expect(seen == seen.sorted())
+            #expect(Set(seen).count == 8)
+
+            var installation = try #require(
+                try await store.installations(appID: "a", filter: .init(channel: "news"), page: .init()).first)
+            installation.channels = ["weather"]
+            _ = try await store.update(installation, now: now)
+            #expect(try await store.installations(appID: "a", filter: .init(channel: "news"), page: .init()).count == 2)
+            #expect(try await store.deleteInstallation(appID: "a", id: installation.id))
+            #expect(try await !store.deleteInstallation(appID: "a", id: installation.id))
+            #expect(try await store.installations(appID: "a", filter: .init(channel: "weather"), page: .init()).isEmpty)
+        }
+    }
+
+    @Test("Web Push subscriptions round-trip")
+    func webPush() async throws {
+        try await PostgresFixture.with { fixture in
+            let subscription = Fixtures.webPushSubscription()
+            let registration = InstallationRegistration(
+                platform: .web, service: .webpush, token: .webPush(subscription))
+            let stored = try await fixture.store.register(registration, appID: "a", now: now).installation
+            #expect(try await fixture.store.installation(appID: "a", id: stored.id)?.token == .webPush(subscription))
+        }
+    }
+
+    @Test("No column of any table holds a token or an app key in clear")
+    func encryptedAtRest() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let token = Fixtures.apnsToken()
+            let fcm = Fixtures.fcmToken()
+            let subscription = Fixtures.webPushSubscription()
+            _ = try await store.register(ios(token), appID: "a", now: now)
+            _ = try await store.register(
+                InstallationRegistration(platform: .android, service: .fcm, token: .device(fcm)), appID: "a", now: now)
+            _ = try await store.register(
+                InstallationRegistration(platform: .web, service: .webpush, token: .webPush(subscription)),
+                appID: "a", now: now)
+            let keys = try await store.insertAppKeys(AppKeys.generate(appID: "a"))
+            // A notification to raw tokens keeps them in its (sealed) spec.
+            let target = try NotificationTarget(
+                parsing: try JSONValue.parse(Array(#"{"tokens": [{"service": "apns", "token": "\#(token)"}]}"#.utf8)))
+            let notification = PushNotification(
+                id: "n1", appID: "a", target: target,
+                payload: try NotificationPayload(parsing: .object(["title": .string("t")])), createdAt: now)
+            _ = try await store.insertNotification(notification, runAt: now, idempotencyWindow: .seconds(60))
+            // Every table, every row, as text (bytea in hex, and decoded as UTF-8 too).
+            let dump = try await store.read { connection in
+                var text = ""
+                let tables = try await connection.rows(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                ).map { try $0.get("tablename", as: String.self) }
+                for table in tables {
+                    for row in try await connection.rows("SELECT t::text AS line FROM \(table) t") {
+                        text += try row.get("line", as: String.self) + "\n"
+                    }
+                    for row in try await connection.rows(
+                        "SELECT convert_from(convert_to(t::text, 'UTF8'), 'UTF8') AS line FROM \(table) t")
+                    {
+                        text += try row.get("line", as: String.self) + "\n"
+                    }
+                }
+                return text
+            }
+            #expect(dump.contains("n1"))
+            for secret in [token, fcm, subscription.endpoint, subscription.p256dh, keys.serverKey, keys.clientKey] {
+                #expect(!dump.contains(secret))
+                #expect(!dump.contains(Data(secret.utf8).map { String(format: "%02x", $0) }.joined()))
+            }
+        }
+    }
+
+    @Test("Generated app keys are stored once, and the first node's keys win")
+    func appKeys() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            #expect(try await store.appKeys(appID: "default") == nil)
+            let other = try fixture.node()
+            let first = try await store.insertAppKeys(AppKeys.generate(appID: "default"))
+            let second = try await other.insertAppKeys(AppKeys.generate(appID: "default"))
+            #expect(first == second)
+            #expect(try await store.appKeys(appID: "default") == first)
+            await other.close()
+        }
+    }
+
+    @Test("Preferences: set, read, insert only when none, gone with the installation")
+    func preferences() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let id = try await store.register(ios(Fixtures.apnsToken()), appID: "a", now: now).installation.id
+            let chosen = try Preferences(stored: #"{"sound_enabled": false}"#)
+            let defaults = try Preferences(stored: #"{"sound_enabled": true}"#)
+            #expect(try await store.preferences(appID: "a", installationID: id) == nil)
+            #expect(try await store.insertPreferences(appID: "a", installationID: id, preferences: chosen, now: now))
+            #expect(try await !store.insertPreferences(appID: "a", installationID: id, preferences: defaults, now: now))
+            #expect(try await store.preferences(appID: "a", installationID: id) == chosen)
+            #expect(try await store.setPreferences(appID: "a", installationID: id, preferences: defaults, now: now))
+            #expect(try await store.preferences(installationIDs: [id, "nope"]) == [id: defaults])
+            #expect(try await !store.setPreferences(appID: "b", installationID: id, preferences: chosen, now: now))
+            #expect(try await store.deleteInstallation(appID: "a", id: id))
+            #expect(try await store.preferences(installationIDs: [id]).isEmpty)
+        }
+    }
+
+    @Test("Export and import keep ids, sealed tokens and preferences")
+    func exportImport() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            var ids: [String] = []
+            for _ in 0..<5 {
+                ids.append(try await store.register(ios(Fixtures.apnsToken()), appID: "a", now: now).installation.id)
+            }
+            _ = try await store.setPreferences(
+                appID: "a", installationID: ids[0], preferences: try Preferences(stored: #"{"sound_enabled": false}"#),
+                now: now)
+            var exported: [ExportedInstallation] = []
+            var cursor: ExportCursor?
+            repeat {
+                let page = try await store.exportInstallations(after: cursor, limit: 2)
+                exported += page
+                cursor =
+                    page.count == 2
+                    ? page.last.map { ExportCursor(appID: $0.installation.appID, id: $0.installation.id) } : nil
+            } while cursor != nil
+            #expect(exported.map(\.installation.id) == ids.sorted())
+            let target = try await PostgresTestDatabase.create()
+            let copy = try PostgresStore(url: target.url, cipher: fixture.cipher)
+            try await copy.migrate()
+            #expect(try await copy.importInstallations(exported) == 5)
+            for id in ids {
+                #expect(try await copy.installation(appID: "a", id: id) == store.installation(appID: "a", id: id))
+            }
+            #expect(try await copy.preferences(installationIDs: ids).count == 1)
+            await copy.close()
+            try await target.drop()
+        }
+    }
+
+    @Test("50,000 registrations in one batch")
+    func bulkRegistration() async throws {
+        try await PostgresFixture.with { fixture in
+            let registrations = (0..<50_000).map { _ in ios(Fixtures.apnsToken()) }
+            let started = ContinuousClock.now
+            let results = try await fixture.store.register(batch: registrations, appID: "a", now: now)
+            let elapsed = ContinuousClock.now - started
+            #expect(results.count == 50_000)
+            #expect(results.allSatisfy { $0.created })
+            #expect(elapsed < .seconds(240), "batch took \(elapsed)")
+            let count = try await fixture.store.count(
+                try NotificationTarget(parsing: .object(["all": .bool(true)])), appID: "a")
+            #expect(count[.apns] == 50_000)
+        }
+    }
+}
+
+@Suite("PostgreSQL job queue and cluster state")
+struct PostgresJobQueueTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("A page commit renews its job's lease in the same transaction, only for the lock's owner")
+    func commitRenewsLease() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            try await store.scheduleJob(kind: "notification", reference: "n1", runAt: now)
+            let job = try #require(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "w1", now: now, lockedUntil: now.addingTimeInterval(30)))
+            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: "n1")
+            page.lockedUntil = now.addingTimeInterval(600)
+            #expect(try await store.commit(page))
+            let early = try await store.claimJob(
+                kinds: ["notification"], owner: "w2", now: now.addingTimeInterval(60),
+                lockedUntil: now.addingTimeInterval(90))
+            #expect(early == nil)
+            var stranger = PageCommit(jobID: job.id, owner: "w2", notificationID: "n1")
+            stranger.lockedUntil = now.addingTimeInterval(10_000)
+            #expect(try await !store.commit(stranger))
+            let late = try await store.claimJob(
+                kinds: ["notification"], owner: "w2", now: now.addingTimeInterval(700),
+                lockedUntil: now.addingTimeInterval(730))
+            #expect(late?.id == job.id)
+            #expect(late?.attempts == 2)
+        }
+    }
+
+    @Test("Two owners claiming at once on two nodes never get the same job")
+    func concurrentClaims() async throws {
+        try await PostgresFixture.with { fixture in
+            let other = try fixture.node()
+            for index in 0..<40 {
+                try await fixture.store.scheduleJob(
+                    kind: "notification", reference: "n\(index)", runAt: now.addingTimeInterval(Double(index % 5)))
+            }
+            let until = now.addingTimeInterval(60)
+            let later = now.addingTimeInterval(10)
+            async let first: [Int64] = {
+                var ids: [Int64] = []
+                while let job = try await fixture.store.claimJob(
+                    kinds: ["notification"], owner: "one", now: later, lockedUntil: until)
+                {
+                    ids.append(job.id)
+                }
+                return ids
+            }()
+            async let second: [Int64] = {
+                var ids: [Int64] = []
+                while let job = try await other.claimJob(
+                    kinds: ["notification"], owner: "two", now: later, lockedUntil: until)
+                {
+                    ids.append(job.id)
+                }
+                return ids
+            }()
+            let (one, two) = try await (first, second)
+            #expect(one.count + two.count == 40)
+            #expect(Set(one).isDisjoint(with: Set(two)))
+            #expect(Set(one + two).count == 40)
+            // Not due yet, or of another kind: not claimed.
+            try await fixture.store.scheduleJob(kind: "cleanup", reference: "x", runAt: now)
+            try await fixture.store.scheduleJob(kind: "notification", reference: "future", runAt: now + 3600)
+            #expect(
+                try await other.claimJob(kinds: ["notification"], owner: "two", now: later, lockedUntil: until) == nil)
+            await other.close()
+        }
+    }
+
+    @Test("An expired lease is claimable by another owner; release and finish need the lock")
+    func expiredLease() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let other = try fixture.node()
+            try await store.scheduleJob(kind: "notification", reference: "n1", runAt: now)
+            let job = try #require(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "dead", now: now, lockedUntil: now.addingTimeInterval(30)))
+            #expect(
+                try await other.claimJob(
+                    kinds: ["notification"], owner: "alive", now: now.addingTimeInterval(29),
+                    lockedUntil: now.addingTimeInterval(60)) == nil)
+            let resumed = try #require(
+                try await other.claimJob(
+                    kinds: ["notification"], owner: "alive", now: now.addingTimeInterval(31),
+                    lockedUntil: now.addingTimeInterval(90)))
+            #expect(resumed.id == job.id)
+            // The dead owner's late calls change nothing.
+            try await store.finishJob(id: job.id, owner: "dead")
+            try await store.releaseJob(id: job.id, owner: "dead", runAt: now, error: "late")
+            #expect(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(60),
+                    lockedUntil: now.addingTimeInterval(120)) == nil)
+            try await other.releaseJob(id: job.id, owner: "alive", runAt: now.addingTimeInterval(100), error: "retry")
+            #expect(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(99),
+                    lockedUntil: now.addingTimeInterval(120)) == nil)
+            let again = try #require(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(100),
+                    lockedUntil: now.addingTimeInterval(130)))
+            try await store.finishJob(id: again.id, owner: "third")
+            #expect(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(1000),
+                    lockedUntil: now.addingTimeInterval(1030)) == nil)
+            await other.close()
+        }
+    }
+
+    @Test("jobSignals yields after another node stores a notification")
+    func signalsAcrossNodes() async throws {
+        try await PostgresFixture.with { fixture in
+            let listener = try fixture.node()
+            // Both stores hold a LISTEN connection once they are up; from then on nothing is missed.
+            for _ in 0..<200 {
+                let listening =
+                    try await fixture.store.read { connection in
+                        try await connection.rows(
+                            """
+                            SELECT count(*) AS n FROM pg_stat_activity
+                            WHERE datname = current_database() AND query LIKE 'LISTEN%'
+                            """)
+                    }.first.map { try $0.get("n", as: Int.self) } ?? 0
+                if listening >= 2 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let signals = listener.jobSignals()
+            let waiter = Task {
+                for await _ in signals { return true }
+                return false
+            }
+            let notification = PushNotification(
+                id: "n-signal", appID: "a", target: try NotificationTarget(parsing: .object(["all": .bool(true)])),
+                payload: try NotificationPayload(parsing: .object(["title": .string("t")])), createdAt: now)
+            _ = try await fixture.store.insertNotification(notification, runAt: now, idempotencyWindow: .seconds(60))
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(10))
+                waiter.cancel()
+            }
+            let received = await waiter.value
+            timeout.cancel()
+            #expect(received)
+            await listener.close()
+        }
+    }
+
+    @Test("acquireToken spends one bucket shared by two nodes")
+    func sharedBucket() async throws {
+        try await PostgresFixture.with { fixture in
+            let other = try fixture.node()
+            var allowed = 0
+            for index in 0..<10 {
+                let store = index.isMultiple(of: 2) ? fixture.store : other
+                if case .allowed = try await store.acquireToken(bucket: "b", capacity: 4, per: 60, now: now) {
+                    allowed += 1
+                }
+            }
+            #expect(allowed == 4)
+            // Concurrent spenders on both nodes: still the capacity, no more.
+            async let left: Int = {
+                var count = 0
+                for _ in 0..<10 {
+                    if case .allowed = try await fixture.store.acquireToken(
+                        bucket: "c", capacity: 5, per: 60, now: now)
+                    {
+                        count += 1
+                    }
+                }
+                return count
+            }()
+            async let right: Int = {
+                var count = 0
+                for _ in 0..<10 {
+                    if case .allowed = try await other.acquireToken(bucket: "c", capacity: 5, per: 60, now: now) {
+                        count += 1
+                    }
+                }
+                return count
+            }()
+            #expect(try await left + right == 5)
+            // A full interval later the bucket is full again.
+            if case .allowed = try await other.acquireToken(
+                bucket: "b", capacity: 4, per: 60, now: now.addingTimeInterval(60))
+            {
+            } else {
+                Issue.record("the bucket did not refill")
+            }
+            try await fixture.store.pauseProvider(appID: "a", service: .apns, until: now.addingTimeInterval(30))
+            try await other.pauseProvider(appID: "a", service: .apns, until: now.addingTimeInterval(10))
+            #expect(
+                try await other.providerPauses(now: now)
+                    == [ProviderPause(appID: "a", service: .apns, until: now.addingTimeInterval(30))])
+            #expect(try await other.providerPauses(now: now.addingTimeInterval(31)).isEmpty)
+            await other.close()
+        }
+    }
+}
