@@ -17,18 +17,17 @@ enum PostgresMigrations {
 
     /// Applies every migration the database lacks.
     static func apply(to store: PostgresStore) async throws {
-        try await store.read { connection in
-            try await connection.run(
-                """
-                CREATE TABLE IF NOT EXISTS herald_migrations (
-                    version TEXT PRIMARY KEY,
-                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-                )
-                """)
-        }
         for migration in all {
             try await store.transaction { connection in
                 try await connection.run("SELECT pg_advisory_xact_lock($1)", [lockKey])
+                // Under the lock: two nodes creating it at once would clash in the catalog.
+                try await connection.run(
+                    """
+                    CREATE TABLE IF NOT EXISTS herald_migrations (
+                        version TEXT PRIMARY KEY,
+                        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                    )
+                    """)
                 let applied = try await connection.rows(
                     "SELECT 1 FROM herald_migrations WHERE version = $1", [migration.id])
                 guard applied.isEmpty else { return }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import NIOCore
 import PostgresNIO
 
 extension PostgresStore: InstallationRegistry {
@@ -52,13 +53,42 @@ extension PostgresStore: InstallationRegistry {
     ) async throws -> [RegistrationResult] {
         let sealed = try registrations.map { try cipher.seal($0.token, service: $0.service) }
         return try await transaction { connection in
-            var results: [RegistrationResult] = []
-            results.reserveCapacity(registrations.count)
-            for (registration, token) in zip(registrations, sealed) {
-                results.append(try await self.register(registration, sealed: token, appID: appID, now: now, connection))
+            // Every row the batch could touch, read (and locked) at once; the batch is then resolved in
+            // memory, registration after registration as register(_:) would, and written in bulk.
+            let existing = try await self.fetchInstallationsWithIndex(
+                connection,
+                where: "app_id = $1 AND (token_index = ANY($2) OR device_id = ANY($3)) FOR UPDATE",
+                [
+                    appID, sealed.map { ByteBuffer(bytes: $0.index) },
+                    Array(Set(registrations.compactMap(\.profile.deviceID))),
+                ])
+            var batch = RegistrationBatch(existing: existing)
+            let results = zip(registrations, sealed).map { registration, token in
+                batch.register(registration, sealed: token, appID: appID, now: now)
             }
+            try await self.write(batch, connection)
             return results
         }
+    }
+
+    /// Writes a resolved batch: deletions first, then updates, then new rows in multi-row inserts,
+    /// so no unique index sees a token or device identity twice on the way.
+    private func write(_ batch: RegistrationBatch, _ connection: PostgresConnection) async throws {
+        if !batch.deleted.isEmpty {
+            try await connection.run("DELETE FROM installations WHERE id = ANY($1)", [Array(batch.deleted)])
+        }
+        var inserted: [RegistrationBatch.Row] = []
+        for id in batch.order {
+            guard let row = batch.rows[id] else { continue }
+            if row.stored {
+                try await write(
+                    connection, row.installation, tokenIndex: row.token.index, sealedToken: row.token.sealed,
+                    insert: false)
+            } else {
+                inserted.append(row)
+            }
+        }
+        try await insert(inserted.map { ($0.installation, $0.token) }, connection)
     }
 
     private func register(
@@ -273,31 +303,51 @@ extension PostgresStore: InstallationRegistry {
             _ = try cipher.openToken(record.sealedToken.sealed, service: record.installation.service)
         }
         let now = Date().timeIntervalSince1970
-        return try await transaction { connection in
-            for record in records {
-                let installation = record.installation
-                // The imported record wins over whatever holds its id, token or device identity.
+        // A later record wins over an earlier one with the same id, token or device identity, as
+        // importing them one by one would.
+        var kept: [String: Int] = [:]
+        var byToken: [String: String] = [:]
+        var byDevice: [String: String] = [:]
+        for (position, record) in records.enumerated() {
+            let installation = record.installation
+            let tokenKey = "\(installation.appID)\u{0}\(installation.service.rawValue)\u{0}\(record.sealedToken.index)"
+            let deviceKey = installation.deviceID.map {
+                "\(installation.appID)\u{0}\(installation.service.rawValue)\u{0}\($0)"
+            }
+            for clash in [byToken[tokenKey], deviceKey.flatMap { byDevice[$0] }].compactMap({ $0 }) {
+                kept[clash] = nil
+            }
+            kept[installation.id] = position
+            byToken[tokenKey] = installation.id
+            if let deviceKey { byDevice[deviceKey] = installation.id }
+        }
+        let survivors = records.enumerated().filter { kept[$0.element.installation.id] == $0.offset }.map(\.element)
+        let withDevice = survivors.filter { $0.installation.deviceID != nil }
+        let preferences = survivors.compactMap { record in record.preferences.map { (record.installation.id, $0) } }
+        try await transaction { connection in
+            // The imported records win over whatever holds their ids, tokens or device identities.
+            try await connection.run(
+                """
+                DELETE FROM installations WHERE id = ANY($1)
+                    OR (app_id, service, token_index) IN (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[]))
+                    OR (app_id, service, device_id) IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))
+                """,
+                [
+                    survivors.map(\.installation.id), survivors.map(\.installation.appID),
+                    survivors.map(\.installation.service.rawValue),
+                    survivors.map { ByteBuffer(bytes: $0.sealedToken.index) }, withDevice.map(\.installation.appID),
+                    withDevice.map(\.installation.service.rawValue), withDevice.compactMap(\.installation.deviceID),
+                ])
+            try await self.insert(survivors.map { ($0.installation, $0.sealedToken) }, connection)
+            if !preferences.isEmpty {
                 try await connection.run(
                     """
-                    DELETE FROM installations WHERE id = $1
-                        OR (app_id = $2 AND service = $3 AND token_index = $4)
-                        OR (app_id = $2 AND device_id = $5 AND service = $3)
-                    """,
-                    [
-                        installation.id, installation.appID, installation.service.rawValue,
-                        Data(record.sealedToken.index), installation.deviceID,
-                    ])
-                try await self.write(
-                    connection, installation, tokenIndex: record.sealedToken.index,
-                    sealedToken: record.sealedToken.sealed, insert: true)
-                if let preferences = record.preferences {
-                    try await connection.run(
-                        "INSERT INTO preferences (installation_id, body, updated_at) VALUES ($1, $2, $3)",
-                        [installation.id, preferences.storedText, now])
-                }
+                    INSERT INTO preferences (installation_id, body, updated_at)
+                    SELECT id, body, $3 FROM unnest($1::text[], $2::text[]) AS p(id, body)
+                    """, [preferences.map(\.0), preferences.map(\.1.storedText), now])
             }
-            return records.count
         }
+        return records.count
     }
 
     // MARK: Clean-up
@@ -403,14 +453,28 @@ extension PostgresStore: InstallationRegistry {
         try await connection.run("DELETE FROM installations WHERE id = $1", [id])
     }
 
-    func write(
-        _ connection: PostgresConnection, _ installation: Installation, tokenIndex: [UInt8], sealedToken: [UInt8],
-        insert: Bool
-    ) async throws {
+    /// The columns `write` sets, in order (the id comes last).
+    static let writtenColumns = columnValues(
+        Installation(
+            id: "", appID: "", userID: nil, deviceID: nil, platform: .ios, service: .apns, environment: .production,
+            token: .device(""), channels: [], locale: nil, timezone: nil, badge: 0, appVersion: nil, osVersion: nil,
+            deviceModel: nil, bundleID: nil, attributes: [:], createdAt: Date(), updatedAt: Date()),
+        tokenIndex: [], sealed: []
+    ).map(\.0)
+
+    /// `$n`, cast to jsonb for the JSON columns.
+    static func placeholder(_ index: Int, _ column: String) -> String {
+        column == "channels" || column == "attributes" ? "$\(index)::jsonb" : "$\(index)"
+    }
+
+    /// Every written column of an installation with its value.
+    static func columnValues(
+        _ installation: Installation, tokenIndex: [UInt8], sealed sealedToken: [UInt8]
+    ) -> [(String, SQLBind)] {
         let channels = String(
             decoding: JSONValue.array(installation.channels.map(JSONValue.string)).serialized(), as: UTF8.self)
         let attributes = String(decoding: JSONValue.object(installation.attributes).serialized(), as: UTF8.self)
-        let columns: [(String, SQLBind)] = [
+        return [
             ("app_id", installation.appID),
             ("user_id", installation.userID),
             ("device_id", installation.deviceID),
@@ -440,18 +504,25 @@ extension PostgresStore: InstallationRegistry {
             ("invalidated_at", installation.invalidatedAt?.timeIntervalSince1970),
             ("delete_when_invalid", installation.deleteWhenInvalid),
         ]
+    }
+
+    func write(
+        _ connection: PostgresConnection, _ installation: Installation, tokenIndex: [UInt8], sealedToken: [UInt8],
+        insert: Bool
+    ) async throws {
+        let columns = Self.columnValues(installation, tokenIndex: tokenIndex, sealed: sealedToken)
         let values = columns.map(\.1) + [installation.id]
-        func mark(_ index: Int, _ name: String) -> String {
-            name == "channels" || name == "attributes" ? "$\(index)::jsonb" : "$\(index)"
-        }
         if insert {
             let names = columns.map(\.0).joined(separator: ", ")
-            let marks = columns.enumerated().map { mark($0.offset + 1, $0.element.0) }.joined(separator: ", ")
+            let marks = columns.enumerated().map { Self.placeholder($0.offset + 1, $0.element.0) }
+                .joined(separator: ", ")
             try await connection.run(
                 "INSERT INTO installations (\(names), id) VALUES (\(marks), $\(columns.count + 1))", values)
         } else {
-            let assignments = columns.enumerated().map { "\($0.element.0) = \(mark($0.offset + 1, $0.element.0))" }
-                .joined(separator: ", ")
+            let assignments = columns.enumerated().map {
+                "\($0.element.0) = \(Self.placeholder($0.offset + 1, $0.element.0))"
+            }
+            .joined(separator: ", ")
             try await connection.run("UPDATE installations SET \(assignments) WHERE id = $\(columns.count + 1)", values)
             try await connection.run("DELETE FROM installation_channels WHERE installation_id = $1", [installation.id])
         }
@@ -461,6 +532,48 @@ extension PostgresStore: InstallationRegistry {
                 INSERT INTO installation_channels (app_id, channel, installation_id)
                 SELECT $1, channel, $2 FROM unnest($3::text[]) AS channel ON CONFLICT DO NOTHING
                 """, [installation.appID, installation.id, installation.channels])
+        }
+    }
+
+    /// Inserts new installations (and their channel rows) in multi-row statements.
+    func insert(_ rows: [(Installation, SealedToken)], _ connection: PostgresConnection) async throws {
+        // PostgreSQL binds at most 65,535 values in one statement.
+        let perStatement = 60_000 / (Self.writtenColumns.count + 1)
+        for start in stride(from: 0, to: rows.count, by: perStatement) {
+            var values: [SQLBind] = []
+            var tuples: [String] = []
+            for (installation, token) in rows[start..<min(rows.count, start + perStatement)] {
+                let columns = Self.columnValues(installation, tokenIndex: token.index, sealed: token.sealed)
+                let first = values.count + 1
+                let marks = columns.enumerated().map { Self.placeholder(first + $0.offset, $0.element.0) }
+                tuples.append("(\(marks.joined(separator: ", ")), $\(first + columns.count))")
+                values += columns.map(\.1) + [installation.id]
+            }
+            let names = Self.writtenColumns.joined(separator: ", ")
+            try await connection.run(
+                "INSERT INTO installations (\(names), id) VALUES \(tuples.joined(separator: ", "))", values)
+        }
+        let channels = rows.flatMap { installation, _ in installation.channels.map { (installation, $0) } }
+        if !channels.isEmpty {
+            try await connection.run(
+                """
+                INSERT INTO installation_channels (app_id, channel, installation_id)
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING
+                """, [channels.map(\.0.appID), channels.map(\.1), channels.map(\.0.id)])
+        }
+    }
+
+    /// Installations with their stored token index and sealed token.
+    func fetchInstallationsWithIndex(
+        _ connection: PostgresConnection, where condition: String, _ values: [SQLBind]
+    ) async throws -> [(Installation, SealedToken)] {
+        try await connection.rows(
+            "SELECT \(Self.installationColumns()) FROM installations WHERE \(condition)", values
+        ).map { row in
+            (
+                try self.decodeInstallation(row),
+                SealedToken(index: try row.bytes("token_index"), sealed: try row.bytes("token_sealed"))
+            )
         }
     }
 

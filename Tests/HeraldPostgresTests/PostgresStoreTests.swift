@@ -313,13 +313,51 @@ struct PostgresStoreTests {
             let target = try await PostgresTestDatabase.create()
             let copy = try PostgresStore(url: target.url, cipher: fixture.cipher)
             try await copy.migrate()
-            #expect(try await copy.importInstallations(exported) == 5)
+            // A device already there with an exported token, under another id: the import replaces it.
+            let token = try #require(try await store.installation(appID: "a", id: ids[1])?.token)
+            let clash = try await copy.register(
+                InstallationRegistration(platform: .ios, service: .apns, token: token), appID: "a", now: now)
+            #expect(try await copy.importInstallations(exported + [exported[2]]) == 6)
+            #expect(try await copy.installation(appID: "a", id: clash.installation.id) == nil)
+            #expect(try await copy.installations(appID: "a", filter: .init(), page: .init()).count == 5)
             for id in ids {
                 #expect(try await copy.installation(appID: "a", id: id) == store.installation(appID: "a", id: id))
             }
             #expect(try await copy.preferences(installationIDs: ids).count == 1)
             await copy.close()
             try await target.drop()
+        }
+    }
+
+    @Test("A batch resolves identities as registrations one by one do")
+    func batchMatchesSequential() async throws {
+        let (t1, t2, t3, t4) = (Fixtures.apnsToken(), Fixtures.apnsToken(), Fixtures.apnsToken(), Fixtures.apnsToken())
+        let before = [ios(t3, device: "d3"), ios(t4, user: "carol")]
+        let batch = [
+            ios(t1, device: "d1"), ios(t1, device: "d2"), ios(t2), ios(t2, user: "bob"), ios(t3, device: "d4"),
+            ios(t4, device: "d3"), ios(t1, user: "dave", device: "d2"), ios(Fixtures.apnsToken(), device: "d1"),
+        ]
+        func summary(_ store: PostgresStore, _ results: [RegistrationResult]) async throws -> [String] {
+            let stored = try await store.installations(appID: "a", filter: .init(), page: .init(limit: 100))
+            let rows = stored.map { "\($0.token) \($0.userID ?? "-") \($0.deviceID ?? "-")" }.sorted()
+            let answers = results.map { "\($0.created) \($0.installation.token) \($0.installation.userID ?? "-")" }
+            return rows + ["--"] + answers
+        }
+        try await PostgresFixture.with { batched in
+            try await PostgresFixture.with { sequential in
+                for registration in before {
+                    _ = try await batched.store.register(registration, appID: "a", now: now)
+                    _ = try await sequential.store.register(registration, appID: "a", now: now)
+                }
+                let all = try await batched.store.register(batch: batch, appID: "a", now: now)
+                var one: [RegistrationResult] = []
+                for registration in batch {
+                    one.append(try await sequential.store.register(registration, appID: "a", now: now))
+                }
+                let left = try await summary(batched.store, all)
+                let right = try await summary(sequential.store, one)
+                #expect(left == right)
+            }
         }
     }
 
