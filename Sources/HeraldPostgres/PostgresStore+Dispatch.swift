@@ -13,7 +13,7 @@ extension PostgresStore: JobQueue, DispatchLedger {
             if let key = notification.idempotencyKey {
                 // Two nodes taking the same key at once serialize on this lock.
                 try await connection.run(
-                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["\(notification.appID)\u{0}\(key)"])
+                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["\(notification.appID)\u{1F}\(key)"])
                 if let row = try await connection.rows(
                     "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND idempotency_key = $2",
                     [notification.appID, key]

@@ -9,7 +9,7 @@ extension PostgresStore: EventStore {
         try await transaction { connection in
             // An id and an alias share one namespace per app: nodes adding devices to one app take turns.
             try await connection.run(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", ["source_devices\u{0}\(device.appID)"])
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", ["source_devices\u{1F}\(device.appID)"])
             var taken = [device.id]
             if let alias = device.alias { taken.append(alias) }
             let clash = try await connection.rows(
@@ -94,7 +94,7 @@ extension PostgresStore: EventStore {
             // The same event delivered to two nodes at once is stored once.
             try await connection.run(
                 "SELECT pg_advisory_xact_lock(hashtextextended($1, 2))",
-                ["events\u{0}\(event.appID)\u{0}\(event.producer)"])
+                ["events\u{1F}\(event.appID)\u{1F}\(event.producer)"])
             if let earlier = try await self.fetchEvent(
                 connection, where: "e.app_id = $1 AND e.producer = $2 AND e.external_id = $3",
                 [event.appID, event.producer, event.externalID])
