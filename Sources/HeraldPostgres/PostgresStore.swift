@@ -132,7 +132,16 @@ extension PostgresConnection {
         }
         let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
         let future: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: self.logger)
-        return try await future.get()
+        do {
+            return try await future.get()
+        } catch let error as PSQLError {
+            // PSQLError's description hides everything; the server's message and SQLSTATE say what
+            // went wrong without the statement's values (which may be secrets).
+            guard let message = error.serverInfo?[.message] else { throw error }
+            let state = error.serverInfo?[.sqlState] ?? "?"
+            throw HeraldError(
+                kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")
+        }
     }
 
     /// The rows of a query, ready for access by column name.

@@ -42,32 +42,9 @@ public struct PostgresTestDatabase: Sendable {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let script = root.appendingPathComponent("scripts/postgres").path
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let outputPath = directory.file("stdout")
-        let errorsPath = directory.file("stderr")
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["bash", script]
-        process.standardOutput = output
-        process.standardError = errors
-        // Files, not pipes, and no waitUntilExit: the script may install packages for minutes.
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        try? output.close()
-        try? errors.close()
-        let out = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let (status, out, err) = try await ScriptProcess.run(["bash", script])
         guard status == 0, let url = out.split(separator: "\n").last.map(String.init), url.hasPrefix("postgres://")
-        else {
-            let err = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
-            throw PostgresTestDatabaseError("scripts/postgres failed (\(status)): \(err)")
-        }
+        else { throw PostgresTestDatabaseError("scripts/postgres failed (\(status)): \(err)") }
         return url
     }
 

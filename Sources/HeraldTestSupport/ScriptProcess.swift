@@ -1,12 +1,12 @@
 import Foundation
-import HeraldTestSupport
 
-/// Runs the Python scripts the dialect tests drive (an SDK or Home Assistant's own code).
-enum ScriptProcess {
+/// Runs the scripts tests drive (an SDK, Home Assistant's own code, `scripts/postgres`).
+public enum ScriptProcess {
     /// Runs `arguments` through `/usr/bin/env` with `environment` (nil: this process's); its exit
     /// status, standard output and standard error.
-    static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (Int32, String, String)
-    {
+    public static func run(
+        _ arguments: [String], environment: [String: String]? = nil
+    ) async throws -> (Int32, String, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
