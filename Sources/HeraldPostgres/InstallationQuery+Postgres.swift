@@ -78,6 +78,20 @@ private enum PostgresQueryCompiler {
         }
     }
 
+    /// Equality and membership, built from a field's equality test; nil for the other operators.
+    static func membership(
+        _ op: QueryOperator, equal: (QueryValue) -> PostgresFragment
+    ) -> PostgresFragment? {
+        switch op {
+        case .equal(let value): equal(value)
+        case .notEqual(let value): equal(value).negated
+        case .in(let values): .joined(values.map(equal), by: "OR", empty: .false)
+        case .notIn(let values): PostgresFragment.joined(values.map(equal), by: "OR", empty: .false).negated
+        case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+        case .exists, .compare, .regex, .nearSphere, .withinBox: nil
+        }
+    }
+
     static func sqlOperator(_ comparison: QueryOperator.Comparison) -> String {
         switch comparison {
         case .lessThan: "<"
@@ -113,12 +127,13 @@ private enum PostgresQueryCompiler {
         }
 
         func condition(_ op: QueryOperator) -> PostgresFragment {
+            membership(op, equal: equal) ?? other(op)
+        }
+
+        /// The operators other than equality and membership.
+        private func other(_ op: QueryOperator) -> PostgresFragment {
             switch op {
-            case .equal(let value): equal(value)
-            case .notEqual(let value): equal(value).negated
-            case .in(let values): .joined(values.map(equal), by: "OR", empty: .false)
-            case .notIn(let values): PostgresFragment.joined(values.map(equal), by: "OR", empty: .false).negated
-            case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+            case .equal, .notEqual, .in, .notIn, .all: .false
             case .exists(let exists):
                 isNullable
                     ? PostgresFragment(exists ? "\(name) IS NOT NULL" : "\(name) IS NULL") : (exists ? .true : .false)
@@ -203,12 +218,13 @@ private enum PostgresQueryCompiler {
         init(_ keys: [String]) { self.keys = keys }
 
         func condition(_ op: QueryOperator) -> PostgresFragment {
+            membership(op, equal: equal) ?? other(op)
+        }
+
+        /// The operators other than equality and membership.
+        private func other(_ op: QueryOperator) -> PostgresFragment {
             switch op {
-            case .equal(let value): equal(value)
-            case .notEqual(let value): equal(value).negated
-            case .in(let values): .joined(values.map(equal), by: "OR", empty: .false)
-            case .notIn(let values): PostgresFragment.joined(values.map(equal), by: "OR", empty: .false).negated
-            case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
+            case .equal, .notEqual, .in, .notIn, .all: .false
             case .exists(let exists): exists ? present : present.negated
             case .compare(let comparison, let value):
                 switch value {

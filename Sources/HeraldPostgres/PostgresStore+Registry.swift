@@ -242,19 +242,24 @@ extension PostgresStore: InstallationRegistry {
     public func setPreferences(
         appID: String, installationID: String, preferences: Preferences, now: Date
     ) async throws -> Bool {
-        let body = preferences.storedText
-        return try await read { connection in
-            try await connection.changes(
-                """
-                INSERT INTO preferences (installation_id, body, updated_at)
-                SELECT id, $1, $2 FROM installations WHERE app_id = $3 AND id = $4
-                ON CONFLICT (installation_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
-                """, [body, now.timeIntervalSince1970, appID, installationID]) > 0
-        }
+        try await storePreferences(
+            appID: appID, installationID: installationID, preferences: preferences, now: now,
+            onConflict: "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at")
     }
 
     public func insertPreferences(
         appID: String, installationID: String, preferences: Preferences, now: Date
+    ) async throws -> Bool {
+        // One statement: a concurrent write (another node's) is never replaced.
+        try await storePreferences(
+            appID: appID, installationID: installationID, preferences: preferences, now: now,
+            onConflict: "DO NOTHING")
+    }
+
+    /// Stores preferences for an installation of the app; false when it does not exist (or, with
+    /// `DO NOTHING`, has some already).
+    private func storePreferences(
+        appID: String, installationID: String, preferences: Preferences, now: Date, onConflict: String
     ) async throws -> Bool {
         let body = preferences.storedText
         return try await read { connection in
@@ -262,7 +267,7 @@ extension PostgresStore: InstallationRegistry {
                 """
                 INSERT INTO preferences (installation_id, body, updated_at)
                 SELECT id, $1, $2 FROM installations WHERE app_id = $3 AND id = $4
-                ON CONFLICT (installation_id) DO NOTHING
+                ON CONFLICT (installation_id) \(onConflict)
                 """, [body, now.timeIntervalSince1970, appID, installationID]) > 0
         }
     }
