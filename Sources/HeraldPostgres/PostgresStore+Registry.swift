@@ -44,7 +44,19 @@ extension PostgresStore: InstallationRegistry {
     ) async throws -> RegistrationResult {
         let sealed = try cipher.seal(registration.token, service: registration.service)
         return try await transaction { connection in
-            try await self.register(registration, sealed: sealed, appID: appID, now: now, connection)
+            // Two nodes registering one new device at once find no row to lock: they take turns on
+            // its identities instead (token, then device id: always in that order).
+            try await connection.run(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 3))",
+                [
+                    "\(appID)\u{1F}\(registration.service.rawValue)\u{1F}\(sealed.index.map { String($0, radix: 16) }.joined())"
+                ])
+            if let deviceID = registration.profile.deviceID {
+                try await connection.run(
+                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 4))",
+                    ["\(appID)\u{1F}\(registration.service.rawValue)\u{1F}\(deviceID)"])
+            }
+            return try await self.register(registration, sealed: sealed, appID: appID, now: now, connection)
         }
     }
 
@@ -52,7 +64,23 @@ extension PostgresStore: InstallationRegistry {
         batch registrations: [InstallationRegistration], appID: String, now: Date
     ) async throws -> [RegistrationResult] {
         let sealed = try registrations.map { try cipher.seal($0.token, service: $0.service) }
-        return try await transaction { connection in
+        // A concurrent registration of one of the batch's new devices (another node) makes the
+        // batch's insert clash: the batch then runs again, and finds that row.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await register(batch: registrations, sealed: sealed, appID: appID, now: now)
+            } catch let error as HeraldError where attempt < 3 && Self.isUniqueViolation(error) {
+                continue
+            }
+        }
+    }
+
+    private func register(
+        batch registrations: [InstallationRegistration], sealed: [SealedToken], appID: String, now: Date
+    ) async throws -> [RegistrationResult] {
+        try await transaction { connection in
             // Every row the batch could touch, read (and locked) at once; the batch is then resolved in
             // memory, registration after registration as register(_:) would, and written in bulk.
             let existing = try await self.fetchInstallationsWithIndex(

@@ -119,6 +119,13 @@ public final class PostgresStore: Store, Sendable {
     }
 }
 
+extension PostgresStore {
+    /// Whether a database error is a unique-constraint violation (SQLSTATE 23505).
+    static func isUniqueViolation(_ error: HeraldError) -> Bool {
+        error.code == "database_error" && error.message.hasSuffix("(SQLSTATE 23505)")
+    }
+}
+
 /// A value bound to a statement's `$n`, or NULL.
 typealias SQLBind = (any PostgresThrowingDynamicTypeEncodable)?
 

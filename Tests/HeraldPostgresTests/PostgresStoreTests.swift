@@ -361,6 +361,26 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("Two nodes registering one new device at once make one installation")
+    func concurrentRegistration() async throws {
+        try await PostgresFixture.with { fixture in
+            let other = try fixture.node()
+            let nodes = [fixture.store, other]
+            let token = Fixtures.apnsToken()
+            let created = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<16 {
+                    let store = nodes[index % 2]
+                    let registration = ios(token, device: index < 8 ? nil : "phone")
+                    group.addTask { try await store.register(registration, appID: "a", now: now).created }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(created >= 1)
+            #expect(try await other.installations(appID: "a", filter: .init(), page: .init()).count == 1)
+            await other.close()
+        }
+    }
+
     @Test("50,000 registrations in one batch")
     func bulkRegistration() async throws {
         try await PostgresFixture.with { fixture in
