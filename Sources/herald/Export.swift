@@ -44,7 +44,9 @@ struct Export: AsyncParsableCommand {
         let logger = bootstrapLogging(level: configuration.logLevel)
         let store = try await common.openStore(configuration, logger: logger)
         let destination = try Destination(output)
-        var progress = Progress(noun: "installations")
+        // Records shown on a terminal would be torn by the progress line.
+        var progress = Progress(
+            noun: "installations", drawn: !(destination.isStandardOutput && isatty(STDOUT_FILENO) == 1))
         var count = 0
         // Keyset order is (app, id): one app's installations are those after (app, "") up to the next app.
         var cursor = app.map { ExportCursor(appID: $0, id: "") }

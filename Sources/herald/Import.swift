@@ -74,7 +74,8 @@ struct Import: AsyncParsableCommand {
                 } catch let failure as ImportFailure {
                     // The batches before this line are written; this one is not.
                     try await loader.finishWriting()
-                    throw failure
+                    progress.finish()
+                    throw ImportFailure("\(failure); \(loader.counts.total) installations before it were imported")
                 }
                 progress.update(count: loader.lines, done: consumed, total: size)
             }
@@ -87,7 +88,7 @@ struct Import: AsyncParsableCommand {
         progress.finish()
         let counts = loader.counts
         say(
-            "imported \(counts.created + counts.updated + counts.restored) installations (\(counts.created) created, "
+            "imported \(counts.total) installations (\(counts.created) created, "
                 + "\(counts.updated) updated, \(counts.restored) restored) in \(Progress.describe(progress.elapsed))")
     }
 
@@ -151,6 +152,8 @@ private struct Loader {
         var created = 0
         var updated = 0
         var restored = 0
+
+        var total: Int { created + updated + restored }
     }
 
     let store: any HeraldStore

@@ -20,10 +20,10 @@ struct Progress {
     /// At most this often the line is redrawn.
     static let interval: Duration = .milliseconds(100)
 
-    /// Starts timing now.
-    init(noun: String) {
+    /// Starts timing now; `drawn` false keeps the line off even on a terminal.
+    init(noun: String, drawn: Bool = true) {
         self.noun = noun
-        isTerminal = isatty(STDERR_FILENO) == 1
+        isTerminal = drawn && isatty(STDERR_FILENO) == 1
     }
 
     /// The time since the verb started.

@@ -209,6 +209,7 @@ struct ExportImportTests {
         let unreadable = try await target.run(["import", garbage, "--batch", "2"])
         #expect(unreadable.status != 0)
         #expect(unreadable.text.contains("line 4: invalid_json"), "\(unreadable.text)")
+        #expect(unreadable.text.contains("; 2 installations before it were imported"), "\(unreadable.text)")
         // The full batch before the bad line is written; the bad line's batch (lines 3 and 4) is not.
         #expect(try await target.export(to: directory.file("d2.jsonl")).count == 2)
 
@@ -221,5 +222,49 @@ struct ExportImportTests {
         #expect(both.text.contains("imported 2 installations (1 created, 0 updated, 1 restored)"), "\(both.text)")
         let records = try await fresh.export(to: directory.file("e.jsonl"))
         #expect(records.values.contains { $0["user_id"] as? String == "cy" && $0["app_id"] as? String == "news" })
+    }
+
+    @Test(
+        "on a terminal, import draws a bar with its rate and time left, export its count and rate",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func progressOnTerminal() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Deployment(directory, "a", masterKey: Self.masterKey)
+        _ = try await populate(source)
+        let file = directory.file("installations.jsonl")
+        let exported = try await onTerminal(["export", "--output", file, "--config", source.config])
+        #expect(exported.contains("\r4 installations  "), "\(exported)")
+        #expect(exported.contains("/s"))
+        #expect(exported.contains("exported 4 installations in "))
+
+        let target = try Deployment(directory, "b", masterKey: Self.masterKey)
+        let imported = try await onTerminal(["import", file, "--config", target.config])
+        #expect(imported.contains("\r1 installations  "), "\(imported)")
+        #expect(imported.contains("/s  [") && imported.contains("%  ETA "), "\(imported)")
+        #expect(imported.contains("imported 4 installations (0 created, 0 updated, 4 restored)"))
+    }
+
+    /// Runs `herald` with a pseudo-terminal for its output (through util-linux `script`) and
+    /// returns what it wrote.
+    private func onTerminal(_ arguments: [String]) async throws -> String {
+        let command = ([HeraldProcess.executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        guard !process.isRunning else {
+            process.terminate()
+            throw HeraldProcessError(message: "herald \(arguments.first ?? "") did not exit on a terminal")
+        }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(text)")
+        return text
     }
 }
