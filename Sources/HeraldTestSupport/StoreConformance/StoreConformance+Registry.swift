@@ -135,11 +135,12 @@ extension StoreConformance {
                 #expect(try await store.update(gone, now: at(60)) == nil)
             },
             .init("registry: delete one, and delete a user's installations with their preferences") { store in
-                let lone = try await register(ios(), in: store)
+                let lone = try await register(ios(channels: ["solo"]), in: store)
                 #expect(try await store.deleteInstallation(appID: "b", id: lone.id) == false)
                 #expect(try await store.deleteInstallation(appID: "a", id: lone.id))
                 #expect(try await !store.deleteInstallation(appID: "a", id: lone.id))
                 #expect(try await store.installation(appID: "a", id: lone.id) == nil)
+                #expect(try await listAll(.init(channel: "solo"), in: store).isEmpty)
 
                 let plain = try await register(ios(user: "carol", channels: ["news"]), in: store)
                 var endpoint = try await register(android(user: "carol"), in: store)
