@@ -87,13 +87,28 @@ extension StoreConformance {
             #expect(
                 try await store.claimJob(kinds: ["k"], owner: "w4", now: at(10_000), lockedUntil: at(20_000)) == nil)
         },
-        .init("jobs: jobSignals() yields after a notification or a job is stored") { store in
+        .init("jobs: jobSignals() yields after a notification or a job is stored, or deliveries are woken") { store in
             let signals = store.jobSignals()
-            _ = try await store.insertNotification(notification(), runAt: now, idempotencyWindow: .seconds(60))
+            let item = notification()
+            _ = try await store.insertNotification(item, runAt: now, idempotencyWindow: .seconds(60))
             #expect(await firstSignal(of: signals, within: 10), "no signal after insertNotification")
             let later = store.jobSignals()
             try await store.scheduleJob(kind: "k", reference: "r", runAt: now)
             #expect(await firstSignal(of: later, within: 10), "no signal after scheduleJob")
+            // A delivery waiting for its device's channel is made due when the device connects.
+            let job = try #require(
+                try await store.claimJob(kinds: ["notification"], owner: "w1", now: now, lockedUntil: at(60)))
+            #expect(job.reference == item.id)
+            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
+            page.pending = [
+                PendingDelivery(
+                    notificationID: item.id, recipient: "dev", runAt: at(3600), attempts: 0, reason: .offline)
+            ]
+            #expect(try await store.commit(page))
+            try await store.releaseJob(id: job.id, owner: "w1", runAt: at(3600), error: nil)
+            let woken = store.jobSignals()
+            #expect(try await store.wakeOfflineDeliveries(recipient: "dev", now: at(1)) == 1)
+            #expect(await firstSignal(of: woken, within: 10), "no signal after wakeOfflineDeliveries")
         },
     ]
 }
