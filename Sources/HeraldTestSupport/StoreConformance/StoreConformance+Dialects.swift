@@ -104,15 +104,19 @@ extension StoreConformance {
                 appID: "demo", service: .fcm, token: token, day: "2026-11-25", maximum: 2)
             #expect(claim.granted)
             #expect(claim.usage == RelayUsage(successful: 1, errors: 0))
-            let released = try await store.countRelayError(
-                appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: true)
-            #expect(released == RelayUsage(successful: 0, errors: 1))
             let plain = try await store.countRelayError(
                 appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: false)
-            #expect(plain == RelayUsage(successful: 0, errors: 2))
-            for (app, service, other) in [("other", PushService.fcm, token), ("demo", .sns, token)] {
+            #expect(plain == RelayUsage(successful: 1, errors: 1))
+            let released = try await store.countRelayError(
+                appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: true)
+            #expect(released == RelayUsage(successful: 0, errors: 2))
+            // Nothing left to give back: the accepted count stays at zero.
+            let again = try await store.countRelayError(
+                appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: true)
+            #expect(again == RelayUsage(successful: 0, errors: 3))
+            for (app, service) in [("other", PushService.fcm), ("demo", .sns)] {
                 #expect(
-                    try await store.relayUsage(appID: app, service: service, token: other, day: "2026-11-25")
+                    try await store.relayUsage(appID: app, service: service, token: token, day: "2026-11-25")
                         == RelayUsage())
             }
             let stranger = Fixtures.fcmToken()

@@ -25,10 +25,11 @@ extension StoreConformance {
             }
             let other = SourceDevice(id: "cam-1", appID: "b", createdAt: now, updatedAt: now)
             #expect(try await store.insertSourceDevice(other) == other)
-            // An id wins over another device's alias of the same text.
+            // Found by its alias in its own app only.
             let aliased = SourceDevice(id: "cam-3", appID: "b", alias: "cam-4", createdAt: now, updatedAt: now)
             _ = try await store.insertSourceDevice(aliased)
             #expect(try await store.sourceDevice(appID: "b", reference: "cam-4") == aliased)
+            #expect(try await store.sourceDevice(appID: "a", reference: "cam-4") == nil)
         },
         .init("events: ownerships are created, replaced keeping their creation time, and listed by user") { store in
             _ = try await store.insertSourceDevice(SourceDevice(id: "cam", appID: "a", createdAt: now, updatedAt: now))

@@ -145,6 +145,8 @@ extension StoreConformance {
             try await check(.userIDs(["alice", "bob", "nobody"]), [alice, alicePhone, bob], "users")
             try await check(.channels(["news", "weather"]), [alice, bob, carol], "channels")
             try await check(.channels(["sports"]), [alicePhone, bob], "one channel")
+            // Bob is in both channels: one recipient, counted once.
+            try await check(.channels(["news", "sports"]), [alice, alicePhone, bob], "overlapping channels")
             try await check(
                 .installationIDs([carol.id, dead.id, stranger.id, alice.id, "missing"]), [alice, carol], "ids")
             try await check(.query(try TargetQuery(parsing: .object(["vip": .bool(true)]))), [carol], "query")

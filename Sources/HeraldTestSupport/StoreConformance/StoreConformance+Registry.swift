@@ -144,6 +144,11 @@ extension StoreConformance {
             let error = await #expect(throws: HeraldError.self) { try await store.update(clash, now: at(50)) }
             #expect(error?.code == "device_id_in_use")
             #expect(try await store.installation(appID: "a", id: third.id)?.locale == nil)
+            // The same refusal while taking another's token: the token's holder stays (one transaction).
+            clash.token = first.token  // which the second installation holds now
+            await #expect(throws: HeraldError.self) { try await store.update(clash, now: at(55)) }
+            #expect(try await store.installation(appID: "a", id: second.id)?.token == first.token)
+            #expect(try await store.installation(appID: "a", id: third.id)?.token == third.token)
 
             var gone = first
             gone.id = "no-such-installation"
@@ -293,7 +298,9 @@ extension StoreConformance {
             originals.append(try await register(ios(user: "u1", channels: ["news"]), in: store))
             originals.append(try await register(web(user: "u2"), in: store, now: at(1)))
             originals.append(try await register(android(device: "tab"), in: store, now: at(2)))
-            originals.append(try await register(ios(attributes: ["vip": .bool(true)]), in: store, app: "b"))
+            // Older than app a's: its id sorts first, so a page after an app-a cursor must still reach it.
+            originals.append(
+                try await register(ios(attributes: ["vip": .bool(true)]), in: store, app: "b", now: at(-10)))
             let preferences = Preferences(enabledCategories: ["person"], soundEnabled: false)
             #expect(
                 try await store.setPreferences(
