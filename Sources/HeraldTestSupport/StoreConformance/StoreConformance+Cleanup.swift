@@ -97,12 +97,34 @@ extension StoreConformance {
             for item in [oldDone, oldCanceled, oldQueued, recentDone] {
                 _ = try await store.insertNotification(item, runAt: item.createdAt, idempotencyWindow: .seconds(60))
             }
+            // A ledger entry and a pending delivery for each of the old done and the recent done one.
+            for _ in 0..<4 {
+                let job = try #require(
+                    try await store.claimJob(kinds: ["notification"], owner: "w", now: now, lockedUntil: at(60)))
+                guard job.reference == oldDone.id || job.reference == recentDone.id else { continue }
+                var page = PageCommit(jobID: job.id, owner: "w", notificationID: job.reference)
+                page.ledger = [
+                    DeliveryRecord(
+                        notificationID: job.reference, installationID: nil, tokenSuffix: "12345678", service: .apns,
+                        outcome: .failed, reason: "BadDeviceToken", attempts: 1, at: at(-31 * day))
+                ]
+                page.pending = [
+                    PendingDelivery(
+                        notificationID: job.reference, recipient: "r", runAt: at(-31 * day), attempts: 1, reason: .retry
+                    )
+                ]
+                #expect(try await store.commit(page))
+            }
             let report = try await store.cleanup(CleanupPolicy(notificationRetention: .seconds(30 * day)), now: now)
             #expect(report.notifications == 2)
             #expect(try await store.notification(id: oldDone.id) == nil)
             #expect(try await store.notification(id: oldCanceled.id) == nil)
             #expect(try await store.notification(id: oldQueued.id) != nil)
             #expect(try await store.notification(id: recentDone.id) != nil)
+            #expect(try await store.deliveries(notificationID: oldDone.id, outcome: nil, page: .init()).isEmpty)
+            #expect(try await store.duePending(notificationID: oldDone.id, now: now, limit: 10).isEmpty)
+            #expect(try await store.deliveries(notificationID: recentDone.id, outcome: nil, page: .init()).count == 1)
+            #expect(try await store.duePending(notificationID: recentDone.id, now: now, limit: 10).count == 1)
         },
     ]
 }
