@@ -30,7 +30,12 @@ public struct DispatchWorker: Service {
         let listener = Task {
             for await _ in signals { dispatcher.wake() }
         }
-        defer { listener.cancel() }
+        // Channels held here serve other nodes' deliveries (with a relay; returns at once without).
+        let relay = Task { await dispatcher.channels.runRelay() }
+        defer {
+            listener.cancel()
+            relay.cancel()
+        }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for worker in 0..<dispatcher.configuration.workers {

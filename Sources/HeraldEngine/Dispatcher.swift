@@ -34,7 +34,10 @@ public final class Dispatcher: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
-        self.channels = channels ?? DirectChannels(confirmWindow: configuration.channelConfirmWindow)
+        // A store shared by several nodes (PostgreSQL) relays channel deliveries between them.
+        self.channels =
+            channels
+            ?? DirectChannels(confirmWindow: configuration.channelConfirmWindow, relay: store as? any ChannelRelay)
         // A device that connects gets what waited for it now, not at the next recheck.
         self.channels.onConnect { [weak self] session in
             guard let self else { return }

@@ -48,12 +48,14 @@ extension SQLiteStore {
             for record in records {
                 let installation = record.installation
                 // The imported record wins over whatever holds its id, token or device identity.
-                try db.execute(
+                // Cached statements: an import restores tens of thousands of records.
+                try db.cachedStatement(
                     sql: """
                         DELETE FROM installations WHERE id = ?
                             OR (app_id = ? AND service = ? AND token_index = ?)
                             OR (app_id = ? AND device_id = ? AND service = ?)
-                        """,
+                        """
+                ).execute(
                     arguments: [
                         installation.id, installation.appID, installation.service.rawValue,
                         Data(record.sealedToken.index), installation.appID, installation.deviceID,
@@ -63,9 +65,9 @@ extension SQLiteStore {
                     db, installation, tokenIndex: record.sealedToken.index, sealedToken: record.sealedToken.sealed,
                     insert: true)
                 if let preferences = record.preferences {
-                    try db.execute(
-                        sql: "INSERT INTO preferences (installation_id, body, updated_at) VALUES (?, ?, ?)",
-                        arguments: [installation.id, preferences.storedText, now])
+                    try db.cachedStatement(
+                        sql: "INSERT INTO preferences (installation_id, body, updated_at) VALUES (?, ?, ?)"
+                    ).execute(arguments: [installation.id, preferences.storedText, now])
                 }
             }
             return records.count

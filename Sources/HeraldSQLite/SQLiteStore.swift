@@ -178,12 +178,8 @@ public final class SQLiteStore: Store {
         return try await database.write { db in
             guard try self.fetchOne(db, where: "app_id = ? AND id = ?", [installation.appID, installation.id]) != nil
             else { return nil }
-            if let holder = try self.fetchOne(
-                db, where: "app_id = ? AND service = ? AND token_index = ? AND id <> ?",
-                [installation.appID, installation.service.rawValue, Data(index), installation.id])
-            {
-                try self.delete(db, id: holder.id)
-            }
+            // The device id is checked before the token moves: the installation that holds the token
+            // may be the one holding the device id too, and deleting it first would hide the conflict.
             if let deviceID = installation.deviceID,
                 try self.fetchOne(
                     db, where: "app_id = ? AND device_id = ? AND service = ? AND id <> ?",
@@ -192,6 +188,12 @@ public final class SQLiteStore: Store {
                 throw HeraldError(
                     kind: .conflict, code: "device_id_in_use",
                     message: "Another installation of this service already has this device_id.", field: "device_id")
+            }
+            if let holder = try self.fetchOne(
+                db, where: "app_id = ? AND service = ? AND token_index = ? AND id <> ?",
+                [installation.appID, installation.service.rawValue, Data(index), installation.id])
+            {
+                try self.delete(db, id: holder.id)
             }
             try self.write(db, updated, tokenIndex: index, sealedToken: sealed, insert: false)
             return updated

@@ -55,7 +55,25 @@ struct CommonOptions: ParsableArguments {
         case .sqlite(let path):
             let store = try SQLiteStore(path: path, cipher: cipher, writerCacheKiB: writerCacheKiB)
             try await store.migrate()
+            try await Self.checkMasterKey(store)
             return store
+        }
+    }
+
+    /// The record that proves a database and this process share the master key: written sealed the
+    /// first time, opened every time after. A node (or a verb) with another key stops here, before
+    /// it writes a token no other node could read.
+    static let keyCheckAppID = "herald.key-check"
+
+    /// Fails when the store's tokens were sealed under another master key.
+    static func checkMasterKey(_ store: any InstallationRegistry) async throws {
+        do {
+            _ = try await store.insertAppKeys(
+                AppKeys(appID: keyCheckAppID, serverKey: "key-check", clientKey: "key-check"))
+        } catch let error as HeraldError where error.code == "secret_key_mismatch" {
+            throw ValidationError(
+                "This database's secrets were sealed with another master key (secret_key / secret_key_file): "
+                    + "every node and verb using it needs the same key.")
         }
     }
 }

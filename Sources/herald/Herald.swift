@@ -7,7 +7,8 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald, a self-hosted unified push notification gateway.",
         subcommands: [
-            Serve.self, Send.self, Listen.self, Import.self, Migrate.self, Cleanup.self, Keys.self, Vapid.self,
+            Serve.self, Send.self, Listen.self, Import.self, Export.self, Migrate.self, Cleanup.self, Keys.self,
+            Vapid.self,
         ],
         defaultSubcommand: Serve.self)
 }

@@ -7,29 +7,6 @@ import Testing
 
 @Suite("SQLite relay usage counters")
 struct RelayUsageStoreTests {
-    @Test("Concurrent claims never accept more than the maximum; the rest count as errors")
-    func concurrentClaims() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
-        try await store.migrate()
-        let token = Fixtures.fcmToken()
-        let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 {
-                group.addTask {
-                    try await store.claimRelaySend(
-                        appID: "demo", service: .fcm, token: token, day: "2026-11-25", maximum: 5
-                    ).granted
-                }
-            }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-        }
-        #expect(granted == 5)
-        let usage = try await store.relayUsage(appID: "demo", service: .fcm, token: token, day: "2026-11-25")
-        #expect(usage == RelayUsage(successful: 5, errors: 15))
-        #expect(usage.total == 20)
-    }
-
     @Test("Counters are per app, service, token and day; a failed send gives its claim back; old days go")
     func keys() async throws {
         let directory = try TemporaryDirectory()

@@ -139,12 +139,13 @@ struct HomeAssistantRelayHATests {
         port: Int, token: String, appID: String, message: String, title: String? = nil, data: String? = nil,
         count: Int = 1
     ) async throws -> [Send] {
+        // `--name=value`: an FCM token (or a message) may start with "-", which argparse would take for an option.
         var arguments = [
-            "python3", script, "--push-url", "http://127.0.0.1:\(port)/ha/push", "--push-token", token, "--app-id",
-            appID, "--device-name", device, "--message", message, "--count", String(count),
+            "python3", script, "--push-url=http://127.0.0.1:\(port)/ha/push", "--push-token=\(token)",
+            "--app-id=\(appID)", "--device-name=\(device)", "--message=\(message)", "--count=\(count)",
         ]
-        if let title { arguments += ["--title", title] }
-        if let data { arguments += ["--data", data] }
+        if let title { arguments.append("--title=\(title)") }
+        if let data { arguments.append("--data=\(data)") }
         let (status, output, errors) = try await run(arguments)
         guard status == 0 else { throw TestFailure("ha-notify.py failed (\(status)): \(errors)") }
         let results = try JSONValue.parse(Array(output.utf8)).objectValue?["results"]

@@ -246,4 +246,23 @@ struct ServeProcessTests {
         #expect(try await broken.exitStatus() != 0)
         #expect(broken.text.contains("log.level"))
     }
+
+    @Test("a database sealed under one master key refuses a process holding another, before anything is written")
+    func masterKeyCheck() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = directory.file("herald.sqlite")
+        let first = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let second = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let migrate = try HeraldProcess(
+            ["migrate", "--database", database], environment: ["HERALD_SECRET_KEY": first])
+        #expect(try await migrate.exitStatus() == 0, "\(migrate.text)")
+        let again = try HeraldProcess(["migrate", "--database", database], environment: ["HERALD_SECRET_KEY": first])
+        #expect(try await again.exitStatus() == 0, "\(again.text)")
+        let other = try HeraldProcess(
+            ["serve", "--port", "0", "--database", database], environment: ["HERALD_SECRET_KEY": second])
+        #expect(try await other.exitStatus() != 0)
+        #expect(other.text.contains("sealed with another master key"), "\(other.text)")
+        #expect(!other.text.contains("Herald is listening"))
+    }
 }

@@ -10,6 +10,11 @@ import Synchronization
 /// channel down, and every notification waiting on it falls back to the device's cloud route
 /// once. A channel that closes with notifications waiting makes them fall back at once. Without
 /// confirmation, writing the event to the socket is delivery.
+///
+/// With several nodes on one store (a ``ChannelRelay``), each node records the channels it holds
+/// (a lease renewed while it runs), and a notification for a device connected to another node goes
+/// to that node as a relay message; its outcome comes back the same way, confirm and fallback
+/// intact. A node that does not answer in time counts as a channel that did not confirm.
 public final class DirectChannels: Sendable {
     /// One open channel, as its connection knows it.
     public struct Session: Sendable, Hashable {
@@ -33,34 +38,51 @@ public final class DirectChannels: Sendable {
     /// Writes one event (a JSON object) to the socket.
     public typealias Writer = @Sendable ([String: JSONValue]) async throws -> Void
 
-    private struct Open {
+    struct Open {
         var session: Session
         var write: Writer
         var onTeardown: @Sendable () -> Void
         var waiting: [String: CheckedContinuation<Outcome, Never>] = [:]
     }
 
-    private struct State {
+    struct State {
         var open: [String: Open] = [:]
         var nextID: UInt64 = 1
+        /// Deliveries relayed to other nodes, waiting for their outcome, by message id.
+        var relayed: [String: CheckedContinuation<Outcome, Never>] = [:]
+        /// Whether any node holds a channel, and when that was read.
+        var clusterHeld: (held: Bool, at: Date)?
     }
 
     /// How long a confirming channel has to confirm an event.
     public let confirmWindow: Duration
-    /// This node's name in ``presence``.
+    /// This node's name among the nodes of a ``ChannelRelay``: unique per process.
     public let node: String
-    let presence: any ChannelPresence
-    private let state = Mutex(State())
+    /// The other nodes, when there are any.
+    let relay: (any ChannelRelay)?
+    /// How long a node's hold of a channel lasts unless renewed (it renews every third of it).
+    let lease: Duration
+    let state = Mutex(State())
     private let connected = Mutex<(@Sendable (Session) async -> Void)?>(nil)
 
     /// Creates the node's channels.
+    /// - Parameters:
+    ///   - relay: How other nodes are reached; nil on a single node.
+    ///   - lease: How long a hold lasts without renewal: a node that dies stops receiving after it.
     public init(
-        confirmWindow: Duration = .seconds(10), node: String = ProcessInfo.processInfo.hostName,
-        presence: any ChannelPresence = LocalChannelPresence()
+        confirmWindow: Duration = .seconds(10), node: String = DirectChannels.uniqueNodeName(),
+        relay: (any ChannelRelay)? = nil, lease: Duration = .seconds(60)
     ) {
         self.confirmWindow = confirmWindow
         self.node = node
-        self.presence = presence
+        self.relay = relay
+        self.lease = lease
+    }
+
+    /// The host name, the process id and a random suffix: two nodes on one machine differ.
+    public static func uniqueNodeName() -> String {
+        let suffix = UInt32.random(in: 0...UInt32.max)
+        return "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(suffix)"
     }
 
     /// What runs when a channel opens (the engine wakes what waits for the device).
@@ -86,7 +108,7 @@ public final class DirectChannels: Sendable {
             return (session, replaced)
         }
         if let replaced { Self.end(replaced, reason: "a new channel replaced this one", notify: true) }
-        await presence.attached(installationID: installationID, node: node)
+        await hold(installationID)
         await connected.withLock { $0 }?(session)
         return session
     }
@@ -96,7 +118,7 @@ public final class DirectChannels: Sendable {
     public func close(_ session: Session) async {
         guard let closed = take(session) else { return }
         Self.end(closed, reason: "the channel closed before the device confirmed", notify: false)
-        await presence.detached(installationID: session.installationID, node: node)
+        await release(session.installationID)
     }
 
     /// The device confirms an event; false when the channel or the confirmation is unknown.
@@ -119,13 +141,16 @@ public final class DirectChannels: Sendable {
         state.withLock { $0.open[installationID] != nil }
     }
 
-    /// Sends an event over the installation's channel and, when it confirms, waits for the
-    /// confirmation (at most ``confirmWindow``).
-    public func deliver(_ event: [String: JSONValue], to installationID: String) async -> Outcome {
+    /// Sends an event over the installation's channel — on this node, or through the relay on the
+    /// node holding it — and, when it confirms, waits for the confirmation (at most ``confirmWindow``).
+    /// - Parameter holder: The node holding the channel, when the caller looked it up already.
+    public func deliver(
+        _ event: [String: JSONValue], to installationID: String, holder: String? = nil
+    ) async -> Outcome {
         guard
             let (session, write) = state.withLock({ state in state.open[installationID].map { ($0.session, $0.write) } }
             )
-        else { return .notConnected }
+        else { return await relayDeliver(event, to: installationID, holder: holder) }
         guard session.confirms else {
             do {
                 try await write(event)
@@ -172,7 +197,7 @@ public final class DirectChannels: Sendable {
         guard let expired else { return }
         let seconds = confirmWindow.components.seconds
         Self.end(expired, reason: "not confirmed within \(seconds) s: the channel was torn down", notify: true)
-        Task { await presence.detached(installationID: session.installationID, node: node) }
+        Task { await release(session.installationID) }
     }
 
     /// Removes the session's channel if it is still the open one.

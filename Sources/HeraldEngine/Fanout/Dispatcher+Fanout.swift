@@ -318,14 +318,22 @@ extension Dispatcher {
         case nil: break
         }
 
-        // Devices with a direct channel open (and direct-only ones) are tried there first, while
-        // the rest go to their providers.
-        // (A broadcast with no channel open and no direct-only device skips the split.)
+        // Devices with a direct channel open — on this node or another — (and direct-only ones) are
+        // tried there first, while the rest go to their providers.
+        // (A broadcast with no channel open anywhere and no direct-only device skips the split.)
         var direct: [OutgoingPush] = []
         var cloud = outgoing
-        if channels.anyOpen || outgoing.contains(where: { $0.recipient.service == .direct }) {
+        var holders: [String: String] = [:]
+        let anyOpen = await channels.anyOpenAnywhere(now: now)
+        if anyOpen || outgoing.contains(where: { $0.recipient.service == .direct }) {
+            if anyOpen {
+                holders = await channels.remoteHolders(
+                    of: outgoing.compactMap { $0.recipient.installationID }.filter { !channels.isOpen($0) }, now: now)
+            }
             let viaChannel = outgoing.map { push in
-                push.recipient.installationID.map { push.recipient.service == .direct || channels.isOpen($0) } ?? false
+                push.recipient.installationID.map {
+                    push.recipient.service == .direct || channels.isOpen($0) || holders[$0] != nil
+                } ?? false
             }
             direct = zip(outgoing, viaChannel).filter(\.1).map(\.0)
             cloud = zip(outgoing, viaChannel).filter { !$0.1 }.map(\.0)
@@ -336,7 +344,7 @@ extension Dispatcher {
             results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
         } else {
             // The channel sends run while the cloud ones do.
-            async let channelOutcomes = sendOverChannels(direct, of: notification)
+            async let channelOutcomes = sendOverChannels(direct, of: notification, holders: holders)
             results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
             let fallbacks = record(
                 await channelOutcomes, of: direct, notification: notification, into: &commit, now: now)
@@ -374,14 +382,16 @@ extension Dispatcher {
     }
 
     /// Sends each push over its device's direct channel, all at once.
+    /// - Parameter holders: The nodes holding channels elsewhere, as the caller read them.
     private func sendOverChannels(
-        _ pushes: [OutgoingPush], of notification: PushNotification
+        _ pushes: [OutgoingPush], of notification: PushNotification, holders: [String: String]
     ) async -> [DirectChannels.Outcome] {
         await withTaskGroup(of: (Int, DirectChannels.Outcome).self) { group in
             for (index, push) in pushes.enumerated() {
                 guard let installationID = push.recipient.installationID else { continue }
                 let event = ChannelEvent.render(notification, badge: push.badge)
-                group.addTask { (index, await self.channels.deliver(event, to: installationID)) }
+                let holder = holders[installationID]
+                group.addTask { (index, await self.channels.deliver(event, to: installationID, holder: holder)) }
             }
             var outcomes = [DirectChannels.Outcome](repeating: .notConnected, count: pushes.count)
             for await (index, outcome) in group { outcomes[index] = outcome }

@@ -1,0 +1,20 @@
+import HeraldCore
+import HeraldSQLite
+import HeraldTestSupport
+import Testing
+
+/// The store conformance suite against the embedded SQLite store: each case gets a new database file.
+@Suite("Store conformance: SQLite")
+struct StoreConformanceSQLiteTests {
+    static let factory = StoreFactory(name: "sqlite") {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        return (store, { directory.remove() })
+    }
+
+    @Test(arguments: StoreConformance.cases)
+    func conformance(_ conformanceCase: StoreConformanceCase) async throws {
+        try await Self.factory.run(conformanceCase)
+    }
+}

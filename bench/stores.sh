@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SQLite against PostgreSQL, and one node against two, in one run against one sink:
+#   1. installs nginx-light, nghttp2-client (the sink and h2load) and PostgreSQL when missing; starts
+#      the sink (bench/sink.sh) and a throwaway PostgreSQL cluster (scripts/postgres);
+#   2. builds the release `herald` (or takes BENCH_HERALD);
+#   3. for each setup — sqlite (1 node), postgres (1 node), postgres (2 nodes) — makes a fresh database,
+#      bulk-imports N installations (`herald import`), starts the nodes, and sends to all of them:
+#      one notification per node (a node works one broadcast at a time; two nodes work two at once),
+#      waiting until every one is `done`;
+#   4. measures the ceiling with h2load before the first setup and after the last.
+# Prints, per setup: notifications/s, the ratio to the mean ceiling, Herald's and PostgreSQL's CPU
+# seconds per 1,000 notifications, and the import rate.
+# Usage: bench/stores.sh [installations=200000] [connections=2]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-200000}
+connections=${2:-2}
+port=${BENCH_PORT:-18443}
+http_base=${BENCH_HTTP_PORT:-18080}
+
+need=()
+command -v nginx >/dev/null 2>&1 || need+=(nginx-light)
+command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if ((${#need[@]})); then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+pg_url=$(scripts/postgres)
+
+if [ -n "${BENCH_HERALD:-}" ]; then
+    herald=$BENCH_HERALD
+else
+    echo "== building herald (release)"
+    swift build -c release --product herald >/dev/null
+    herald=$(swift build -c release --show-bin-path)/herald
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    bench/sink.sh stop "$work"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+bench/sink.sh start "$work" "$port"
+sleep 0.5
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/ec.pem" 2>/dev/null
+openssl pkcs8 -topk8 -nocrypt -in "$work/ec.pem" -out "$work/AuthKey.p8"
+head -c 32 /dev/urandom | base64 > "$work/master.key"
+chmod 600 "$work/master.key"
+
+python3 - "$count" > "$work/devices.jsonl" <<'PY'
+import os, sys
+n = int(sys.argv[1])
+out = sys.stdout
+for i in range(n):
+    out.write('{"platform":"ios","token":"%s","user_id":"u%d"}\n' % (os.urandom(32).hex(), i))
+PY
+cat > "$work/body.json" <<'JSON'
+{"aps":{"alert":{"body":"A silver sedan pulled into the driveway and parked near the garage door.","title":"Vehicle detected at Front Door"},"mutable-content":1,"sound":"default"},"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}
+JSON
+token=$(printf 'ab%.0s' $(seq 32))
+ceiling_count=$((count < 200000 ? count : 200000))
+measure_ceiling() {
+    echo "== ceiling ($1): h2load, $ceiling_count requests, $connections connections x 100 streams" >&2
+    local out
+    out=$(h2load -n "$ceiling_count" -c "$connections" -m 100 -d "$work/body.json" \
+        -H 'apns-topic: com.example.herald' -H 'apns-push-type: alert' -H 'apns-priority: 10' \
+        "https://127.0.0.1:$port/3/device/$token")
+    echo "$out" | grep -E 'finished in|status codes' >&2
+    echo "$out" | sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p'
+}
+ticks=$(getconf CLK_TCK)
+# CPU ticks of a list of processes, and of every PostgreSQL process (the cluster's backends).
+cpu_of() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo $total; }
+pg_cpu() {
+    local total=0 stat
+    for stat in /proc/[0-9]*/stat; do
+        read -r line < "$stat" 2>/dev/null || continue
+        case "$line" in *"(postgres)"*) total=$((total + $(echo "$line" | awk '{print $14 + $15}'))) ;; esac
+    done
+    echo $total
+}
+
+ceiling_before=$(measure_ceiling before)
+results=()
+run_setup() {
+    local name=$1 database=$2 nodes=$3
+    echo "== $name: $nodes node(s)"
+    local dir="$work/$name"
+    mkdir -p "$dir"
+    cat > "$dir/herald.yaml" <<YAML
+database: $database
+secret_key_file: $work/master.key
+log: {level: warning}
+app:
+  default:
+    apns:
+      key_file: $work/AuthKey.p8
+      key_id: BENCHKEY01
+      team_id: BENCHTEAM1
+      topic: com.example.herald
+      url: https://127.0.0.1:$port
+      ca_file: $work/ca.pem
+      connections: $connections
+engine:
+  page_size: ${BENCH_PAGE_SIZE:-2000}
+YAML
+    local i0 i1
+    i0=$(date +%s.%N)
+    "$herald" import "$work/devices.jsonl" --config "$dir/herald.yaml" > "$dir/import.log"
+    i1=$(date +%s.%N)
+    local node_pids=() key="" n
+    for n in $(seq "$nodes"); do
+        "$herald" serve --config "$dir/herald.yaml" --host 127.0.0.1 --port $((http_base + n)) > "$dir/serve$n.log" 2>&1 &
+        node_pids+=($!)
+        pids+=($!)
+        for _ in $(seq 200); do grep -q "Herald is listening" "$dir/serve$n.log" 2>/dev/null && break; sleep 0.1; done
+        [ -n "$key" ] || key=$(sed -n 's/^server key: //p' "$dir/serve$n.log")
+    done
+    [ -n "$key" ] || key=$("$herald" keys show --config "$dir/herald.yaml" | sed -n 's/^server key: //p')
+    local c0 p0 start end c1 p1
+    c0=$(cpu_of "${node_pids[@]}")
+    p0=$(pg_cpu)
+    start=$(date +%s.%N)
+    local ids=()
+    for n in $(seq "$nodes"); do
+        ids+=("$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+            -d '{"target":{"all":true},"payload":{"title":"Vehicle detected at Front Door","body":"A silver sedan pulled into the driveway and parked near the garage door.","sound":"default","mutable_content":true,"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","data":{"cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}}}' \
+            "http://127.0.0.1:$((http_base + n))/v1/notifications" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')")
+    done
+    python3 - "http://127.0.0.1:$((http_base + 1))" "$key" "${ids[@]}" <<'PY'
+import json, sys, time, urllib.request
+base, key, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
+while ids:
+    request = urllib.request.Request(f"{base}/v1/notifications/{ids[0]}", headers={"Authorization": "Bearer " + key})
+    with urllib.request.urlopen(request) as response:
+        record = json.loads(response.read().decode())
+    if record["status"] in ("done", "failed", "expired", "canceled"):
+        if record["counts"]["sent"] != record["counts"]["targeted"]:
+            print("incomplete:", record["counts"], file=sys.stderr)
+        ids.pop(0)
+    else:
+        time.sleep(0.1)
+PY
+    end=$(date +%s.%N)
+    c1=$(cpu_of "${node_pids[@]}")
+    p1=$(pg_cpu)
+    for pid in "${node_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
+    results+=("$name $nodes $start $end $c0 $c1 $p0 $p1 $i0 $i1")
+}
+
+run_setup sqlite "$work/sqlite/herald.sqlite" 1
+for setup in "postgres 1" "postgres2 2"; do
+    set -- $setup
+    db="herald_bench_$$_$1"
+    psql "$pg_url" -qc "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null
+    run_setup "$1" "${pg_url%/*}/$db" "$2"
+done
+ceiling_after=$(measure_ceiling after)
+
+python3 - "$count" "$ceiling_before" "$ceiling_after" "$ticks" "${results[@]}" <<'PY'
+import sys
+count, before, after, ticks = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+ceiling = (before + after) / 2
+print(f"ceiling (h2load): {ceiling:,.0f} req/s (before {before:,.0f}, after {after:,.0f})")
+print(f"{'setup':<12}{'nodes':>6}{'notif/s':>10}{'ratio':>7}{'herald CPU/1k':>15}{'pg CPU/1k':>11}{'import/s':>10}")
+rates = {}
+for line in sys.argv[5:]:
+    name, nodes, start, end, c0, c1, p0, p1, i0, i1 = line.split()
+    nodes = int(nodes)
+    sent = count * nodes
+    seconds = float(end) - float(start)
+    rate = sent / seconds
+    rates[name] = rate
+    herald = (float(c1) - float(c0)) / ticks / sent * 1000
+    pg = (float(p1) - float(p0)) / ticks / sent * 1000
+    print(f"{name:<12}{nodes:>6}{rate:>10,.0f}{rate / ceiling:>7.2f}{herald:>15.3f}{pg:>11.3f}{count / (float(i1) - float(i0)):>10,.0f}")
+if "sqlite" in rates and "postgres" in rates:
+    print(f"postgres (1 node) / sqlite: {rates['postgres'] / rates['sqlite']:.2f}")
+PY
