@@ -184,12 +184,8 @@ extension PostgresStore: InstallationRegistry {
                     connection, where: "app_id = $1 AND id = $2 FOR UPDATE", [installation.appID, installation.id])
                     != nil
             else { return nil }
-            if let holder = try await self.fetchOne(
-                connection, where: "app_id = $1 AND service = $2 AND token_index = $3 AND id <> $4",
-                [installation.appID, installation.service.rawValue, Data(token.index), installation.id])
-            {
-                try await self.delete(connection, id: holder.id)
-            }
+            // The device id is checked before the token moves: the installation that holds the token
+            // may be the one holding the device id too, and deleting it first would hide the conflict.
             if let deviceID = installation.deviceID,
                 try await self.fetchOne(
                     connection, where: "app_id = $1 AND device_id = $2 AND service = $3 AND id <> $4",
@@ -198,6 +194,12 @@ extension PostgresStore: InstallationRegistry {
                 throw HeraldError(
                     kind: .conflict, code: "device_id_in_use",
                     message: "Another installation of this service already has this device_id.", field: "device_id")
+            }
+            if let holder = try await self.fetchOne(
+                connection, where: "app_id = $1 AND service = $2 AND token_index = $3 AND id <> $4",
+                [installation.appID, installation.service.rawValue, Data(token.index), installation.id])
+            {
+                try await self.delete(connection, id: holder.id)
             }
             try await self.write(connection, stored, tokenIndex: token.index, sealedToken: token.sealed, insert: false)
             return stored

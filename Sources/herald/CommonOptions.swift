@@ -47,6 +47,7 @@ struct CommonOptions: ParsableArguments {
             let store = try PostgresStore(url: url, cipher: cipher, logger: logger)
             do {
                 try await store.migrate()
+                try await Self.checkMasterKey(store)
             } catch {
                 await store.close()
                 throw error

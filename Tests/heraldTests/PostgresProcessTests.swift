@@ -15,6 +15,12 @@ struct PostgresProcessTests {
         let environment = ["HERALD_SECRET_KEY": key, "HERALD_DATABASE": database.url]
         let migrate = try HeraldProcess(["migrate"], environment: environment)
         #expect(try await migrate.exitStatus() == 0)
+        // A node with another master key stops before writing anything.
+        let otherKey = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let stranger = try HeraldProcess(
+            ["migrate"], environment: ["HERALD_SECRET_KEY": otherKey, "HERALD_DATABASE": database.url])
+        #expect(try await stranger.exitStatus() != 0)
+        #expect(stranger.text.contains("master key"))
 
         let first = try HeraldProcess(["serve", "--port", "0"], environment: environment)
         let firstAddress = try await first.line(startingWith: "Herald is listening on ")
