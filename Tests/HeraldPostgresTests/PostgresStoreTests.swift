@@ -83,132 +83,6 @@ struct PostgresStoreTests {
         #expect(throws: HeraldError.self) { try PostgresStoreConfiguration(url: "mysql://u@h/d") }
     }
 
-    @Test("Registering the same token twice keeps one installation")
-    func upsertByToken() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            let token = Fixtures.apnsToken()
-            let first = try await store.register(ios(token), appID: "a", now: now)
-            var again = ios(token)
-            again.locale = "fr"
-            again.environment = .sandbox
-            let second = try await store.register(again, appID: "a", now: now.addingTimeInterval(5))
-            #expect(first.created)
-            #expect(!second.created)
-            #expect(second.installation.id == first.installation.id)
-            #expect(second.installation.locale == "fr")
-            #expect(second.installation.environment == .sandbox)
-            #expect(try await store.installations(appID: "a", filter: .init(), page: .init()).count == 1)
-            #expect(try await store.installation(appID: "a", id: first.installation.id) == second.installation)
-        }
-    }
-
-    @Test("Apps are isolated; a device id is the identity and the token can change")
-    func identity() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            let token = Fixtures.apnsToken()
-            let one = try await store.register(ios(token), appID: "a", now: now)
-            #expect(try await store.register(ios(token), appID: "b", now: now).created)
-            #expect(try await store.installation(appID: "b", id: one.installation.id) == nil)
-
-            let first = try await store.register(ios(Fixtures.apnsToken(), device: "phone-1"), appID: "a", now: now)
-            let refreshed = Fixtures.apnsToken()
-            let second = try await store.register(ios(refreshed, device: "phone-1"), appID: "a", now: now)
-            #expect(second.installation.id == first.installation.id)
-            #expect(second.installation.token == .device(refreshed))
-            #expect(try await store.installations(appID: "a", deviceID: "phone-1").map(\.id) == [first.installation.id])
-        }
-    }
-
-    @Test("A token moves to the user and device that present it; one token, one installation")
-    func tokenMoves() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            let token = Fixtures.apnsToken()
-            let alice = try await store.register(ios(token, user: "alice"), appID: "a", now: now)
-            let bob = try await store.register(ios(token, user: "bob"), appID: "a", now: now)
-            #expect(bob.installation.id == alice.installation.id)
-            #expect(bob.installation.userID == "bob")
-            let onDevice = try await store.register(ios(Fixtures.apnsToken(), device: "d2"), appID: "a", now: now)
-            let moved = try await store.register(ios(token, device: "d2"), appID: "a", now: now)
-            #expect(moved.installation.id == onDevice.installation.id)
-            #expect(try await store.installation(appID: "a", id: alice.installation.id) == nil)
-            #expect(try await store.installations(appID: "a", filter: .init(), page: .init()).count == 1)
-        }
-    }
-
-    @Test("Re-registering re-validates and resets the failure count")
-    func revalidation() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            let token = Fixtures.apnsToken()
-            var installation = try await store.register(ios(token), appID: "a", now: now).installation
-            installation.valid = false
-            installation.failureCount = 5
-            installation.invalidatedAt = now
-            installation.lastFailureReason = "Unregistered"
-            _ = try await store.update(installation, now: now)
-            #expect(try await store.installation(appID: "a", id: installation.id)?.valid == false)
-            let again = try await store.register(ios(token), appID: "a", now: now.addingTimeInterval(60))
-            #expect(again.installation.valid)
-            #expect(again.installation.failureCount == 0)
-            #expect(again.installation.invalidatedAt == nil)
-        }
-    }
-
-    @Test("Filters, channels and keyset pages")
-    func listing() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            for index in 0..<7 {
-                var registration = ios(Fixtures.apnsToken(), user: index.isMultiple(of: 2) ? "even" : "odd")
-                registration.channels = index < 3 ? ["news"] : ["sports"]
-                _ = try await store.register(registration, appID: "a", now: now.addingTimeInterval(Double(index)))
-            }
-            _ = try await store.register(
-                InstallationRegistration(platform: .android, service: .fcm, token: .device(Fixtures.fcmToken())),
-                appID: "a", now: now)
-            #expect(try await store.installations(appID: "a", filter: .init(userID: "even"), page: .init()).count == 4)
-            #expect(try await store.installations(appID: "a", filter: .init(channel: "news"), page: .init()).count == 3)
-            #expect(
-                try await store.installations(appID: "a", filter: .init(platform: .android), page: .init()).count == 1)
-            #expect(try await store.installations(appID: "a", filter: .init(service: .apns), page: .init()).count == 7)
-            #expect(try await store.installations(appID: "a", filter: .init(valid: false), page: .init()).isEmpty)
-            var seen: [String] = []
-            var after: String?
-            repeat {
-                let page = try await store.installations(
-                    appID: "a", filter: .init(), page: .init(after: after, limit: 3))
-                seen += page.map(\.id)
-                after = page.count == 3 ? page.last?.id : nil
-            } while after != nil
-            #expect(seen.count == 8)
-            #expect(seen == seen.sorted())
-            #expect(Set(seen).count == 8)
-
-            var installation = try #require(
-                try await store.installations(appID: "a", filter: .init(channel: "news"), page: .init()).first)
-            installation.channels = ["weather"]
-            _ = try await store.update(installation, now: now)
-            #expect(try await store.installations(appID: "a", filter: .init(channel: "news"), page: .init()).count == 2)
-            #expect(try await store.deleteInstallation(appID: "a", id: installation.id))
-            #expect(try await !store.deleteInstallation(appID: "a", id: installation.id))
-            #expect(try await store.installations(appID: "a", filter: .init(channel: "weather"), page: .init()).isEmpty)
-        }
-    }
-
-    @Test("Web Push subscriptions round-trip")
-    func webPush() async throws {
-        try await PostgresFixture.with { fixture in
-            let subscription = Fixtures.webPushSubscription()
-            let registration = InstallationRegistration(
-                platform: .web, service: .webpush, token: .webPush(subscription))
-            let stored = try await fixture.store.register(registration, appID: "a", now: now).installation
-            #expect(try await fixture.store.installation(appID: "a", id: stored.id)?.token == .webPush(subscription))
-        }
-    }
-
     @Test("No column of any table holds a token or an app key in clear")
     func encryptedAtRest() async throws {
         try await PostgresFixture.with { fixture in
@@ -267,25 +141,6 @@ struct PostgresStoreTests {
             #expect(first == second)
             #expect(try await store.appKeys(appID: "default") == first)
             await other.close()
-        }
-    }
-
-    @Test("Preferences: set, read, insert only when none, gone with the installation")
-    func preferences() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            let id = try await store.register(ios(Fixtures.apnsToken()), appID: "a", now: now).installation.id
-            let chosen = try Preferences(stored: #"{"sound_enabled": false}"#)
-            let defaults = try Preferences(stored: #"{"sound_enabled": true}"#)
-            #expect(try await store.preferences(appID: "a", installationID: id) == nil)
-            #expect(try await store.insertPreferences(appID: "a", installationID: id, preferences: chosen, now: now))
-            #expect(try await !store.insertPreferences(appID: "a", installationID: id, preferences: defaults, now: now))
-            #expect(try await store.preferences(appID: "a", installationID: id) == chosen)
-            #expect(try await store.setPreferences(appID: "a", installationID: id, preferences: defaults, now: now))
-            #expect(try await store.preferences(installationIDs: [id, "nope"]) == [id: defaults])
-            #expect(try await !store.setPreferences(appID: "b", installationID: id, preferences: chosen, now: now))
-            #expect(try await store.deleteInstallation(appID: "a", id: id))
-            #expect(try await store.preferences(installationIDs: [id]).isEmpty)
         }
     }
 
@@ -401,32 +256,6 @@ struct PostgresStoreTests {
 @Suite("PostgreSQL job queue and cluster state")
 struct PostgresJobQueueTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
-
-    @Test("A page commit renews its job's lease in the same transaction, only for the lock's owner")
-    func commitRenewsLease() async throws {
-        try await PostgresFixture.with { fixture in
-            let store = fixture.store
-            try await store.scheduleJob(kind: "notification", reference: "n1", runAt: now)
-            let job = try #require(
-                try await store.claimJob(
-                    kinds: ["notification"], owner: "w1", now: now, lockedUntil: now.addingTimeInterval(30)))
-            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: "n1")
-            page.lockedUntil = now.addingTimeInterval(600)
-            #expect(try await store.commit(page))
-            let early = try await store.claimJob(
-                kinds: ["notification"], owner: "w2", now: now.addingTimeInterval(60),
-                lockedUntil: now.addingTimeInterval(90))
-            #expect(early == nil)
-            var stranger = PageCommit(jobID: job.id, owner: "w2", notificationID: "n1")
-            stranger.lockedUntil = now.addingTimeInterval(10_000)
-            #expect(try await !store.commit(stranger))
-            let late = try await store.claimJob(
-                kinds: ["notification"], owner: "w2", now: now.addingTimeInterval(700),
-                lockedUntil: now.addingTimeInterval(730))
-            #expect(late?.id == job.id)
-            #expect(late?.attempts == 2)
-        }
-    }
 
     @Test("Two owners claiming at once on two nodes never get the same job")
     func concurrentClaims() async throws {
