@@ -139,6 +139,7 @@ let package = Package(
             name: "HeraldPostgres",
             dependencies: [
                 "HeraldCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

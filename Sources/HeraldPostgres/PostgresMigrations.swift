@@ -13,7 +13,18 @@ enum PostgresMigrations {
     static let lockKey: Int64 = 0x6865_7261_6c64
 
     /// The migrations in order: an identifier and its SQL.
-    static let all: [(id: String, sql: String)] = [("v1_schema", v1Schema)]
+    static let all: [(id: String, sql: String)] = [("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay)]
+
+    /// Which node holds each installation's direct channel, until its lease ends.
+    static let v2ChannelRelay = """
+        CREATE TABLE channel_holders (
+            installation_id TEXT PRIMARY KEY,
+            node TEXT NOT NULL,
+            until DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX channel_holders_node ON channel_holders (node);
+        CREATE INDEX channel_holders_until ON channel_holders (until);
+        """
 
     /// Applies every migration the database lacks.
     static func apply(to store: PostgresStore) async throws {

@@ -3,6 +3,7 @@ import HeraldCore
 import Logging
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// The shared store: one PostgreSQL database that any number of Herald nodes use at once, through a
 /// pooled `PostgresClient`. Tokens and generated app keys are sealed with the ``TokenCipher``, as on
@@ -14,6 +15,8 @@ public final class PostgresStore: Store, Sendable {
     let logger: Logger
     let configuration: PostgresStoreConfiguration
     let signals = JobSignalHub()
+    /// Set by ``close()``: the relay's listeners stop reconnecting.
+    let closed = Atomic<Bool>(false)
     private let tasks: [Task<Void, Never>]
 
     /// The channel that announces new or sooner jobs.
@@ -54,6 +57,7 @@ public final class PostgresStore: Store, Sendable {
 
     /// Stops listening, ends every job-signal stream and closes the pool's connections.
     public func close() async {
+        closed.store(true, ordering: .relaxed)
         signals.finish()
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }

@@ -49,7 +49,7 @@ struct PostgresStoreTests {
             platform: .ios, service: .apns, token: .device(token), profile: .init(userID: user, deviceID: device))
     }
 
-    @Test("Migrating applies v1_schema once, and two nodes migrating at once do it once")
+    @Test("Migrating applies each migration once, and two nodes migrating at once do it once")
     func migrations() async throws {
         let database = try await PostgresTestDatabase.create()
         let cipher = Fixtures.cipher()
@@ -59,7 +59,7 @@ struct PostgresStoreTests {
         async let two: Void = second.migrate()
         _ = try await (one, two)
         try await first.migrate()
-        #expect(try await PostgresMigrations.applied(first) == ["v1_schema"])
+        #expect(try await PostgresMigrations.applied(first) == ["v1_schema", "v2_channel_relay"])
         try await first.ping()
         await first.close()
         await second.close()
@@ -375,6 +375,43 @@ struct PostgresJobQueueTests {
             timeout.cancel()
             #expect(received)
             await listener.close()
+        }
+    }
+
+    @Test("Channel relay: holds are leased per node, and a message posted by one node reaches another")
+    func channelRelay() async throws {
+        try await PostgresFixture.with { fixture in
+            let other = try fixture.node()
+            let store = fixture.store
+            try await store.attachChannel(installationID: "i1", node: "A", until: now.addingTimeInterval(60))
+            try await other.attachChannel(installationID: "i2", node: "B", until: now.addingTimeInterval(60))
+            #expect(try await other.channelHolders(of: ["i1", "i2", "i3"], now: now) == ["i1": "A", "i2": "B"])
+            // A newer hold replaces another node's; a node detaches only its own.
+            try await other.attachChannel(installationID: "i1", node: "B", until: now.addingTimeInterval(60))
+            try await store.detachChannel(installationID: "i1", node: "A")
+            #expect(try await store.channelHolders(of: ["i1"], now: now) == ["i1": "B"])
+            #expect(try await store.channelHolders(of: ["i1"], now: now.addingTimeInterval(61)).isEmpty)
+            try await store.renewChannels(node: "B", until: now.addingTimeInterval(120))
+            #expect(try await store.anyChannelHeld(now: now.addingTimeInterval(61)))
+            #expect(try await !store.anyChannelHeld(now: now.addingTimeInterval(121)))
+
+            let inbox = Task { () -> String? in
+                for await message in store.messages(for: "A") { return message }
+                return nil
+            }
+            // A message is lost until A listens: post until it arrives, for at most ten seconds.
+            let poster = Task {
+                for _ in 0..<100 {
+                    try await other.post("{\"push\": 1}", to: "A")
+                    try await other.post("not for A", to: "B")
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                inbox.cancel()
+            }
+            let received = await inbox.value
+            poster.cancel()
+            #expect(received == "{\"push\": 1}")
+            await other.close()
         }
     }
 
