@@ -41,6 +41,10 @@ public struct DispatchWorker: Service {
                 for worker in 0..<dispatcher.configuration.workers {
                     group.addTask { await self.work(owner: "\(node)-w\(worker)") }
                 }
+                if dispatcher.configuration.workers == 0 {
+                    // A node without workers still serves its channels to the others until it stops.
+                    group.addTask { try? await gracefulShutdown() }
+                }
             }
         } onGracefulShutdown: {
             dispatcher.wake()

@@ -17,7 +17,8 @@ public struct EngineConfiguration: Sendable {
     public var pipelineDepth: Int
     /// Recipients resolved, sent and committed together: a page shared by the batches in flight.
     public var batchSize: Int { max(1, pageSize / pipelineDepth) }
-    /// Jobs processed at once (one notification each).
+    /// Jobs processed at once (one notification each). Zero makes a node that serves the API and
+    /// its direct channels but sends nothing itself (the other nodes on its database do).
     public var workers: Int
     /// How long a claimed job stays locked without renewal; a dead worker's job is taken over after it.
     public var lease: Duration
@@ -56,7 +57,7 @@ public struct EngineConfiguration: Sendable {
     ) {
         self.pageSize = max(1, pageSize)
         self.pipelineDepth = min(max(1, pipelineDepth), self.pageSize)
-        self.workers = max(1, workers)
+        self.workers = max(0, workers)
         self.lease = lease
         self.pollInterval = pollInterval
         self.retryPolicy = retryPolicy

@@ -66,7 +66,7 @@ extension EngineConfiguration {
         self.init(
             pageSize: try integer("engine.page_size", 2000, 1...10_000),
             pipelineDepth: try integer("engine.pipeline_depth", 4, 1...64),
-            workers: try integer("engine.workers", 2, 1...64),
+            workers: try integer("engine.workers", 2, 0...64),
             lease: .seconds(try integer("engine.lease_seconds", 60, 1...3600)),
             pollInterval: .milliseconds(try integer("engine.poll_interval_ms", 1000, 10...60_000)),
             retryPolicy: RetryPolicy(

@@ -1,0 +1,210 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Several `herald serve` processes on one PostgreSQL database, with one mock APNs.
+struct Cluster {
+    let directory: TemporaryDirectory
+    let database: PostgresTestDatabase
+    let ca: TestCertificateAuthority
+    let key: TestAPNsAuthKey
+    let apns: MockAPNsServer
+    let config: String
+
+    static func start(pageSize: Int = 500, extra: String = "") async throws -> Self {
+        let directory = try TemporaryDirectory()
+        let database = try await PostgresTestDatabase.create()
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let keyFile = directory.file("AuthKey.p8")
+        try key.p8PEM.write(toFile: keyFile, atomically: false, encoding: .utf8)
+        let caFile = directory.file("ca.pem")
+        try ca.rootPEM.write(toFile: caFile, atomically: false, encoding: .utf8)
+        // Every node must hold the same master key: the tokens one seals, the others open.
+        let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let config = directory.file("herald.yaml")
+        try """
+        database: \(database.url)
+        secret_key: \(secret)
+        app:
+          default:
+            apns:
+              key_file: \(keyFile)
+              key_id: \(key.keyID)
+              team_id: \(key.teamID)
+              topic: com.example.crash
+              url: https://127.0.0.1:\(apns.port)
+              ca_file: \(caFile)
+        \(extra)
+        engine:
+          page_size: \(pageSize)
+          poll_interval_ms: 200
+          lease_seconds: 3
+        """.write(toFile: config, atomically: false, encoding: .utf8)
+        return Self(directory: directory, database: database, ca: ca, key: key, apns: apns, config: config)
+    }
+
+    /// Starts a node; the first one on the database prints the generated server key.
+    func node(environment: [String: String] = [:]) async throws -> (process: HeraldProcess, address: String) {
+        let process = try HeraldProcess(["serve", "--config", config, "--port", "0"], environment: environment)
+        return (process, try await process.line(startingWith: "Herald is listening on "))
+    }
+
+    /// Runs one SQL query with psql and returns its rows as text.
+    func query(_ sql: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", database.url, "-Atc", sql]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    func finish() async throws {
+        try await apns.shutdown()
+        try await database.drop()
+        directory.remove()
+    }
+}
+
+@Suite("Several herald nodes on one PostgreSQL database", .serialized)
+struct MultiNodeTests {
+    static let devices = 50_000
+    static let pageSize = 500
+
+    @Test(
+        "Two nodes, a broadcast to 50,000 devices, the node sending it killed with kill -9: the other finishes it, every device served, duplicates within one page"
+    )
+    func broadcastSurvivesKill() async throws {
+        let cluster = try await Cluster.start(pageSize: Self.pageSize)
+        let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
+        // A slow provider: the broadcast takes seconds, so the kill lands mid-way.
+        for token in tokens { cluster.apns.script(token: token, .success(after: .milliseconds(50))) }
+        let importFile = cluster.directory.file("devices.jsonl")
+        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
+            .write(toFile: importFile, atomically: false, encoding: .utf8)
+        let importer = try HeraldProcess(["import", importFile, "--config", cluster.config])
+        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+
+        let first = try await cluster.node()
+        let serverKey = try await first.process.line(startingWith: "server key: ")
+        let second = try await cluster.node()
+        let sent = try await request(
+            "POST", "\(second.address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        try await cluster.apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
+
+        // The node whose worker holds the job (its owner name carries the process id) dies.
+        let holder = try #require(try cluster.query("SELECT locked_by FROM jobs WHERE kind = 'notification'").first)
+        let nodes = [first, second]
+        let victim = try #require(
+            nodes.firstIndex { holder.contains("-\($0.process.process.processIdentifier)-") }, "holder \(holder)")
+        let survivor = nodes[1 - victim]
+        kill(nodes[victim].process.process.processIdentifier, SIGKILL)
+        _ = try await nodes[victim].process.exitStatus()
+        #expect(cluster.apns.requests.count < Self.devices, "the kill came after the broadcast finished")
+
+        var record: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            let response = try await request("GET", "\(survivor.address)/v1/notifications/\(id)", bearer: serverKey)
+            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
+            if record["status"] as? String == "done" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(record["status"] as? String == "done", "\(record)")
+        let received = cluster.apns.requests.compactMap(\.token)
+        let distinct = Set(received)
+        #expect(Set(tokens).subtracting(distinct).isEmpty)
+        let duplicates = received.count - distinct.count
+        #expect(duplicates <= Self.pageSize, "\(duplicates) duplicates")
+        survivor.process.process.terminate()
+        #expect(try await survivor.process.exitStatus() == 0)
+        try await cluster.finish()
+    }
+
+    @Test("A device listening on node A (no workers) gets a push node B sends, and confirms it through node B")
+    func channelAcrossNodes() async throws {
+        let cluster = try await Cluster.start(
+            extra: """
+                    delivery_log: all
+                """)
+        // Node A sends nothing itself: the fan-out runs on node B, which must reach A's channel.
+        let a = try await cluster.node(environment: ["HERALD_ENGINE_WORKERS": "0"])
+        let serverKey = try await a.process.line(startingWith: "server key: ")
+        let b = try await cluster.node()
+        let listener = try HeraldProcess([
+            "listen", "--server", a.address, "--key", serverKey, "--state", cluster.directory.file("listen.json"),
+            "--count", "1",
+        ])
+        let installation = try await listener.line(startingWith: "listening: installation ")
+        let sender = try HeraldProcess([
+            "send", "--server", b.address, "--key", serverKey, "--installation-id", installation, "--title", "Across",
+            "--body", "nodes", "--wait",
+        ])
+        #expect(try await sender.exitStatus() == 0, "\(sender.text)")
+        #expect(try await listener.exitStatus() == 0, "\(listener.text)")
+        #expect(listener.text.contains("Across — nodes"), "\(listener.text)")
+        #expect(sender.text.contains(#""sent":1"#), "\(sender.text)")
+        // The ledger (successes kept: delivery_log all) says the channel on node A confirmed it.
+        let outcomes = try cluster.query("SELECT outcome, provider_id FROM deliveries")
+        #expect(outcomes == ["delivered|direct:confirmed"], "\(outcomes)")
+        for node in [a, b] {
+            node.process.process.terminate()
+            #expect(try await node.process.exitStatus() == 0)
+        }
+        try await cluster.finish()
+    }
+
+    @Test("The Home Assistant relay's daily maximum holds across two nodes")
+    func relayLimitAcrossNodes() async throws {
+        let cluster = try await Cluster.start(
+            extra: """
+                    home_assistant:
+                      relay: true
+                      max_per_day: 10
+                """)
+        let a = try await cluster.node()
+        let serverKey = try await a.process.line(startingWith: "server key: ")
+        let b = try await cluster.node()
+        let token = Fixtures.apnsToken()
+        let registered = try await request(
+            "POST", "\(a.address)/v1/installations", bearer: serverKey,
+            json: #"{"platform":"ios","token":"\#(token)"}"#)
+        #expect(registered.status == 201, "\(registered.body)")
+        func relay(_ node: (process: HeraldProcess, address: String), _ number: Int) async throws -> (Int, String) {
+            let answer = try await request(
+                "POST", "\(node.address)/ha/push",
+                json:
+                    #"{"message":"Message \#(number)","push_token":"\#(token)","registration_info":{"app_id":"io.robbie.HomeAssistant","app_version":"2024.3","os_version":"17.4","webhook_id":"w1"}}"#
+            )
+            return (answer.status, answer.body)
+        }
+        // The messages alternate between the nodes; the day's count is one, in the database.
+        for number in 1...10 {
+            let (status, body) = try await relay(number.isMultiple(of: 2) ? a : b, number)
+            #expect(status == 201, "message \(number): \(body)")
+        }
+        for (node, number) in [(a, 11), (b, 12)] {
+            let (status, body) = try await relay(node, number)
+            #expect(status == 429, "message \(number): \(body)")
+            #expect(body.contains("RateLimited"), "\(body)")
+        }
+        for node in [a, b] {
+            node.process.process.terminate()
+            #expect(try await node.process.exitStatus() == 0)
+        }
+        try await cluster.finish()
+    }
+}
