@@ -150,6 +150,11 @@ extension PostgresConnection {
             // went wrong without the statement's values (which may be secrets).
             guard let message = error.serverInfo?[.message] else { throw error }
             let state = error.serverInfo?[.sqlState] ?? "?"
+            if state == "2201B" {
+                // A `$regex` the query parser accepted (ICU) that PostgreSQL's engine cannot run.
+                throw HeraldError.invalidValue(
+                    "where", code: "invalid_query", "The $regex pattern is not one Herald can run here: \(message).")
+            }
             throw HeraldError(
                 kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")
         }

@@ -4,7 +4,8 @@ import NIOSSL
 import PostgresNIO
 
 /// Where and how the PostgreSQL store connects, read from a libpq-style URL:
-/// `postgres://user:password@host:port/database?sslmode=disable|prefer|require|verify-ca|verify-full&sslrootcert=PATH`.
+/// `postgres://user:password@host:port/database?sslmode=disable|prefer|require|verify-ca|verify-full&sslrootcert=PATH&pool_size=N`
+/// (`pool_size`, Herald's own: the most pooled connections of one node, 1 to 500, default 20).
 public struct PostgresStoreConfiguration: Sendable, Equatable {
     /// How the connection is encrypted, with libpq's meanings.
     public enum SSLMode: String, Sendable, Equatable {
@@ -50,6 +51,7 @@ public struct PostgresStoreConfiguration: Sendable, Equatable {
         self.database = path.isEmpty ? self.username : (path.removingPercentEncoding ?? path)
         var mode = SSLMode.prefer
         var root: String?
+        var poolSize = maximumConnections
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode":
@@ -59,13 +61,18 @@ public struct PostgresStoreConfiguration: Sendable, Equatable {
                 mode = parsed
             case "sslrootcert":
                 root = item.value
+            case "pool_size":
+                guard let value = item.value.flatMap(Int.init), (1...500).contains(value) else {
+                    throw Self.invalid("pool_size must be an integer from 1 to 500.")
+                }
+                poolSize = value
             default:
                 throw Self.invalid("The database URL has an unknown parameter \(item.name).")
             }
         }
         self.sslMode = mode
         self.sslRootCertificate = root
-        self.maximumConnections = maximumConnections
+        self.maximumConnections = poolSize
     }
 
     /// Whether `text` names a PostgreSQL database rather than a file.

@@ -405,3 +405,5 @@ public final class SQLiteStore: Store {
             deleteWhenInvalid: value(.deleteWhenInvalid))
     }
 }
+
+extension SQLiteStore: BulkLoading {}

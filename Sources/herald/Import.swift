@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
-import HeraldSQLite
 import HeraldServer
 
 /// `herald import`: bulk-loads installations from JSON Lines, many per transaction. A line is either
@@ -83,8 +82,8 @@ struct Import: AsyncParsableCommand {
         }
         try await loader.flush()
         try await loader.finishWriting()
-        // SQLite folds the load's write-ahead log into the database now, not in the next writer's work.
-        if let store = store as? SQLiteStore { try await store.finishBulkLoad() }
+        // The store tidies up after the load now, not in the next writer's work (WAL, vacuum, statistics).
+        if let store = store as? any BulkLoading { try await store.finishBulkLoad() }
         progress.finish()
         let counts = loader.counts
         say(

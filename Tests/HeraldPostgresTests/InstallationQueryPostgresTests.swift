@@ -334,4 +334,20 @@ struct InstallationQueryPostgresTests {
             #expect(notInNothing.count == Self.seeds.count)
         }
     }
+
+    @Test("A $regex the parser accepts but PostgreSQL cannot run is a 400 invalid_query on where, not a 500")
+    func regexPostgresCannotRun() async throws {
+        // ICU takes a possessive quantifier; PostgreSQL's regular expressions do not.
+        let query = try parse(#"{"locale": {"$regex": "f++"}}"#)
+        try await withSeededStore { select in
+            do {
+                _ = try await select(query, false)
+                Issue.record("the query ran")
+            } catch let error as HeraldError {
+                #expect(error.code == "invalid_query")
+                #expect(error.field == "where")
+                #expect(error.kind == .badRequest)
+            }
+        }
+    }
 }

@@ -66,7 +66,7 @@ struct PostgresStoreTests {
         try await database.drop()
     }
 
-    @Test("The URL's settings: host, port, credentials, database and sslmode")
+    @Test("The URL's settings: host, port, credentials, database, sslmode and pool size")
     func configuration() throws {
         let parsed = try PostgresStoreConfiguration(
             url: "postgres://herald:s%40cret@db.example:6543/push?sslmode=verify-full&sslrootcert=/etc/ca.pem")
@@ -79,6 +79,9 @@ struct PostgresStoreTests {
         #expect(parsed.sslRootCertificate == "/etc/ca.pem")
         #expect(!parsed.redacted.contains("cret"))
         #expect(try PostgresStoreConfiguration(url: "postgresql://u@h/d").sslMode == .prefer)
+        #expect(try PostgresStoreConfiguration(url: "postgresql://u@h/d").maximumConnections == 20)
+        #expect(try PostgresStoreConfiguration(url: "postgresql://u@h/d?pool_size=64").maximumConnections == 64)
+        #expect(throws: HeraldError.self) { try PostgresStoreConfiguration(url: "postgres://u@h/d?pool_size=0") }
         #expect(throws: HeraldError.self) { try PostgresStoreConfiguration(url: "postgres://u@h/d?sslmode=maybe") }
         #expect(throws: HeraldError.self) { try PostgresStoreConfiguration(url: "mysql://u@h/d") }
     }

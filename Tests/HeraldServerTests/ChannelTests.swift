@@ -14,11 +14,18 @@ struct ChannelHarness {
     let engine: EngineHarness
     var server: ServerHarness { engine.server }
 
-    init(confirmWindow: Duration = .seconds(10)) async throws {
+    init(
+        confirmWindow: Duration = .seconds(10), store: (store: any HeraldStore, cipher: TokenCipher)? = nil
+    ) async throws {
         engine = try await EngineHarness(
-            engine: EngineConfiguration(
-                retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3),
-                defaultDeliveryLog: .all, cleanupInterval: nil, channelConfirmWindow: confirmWindow))
+            engine: Self.engine(confirmWindow: confirmWindow), store: store)
+    }
+
+    /// The engine settings of the channel tests: all successes in the ledger, a short retry policy.
+    static func engine(confirmWindow: Duration) -> EngineConfiguration {
+        EngineConfiguration(
+            retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3),
+            defaultDeliveryLog: .all, cleanupInterval: nil, channelConfirmWindow: confirmWindow)
     }
 
     /// Runs `test` with the API and the port WebSockets connect to.

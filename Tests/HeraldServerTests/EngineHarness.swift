@@ -34,7 +34,8 @@ struct EngineHarness {
     init(
         engine: EngineConfiguration = EngineConfiguration(
             retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
-        dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared
+        dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared,
+        store: (store: any HeraldStore, cipher: TokenCipher)? = nil
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
@@ -66,7 +67,8 @@ struct EngineHarness {
             APNsTransport(production: apnsClient, sandbox: sandboxClient, topic: Self.topic),
             FCMTransport(client: fcmClient),
         ])
-        server = try await ServerHarness(transports: ["demo": transports], engine: engine, dialects: dialects)
+        server = try await ServerHarness(
+            transports: ["demo": transports], engine: engine, dialects: dialects, store: store)
     }
 
     /// Works every due job, as a worker would.

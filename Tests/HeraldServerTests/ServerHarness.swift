@@ -21,7 +21,7 @@ final class TestClock: Sendable {
     func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-/// One Herald app on a fresh SQLite database, driven through the real router.
+/// One Herald app on a fresh SQLite database (or the store given), driven through the real router.
 struct ServerHarness {
     static let serverKey = "hsk_test-server-key-0123456789"
     static let clientKey = "hck_test-client-key-0123456789"
@@ -30,7 +30,7 @@ struct ServerHarness {
     static let audience = "herald-tests"
 
     let directory: TemporaryDirectory
-    let store: SQLiteStore
+    let store: any HeraldStore
     /// The store's token cipher (a restarted store on the same file needs the same key).
     let cipher: TokenCipher
     let clock: TestClock
@@ -48,11 +48,17 @@ struct ServerHarness {
             ])
         ],
         engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
-        introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings()
+        introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings(),
+        store given: (store: any HeraldStore, cipher: TokenCipher)? = nil
     ) async throws {
         directory = try TemporaryDirectory()
-        cipher = Fixtures.cipher()
-        store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
+        if let given {
+            cipher = given.cipher
+            store = given.store
+        } else {
+            cipher = Fixtures.cipher()
+            store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
+        }
         try await store.migrate()
         let clock = TestClock()
         self.clock = clock
