@@ -337,7 +337,8 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport", "HeraldEngine", "HeraldAPNs",
+                "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport", "HeraldEngine",
+                "HeraldAPNs",
                 "HeraldFCM", "HeraldWebPush", "HeraldSNS", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
