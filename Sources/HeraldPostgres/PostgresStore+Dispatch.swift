@@ -382,8 +382,13 @@ extension PostgresStore: JobQueue, DispatchLedger {
                 }
             }
             for (at, ids) in delivered {
+                // Rows delivered to within the resolution are left alone (no new row version, no WAL).
                 try await connection.run(
-                    "UPDATE installations SET failure_count = 0, last_delivered_at = $1 WHERE id = ANY($2)", [at, ids])
+                    """
+                    UPDATE installations SET failure_count = 0, last_delivered_at = $1
+                    WHERE id = ANY($2) AND (failure_count <> 0 OR last_delivered_at IS NULL
+                        OR last_delivered_at < $3 OR last_delivered_at > $1)
+                    """, [at, ids, at - InstallationEvent.deliveredResolution])
             }
             for pending in page.pending {
                 try await connection.run(
@@ -429,9 +434,13 @@ extension PostgresStore: JobQueue, DispatchLedger {
     private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {
         switch event {
         case .delivered(let at):
+            let time = at.timeIntervalSince1970
             try await connection.run(
-                "UPDATE installations SET failure_count = 0, last_delivered_at = $1 WHERE id = $2",
-                [at.timeIntervalSince1970, id])
+                """
+                UPDATE installations SET failure_count = 0, last_delivered_at = $1
+                WHERE id = $2 AND (failure_count <> 0 OR last_delivered_at IS NULL
+                    OR last_delivered_at < $3 OR last_delivered_at > $1)
+                """, [time, id, time - InstallationEvent.deliveredResolution])
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).

@@ -418,8 +418,14 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                     let chunk = ids[start..<min(ids.count, start + 500)]
                     let marks = Self.placeholders(chunk.count)
                     try db.cachedStatement(
-                        sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id IN (\(marks))"
-                    ).execute(arguments: StatementArguments([at] + chunk.map { $0 as any DatabaseValueConvertible }))
+                        sql: """
+                            UPDATE installations SET failure_count = 0, last_delivered_at = ?
+                            WHERE id IN (\(marks)) AND (\(Self.deliveredChanges))
+                            """
+                    ).execute(
+                        arguments: StatementArguments(
+                            [at] + chunk.map { $0 as any DatabaseValueConvertible }
+                                + [at - InstallationEvent.deliveredResolution, at]))
                 }
             }
             for pending in page.pending {
@@ -463,12 +469,21 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         }
     }
 
+    /// A delivery changes the row only when it resets failures or moves `last_delivered_at` by
+    /// more than ``InstallationEvent/deliveredResolution`` (or back): arguments `at - resolution`, `at`.
+    static let deliveredChanges =
+        "failure_count <> 0 OR last_delivered_at IS NULL OR last_delivered_at < ? OR last_delivered_at > ?"
+
     private func apply(_ event: InstallationEvent, to id: String, _ db: Database) throws {
         switch event {
         case .delivered(let at):
+            let time = at.timeIntervalSince1970
             try db.cachedExecute(
-                sql: "UPDATE installations SET failure_count = 0, last_delivered_at = ? WHERE id = ?",
-                arguments: [at.timeIntervalSince1970, id])
+                sql: """
+                    UPDATE installations SET failure_count = 0, last_delivered_at = ?
+                    WHERE id = ? AND (\(Self.deliveredChanges))
+                    """,
+                arguments: [time, id, time - InstallationEvent.deliveredResolution, time])
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).

@@ -102,8 +102,13 @@ public struct PendingDelivery: Sendable, Equatable {
 
 /// What happens to an installation after a delivery.
 public enum InstallationEvent: Sendable, Equatable {
-    /// Delivered: failures reset, `last_delivered_at` set.
+    /// Delivered: failures reset, `last_delivered_at` set — to within
+    /// ``InstallationEvent/deliveredResolution``: a delivery that soon after the recorded one changes
+    /// no row (a broadcast to devices served within the hour rewrites none of them).
     case delivered(at: Date)
+
+    /// How stale `last_delivered_at` may be: what clean-up and the API read it for is days.
+    public static let deliveredResolution: TimeInterval = 3600
     /// The provider called the token invalid at `since` (nil: now). An invalidation older than
     /// the installation's last update is ignored (the token was registered again after it).
     case invalidated(reason: String, since: Date?, at: Date)

@@ -312,6 +312,31 @@ extension StoreConformance {
             #expect(try await store.installation(appID: "a", id: invalidated.id)?.lastDeliveredAt == nil)
             #expect(try await store.nextPending(notificationID: item.id) == nil)
         },
+        .init("ledger: last_delivered_at moves only by more than the resolution; a failure count always resets") {
+            store in
+            let device = try await register(ios(), in: store)
+            let item = notification()
+            let job = try await insertAndClaim(item, in: store)
+            func deliver(at time: Date, events: [(String, InstallationEvent)]? = nil) async throws -> Installation {
+                var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
+                page.installationEvents = events ?? [(device.id, .delivered(at: time))]
+                #expect(try await store.commit(page))
+                return try #require(try await store.installation(appID: "a", id: device.id))
+            }
+            #expect(try await deliver(at: at(100)).lastDeliveredAt == at(100))
+            // Within the hour: the row keeps its time (nothing rewritten).
+            #expect(try await deliver(at: at(100 + 1800)).lastDeliveredAt == at(100))
+            // A failure, then a delivery within the hour: the count resets, and the time moves with it.
+            let failed = try await deliver(
+                at: at(2000), events: [(device.id, .failed(reason: "Timeout", at: at(2000), maxFailures: 5))])
+            #expect(failed.failureCount == 1)
+            let reset = try await deliver(at: at(2100))
+            #expect(reset.failureCount == 0)
+            #expect(reset.lastDeliveredAt == at(2100))
+            // Past the resolution: the time moves.
+            let later = at(2100 + InstallationEvent.deliveredResolution + 1)
+            #expect(try await deliver(at: later).lastDeliveredAt == later)
+        },
         .init("ledger: a commit renews the job's lease only for the lock's owner") { store in
             let item = notification()
             let job = try await insertAndClaim(item, in: store)  // locked until at(300)
