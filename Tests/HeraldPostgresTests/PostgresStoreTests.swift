@@ -60,7 +60,10 @@ struct PostgresStoreTests {
         _ = try await (one, two)
         try await first.migrate()
         #expect(try await PostgresMigrations.applied(first) == PostgresMigrations.all.map(\.id))
-        #expect(PostgresMigrations.all.map(\.id).starts(with: ["v1_schema", "v2_channel_relay", "v3_installations_fillfactor"]))
+        #expect(
+            PostgresMigrations.all.map(\.id).starts(with: [
+                "v1_schema", "v2_channel_relay", "v3_installations_fillfactor",
+            ]))
         try await first.ping()
         await first.close()
         await second.close()
