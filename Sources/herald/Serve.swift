@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import HeraldCore
 import HeraldEngine
+import HeraldPostgres
 import HeraldSQLite
 import HeraldServer
 import Logging
@@ -64,6 +65,8 @@ struct Serve: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await dispatcher.shutdown()
+        // PostgreSQL: the pool and the listening connection close cleanly (SQLite closes with the process).
+        if let store = store as? PostgresStore { await store.close() }
         logger.info("herald stopped")
     }
 }

@@ -7,11 +7,12 @@ private struct Deployment {
     static let serverKeys = ["shop": "hsk_export-shop-server-key-000", "news": "hsk_export-news-server-key-000"]
     let config: String
 
-    /// A deployment whose database is `name`.sqlite in `directory`, with `masterKey` (base64, 32 bytes).
-    init(_ directory: TemporaryDirectory, _ name: String, masterKey: String) throws {
+    /// A deployment whose database is `name`.sqlite in `directory` (or the `database` URL given), with
+    /// `masterKey` (base64, 32 bytes).
+    init(_ directory: TemporaryDirectory, _ name: String, masterKey: String, database: String? = nil) throws {
         config = directory.file("\(name).yaml")
         try """
-        database: \(directory.file("\(name).sqlite"))
+        database: \(database ?? directory.file("\(name).sqlite"))
         secret_key: \(masterKey)
         apps: [shop, news]
         app:
@@ -165,6 +166,39 @@ struct ExportImportTests {
         #expect(again.status == 0, "\(again.text)")
         #expect(again.text.contains("imported 4 installations (0 created, 0 updated, 4 restored)"))
         #expect(try await target.export(to: directory.file("b2.jsonl")) == exported)
+    }
+
+    @Test(
+        "SQLite to PostgreSQL and back: the same records, tokens readable from PostgreSQL, preferences kept"
+    )
+    func sqliteToPostgres() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await PostgresTestDatabase.create()
+        let source = try Deployment(directory, "lite", masterKey: Self.masterKey)
+        let tokens = try await populate(source)
+        let file = directory.file("from-sqlite.jsonl")
+        let exported = try await source.export(to: file)
+
+        let postgres = try Deployment(directory, "pg", masterKey: Self.masterKey, database: database.url)
+        let imported = try await postgres.run(["import", file])
+        #expect(imported.status == 0, "\(imported.text)")
+        #expect(imported.text.contains("imported 4 installations (0 created, 0 updated, 4 restored) in "))
+        #expect(try await postgres.export(to: directory.file("from-pg.jsonl")) == exported)
+        let (server, address) = try await postgres.serve()
+        for (id, token) in tokens {
+            let app = exported[id]?["app_id"] as? String ?? ""
+            let read = try await request("GET", "\(address)/v1/installations/\(id)", bearer: Deployment.serverKeys[app])
+            #expect(try object(read.body)["token"] as? String == token, "\(read.body)")
+        }
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+
+        // And back into a fresh SQLite file: nothing lost on the round trip.
+        let back = try Deployment(directory, "back", masterKey: Self.masterKey)
+        #expect(try await back.run(["import", directory.file("from-pg.jsonl")]).status == 0)
+        #expect(try await back.export(to: directory.file("back.jsonl")) == exported)
+        try await database.drop()
     }
 
     @Test("import into a store with another master key names the line and writes nothing")
