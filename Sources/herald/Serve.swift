@@ -10,6 +10,10 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `herald serve`: runs the gateway until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the Herald server (the default verb).")
@@ -28,9 +32,13 @@ struct Serve: AsyncParsableCommand {
         if let port { overrides["server.port"] = .init(.int(port), isSecret: false) }
         let configuration = try await common.load(extra: overrides)
         let logger = bootstrapLogging(level: configuration.logLevel)
+        // One SQLite database serves one node: a second `herald serve` on it would take the first's
+        // jobs as a dead process's (below). The lock goes with this process, however it ends.
+        let nodeLock = try Self.lockSingleNode(configuration.database)
+        defer { if let nodeLock { close(nodeLock) } }
         let store = try await common.openStore(configuration, logger: logger)
-        // One SQLite database serves one node: a job locked before this process started belongs to a
-        // process that is gone. (A shared PostgreSQL database lets such leases expire instead.)
+        // So a job locked before this process started belongs to a process that is gone. (A shared
+        // PostgreSQL database lets such leases expire instead.)
         if let store = store as? SQLiteStore {
             let recovered = try await store.recoverJobs()
             if recovered > 0 {
@@ -68,5 +76,21 @@ struct Serve: AsyncParsableCommand {
         // PostgreSQL: the pool and the listening connection close cleanly (SQLite closes with the process).
         if let store = store as? PostgresStore { await store.close() }
         logger.info("herald stopped")
+    }
+
+    /// Takes the SQLite database's node lock (`<path>.serve.lock`, `flock`), or fails when another
+    /// `herald serve` holds it. PostgreSQL (several nodes) and in-memory databases take none.
+    /// - Returns: The lock's file descriptor, kept open while the server runs.
+    static func lockSingleNode(_ database: DatabaseLocation) throws -> Int32? {
+        guard case .sqlite(let path) = database, path != ":memory:" else { return nil }
+        let descriptor = open(path + ".serve.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ValidationError("Cannot create \(path).serve.lock.") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw ValidationError(
+                "Another herald serve is using \(path): a SQLite database serves one node "
+                    + "(several nodes share a PostgreSQL database).")
+        }
+        return descriptor
     }
 }

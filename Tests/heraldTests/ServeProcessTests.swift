@@ -3,6 +3,10 @@ import HeraldTestSupport
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -264,5 +268,23 @@ struct ServeProcessTests {
         #expect(try await other.exitStatus() != 0)
         #expect(other.text.contains("sealed with another master key"), "\(other.text)")
         #expect(!other.text.contains("Herald is listening"))
+    }
+
+    @Test("a second serve on the same SQLite database is refused while the first runs, and starts once it is gone")
+    func singleNodeLock() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = directory.file("herald.sqlite")
+        let first = try HeraldProcess(["serve", "--port", "0", "--database", database])
+        _ = try await first.line(startingWith: "Herald is listening on ")
+        let second = try HeraldProcess(["serve", "--port", "0", "--database", database])
+        #expect(try await second.exitStatus() != 0)
+        #expect(second.text.contains("Another herald serve is using"), "\(second.text)")
+        kill(first.process.processIdentifier, SIGKILL)
+        _ = try await first.exitStatus()
+        let third = try HeraldProcess(["serve", "--port", "0", "--database", database])
+        _ = try await third.line(startingWith: "Herald is listening on ")
+        third.process.terminate()
+        #expect(try await third.exitStatus() == 0)
     }
 }
