@@ -82,6 +82,9 @@ public final class APNsClient: Sendable {
         return results.map { $0! }
     }
 
+    /// The connection pool's use now (HTTP/2 origins only for Web Push).
+    public var poolStatistics: HTTP2PoolStatistics { pool.statistics }
+
     /// Closes the connections.
     public func shutdown() async {
         await pool.shutdown()

@@ -1,3 +1,4 @@
+import CoreMetrics
 import HeraldHTTP2
 import NIOCore
 import NIOSSL
@@ -59,6 +60,8 @@ public struct APNsConfiguration: Sendable {
     /// Streams Herald keeps open per connection (below the peer's limit when that is lower).
     public var maxStreamsPerConnection: Int
     public var requestTimeout: TimeAmount
+    /// Where each request's time to its answer is recorded; nil records nothing.
+    public var requestDuration: CoreMetrics.Timer?
 
     /// Creates a configuration.
     public init(
@@ -80,8 +83,10 @@ public struct APNsConfiguration: Sendable {
             tls.certificateChain = chain.map { .certificate($0) }
             tls.privateKey = .privateKey(key)
         }
-        return HTTP2PoolConfiguration(
+        var pool = HTTP2PoolConfiguration(
             host: environment.host, port: environment.port, tls: tls, connections: connections,
             maxStreamsPerConnection: maxStreamsPerConnection, requestTimeout: requestTimeout)
+        pool.requestDuration = requestDuration
+        return pool
     }
 }

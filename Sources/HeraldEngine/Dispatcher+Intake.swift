@@ -71,16 +71,16 @@ extension Dispatcher {
             id: Identifier.make(now: now), appID: appID, target: request.target, payload: request.payload,
             source: request.source, category: request.category, pushTime: request.pushTime?.rfc3339,
             notBefore: notBefore, expiresAt: expiresAt, respectPreferences: request.respectPreferences,
-            idempotencyKey: request.idempotencyKey, status: notBefore == nil ? .queued : .scheduled, createdAt: now)
+            idempotencyKey: request.idempotencyKey, status: notBefore == nil ? .queued : .scheduled, createdAt: now,
+            requestID: RequestTrace.requestID)
         try validateSizes(notification, now: now)
         return notification
     }
 
     /// A notification was stored: log it and wake the workers.
     func accepted(_ notification: PushNotification) {
-        logger.info(
-            "notification accepted",
-            metadata: ["herald.notification": "\(notification.id)", "herald.app": "\(notification.appID)"])
+        EngineMetrics.accepted(notification)
+        logger.info("notification accepted", metadata: notification.logMetadata)
         wake()
     }
 
@@ -93,5 +93,14 @@ extension Dispatcher {
                 notification.target.services ?? Set(PushService.allCases)
             }
         try transports(of: notification.appID).validate(notification, services: services, now: now)
+    }
+}
+
+extension PushNotification {
+    /// What every log line about the notification carries: its id, app and the request that made it.
+    var logMetadata: Logger.Metadata {
+        var metadata: Logger.Metadata = ["herald.notification": "\(id)", "herald.app": "\(appID)"]
+        if let requestID { metadata[LogKey.requestID] = "\(requestID)" }
+        return metadata
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// Workers (``DispatchWorker``) call ``process(_:owner:isStopping:)`` for each job they claim.
 public final class Dispatcher: Sendable {
     let store: any DispatchStore
-    let transports: [String: AppTransports]
+    /// The apps' transports; replaced whole when credentials are reloaded.
+    private let transportTable: Mutex<[String: AppTransports]>
     let configuration: EngineConfiguration
     let now: @Sendable () -> Date
     /// What idle workers sleep on (tests inject one that does not wait).
@@ -30,7 +31,7 @@ public final class Dispatcher: Sendable {
     ) {
         self.clock = clock
         self.store = store
-        self.transports = transports
+        self.transportTable = Mutex(transports)
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -59,12 +60,25 @@ public final class Dispatcher: Sendable {
 
     /// Closes every provider connection.
     public func shutdown() async {
-        for transport in transports.values { await transport.shutdown() }
+        for transport in transportTable.withLock({ $0 }).values { await transport.shutdown() }
     }
 
     /// An app's transports; none for an app without any (its deliveries fail with a configuration failure).
     func transports(of appID: String) -> AppTransports {
-        transports[appID] ?? AppTransports([])
+        transportTable.withLock { $0[appID] } ?? AppTransports([])
+    }
+
+    /// Every app's transports now.
+    public var transports: [String: AppTransports] { transportTable.withLock { $0 } }
+
+    /// Replaces every app's transports (reloaded credentials): pages that start from now on use the
+    /// new ones. Returns the old ones, still serving the pages in flight; the caller closes them once
+    /// those are done.
+    public func replaceTransports(_ transports: [String: AppTransports]) -> [String: AppTransports] {
+        transportTable.withLock { table in
+            defer { table = transports }
+            return table
+        }
     }
 
     /// Whether an app's ledger keeps successes.

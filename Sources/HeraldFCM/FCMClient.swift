@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CoreMetrics
 import Foundation
 import HeraldCore
 import HeraldHTTP2
@@ -30,6 +31,8 @@ public final class FCMClient: Sendable {
         public var trustRoots: [NIOSSLCertificate]?
         public var connections: Int
         public var requestTimeout: TimeAmount
+        /// Where each request's time to its answer is recorded; nil records nothing.
+        public var requestDuration: CoreMetrics.Timer?
 
         /// Creates a configuration.
         public init(
@@ -59,11 +62,11 @@ public final class FCMClient: Sendable {
     ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let roots = configuration.trustRoots { tls.trustRoots = .certificates(roots) }
-        pool = try HTTP2ConnectionPool(
-            configuration: HTTP2PoolConfiguration(
-                host: configuration.host, port: configuration.port, tls: tls, connections: configuration.connections,
-                requestTimeout: configuration.requestTimeout),
-            eventLoopGroup: eventLoopGroup, logger: logger)
+        var poolConfiguration = HTTP2PoolConfiguration(
+            host: configuration.host, port: configuration.port, tls: tls, connections: configuration.connections,
+            requestTimeout: configuration.requestTimeout)
+        poolConfiguration.requestDuration = configuration.requestDuration
+        pool = try HTTP2ConnectionPool(configuration: poolConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         path = "/v1/projects/\(configuration.account.projectID)/messages:send"
         accessTokens = FCMAccessToken(
             account: configuration.account, httpClient: httpClient,
@@ -85,6 +88,9 @@ public final class FCMClient: Sendable {
         }
         return response
     }
+
+    /// The connection pool's use now (HTTP/2 origins only for Web Push).
+    public var poolStatistics: HTTP2PoolStatistics { pool.statistics }
 
     /// Closes the connections.
     public func shutdown() async {

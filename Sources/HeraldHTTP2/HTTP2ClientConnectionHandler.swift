@@ -1,3 +1,4 @@
+import CoreMetrics
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -19,11 +20,21 @@ final class PooledRequest: @unchecked Sendable {
     var attempts = 0
     /// The load counter of the connection carrying the request.
     var carrier: ConnectionLoad?
+    /// When the request was submitted, and where its duration is recorded.
+    let submitted: NIODeadline
+    let duration: CoreMetrics.Timer?
 
-    init(request: HTTP2Request, sink: Sink, deadline: NIODeadline) {
+    init(request: HTTP2Request, sink: Sink, deadline: NIODeadline, duration: CoreMetrics.Timer? = nil) {
         self.request = request
         self.sink = sink
         self.deadline = deadline
+        self.duration = duration
+        self.submitted = duration == nil ? deadline : .now()
+    }
+
+    private func recordDuration() {
+        guard let duration else { return }
+        duration.recordNanoseconds((NIODeadline.now() - submitted).nanoseconds)
     }
 
     /// The request leaves its connection (answered, failed, or going elsewhere).
@@ -34,6 +45,7 @@ final class PooledRequest: @unchecked Sendable {
 
     func succeed(_ response: HTTP2Response) {
         leave()
+        recordDuration()
         switch sink {
         case .promise(let promise): promise.succeed(response)
         case .batch(let batch, let index): batch.set(index, .success(response))
@@ -42,6 +54,7 @@ final class PooledRequest: @unchecked Sendable {
 
     func fail(_ error: HTTP2ClientError) {
         leave()
+        recordDuration()
         switch sink {
         case .promise(let promise): promise.fail(error)
         case .batch(let batch, let index): batch.set(index, .failure(error))

@@ -69,6 +69,16 @@ public final class HTTP2ConnectionPool: Sendable {
     /// Connections open now.
     public var connectionCount: Int { state.withLock { $0.live.count } }
 
+    /// The pool's use now.
+    public var statistics: HTTP2PoolStatistics {
+        state.withLock { state in
+            HTTP2PoolStatistics(
+                connections: state.live.count, connecting: state.connecting,
+                streamsInUse: state.live.reduce(0) { $0 + $1.load.count.load(ordering: .relaxed) },
+                waiting: state.waiting.count)
+        }
+    }
+
     /// Sends a request and waits for its complete response.
     /// - Throws: `HTTP2ClientError` when it ends without one.
     public func execute(_ request: HTTP2Request) async throws -> HTTP2Response {
@@ -79,7 +89,9 @@ public final class HTTP2ConnectionPool: Sendable {
     public func submit(_ request: HTTP2Request) -> EventLoopFuture<HTTP2Response> {
         let promise = group.any().makePromise(of: HTTP2Response.self)
         dispatch(
-            PooledRequest(request: request, sink: .promise(promise), deadline: .now() + configuration.requestTimeout))
+            PooledRequest(
+                request: request, sink: .promise(promise), deadline: .now() + configuration.requestTimeout,
+                duration: configuration.requestDuration))
         return promise.futureResult
     }
 
@@ -91,7 +103,9 @@ public final class HTTP2ConnectionPool: Sendable {
         return await withCheckedContinuation { continuation in
             let batch = HTTP2Batch(count: requests.count, continuation: continuation)
             let pooled = requests.enumerated().map { index, request in
-                PooledRequest(request: request, sink: .batch(batch, index: index), deadline: deadline)
+                PooledRequest(
+                    request: request, sink: .batch(batch, index: index), deadline: deadline,
+                    duration: configuration.requestDuration)
             }
             dispatch(pooled)
         }

@@ -58,6 +58,12 @@ public final class HTTP2OriginPools: Sendable {
     /// Origins with an open pool now.
     public var origins: Set<Origin> { state.withLock { Set($0.pools.keys) } }
 
+    /// Every origin's pool's use, summed.
+    public var statistics: HTTP2PoolStatistics {
+        let pools = state.withLock { $0.pools.values.map(\.pool) }
+        return pools.reduce(HTTP2PoolStatistics()) { $0 + $1.statistics }
+    }
+
     /// Sends a request to an origin and waits for its complete response.
     /// - Throws: `HTTP2ClientError` when it ends without one (`connectFailed` when no pool can be
     ///   made for the origin).

@@ -1,3 +1,4 @@
+import CoreMetrics
 import NIOCore
 import NIOSSL
 
@@ -32,6 +33,8 @@ public struct HTTP2PoolConfiguration: Sendable {
     public var reconnectCap: TimeAmount
     /// How many connections a request refused by GOAWAY or REFUSED_STREAM may be tried on.
     public var maxAttempts: Int
+    /// Where each request's time from submission to its answer (or error) is recorded; nil records nothing.
+    public var requestDuration: CoreMetrics.Timer?
 
     /// Creates a configuration with production defaults.
     public init(

@@ -180,6 +180,25 @@ extension PostgresStore: JobQueue, DispatchLedger {
         }
     }
 
+    public func queueStatistics(now: Date) async throws -> QueueStatistics {
+        let rows = try await read { connection in
+            try await connection.rows(
+                """
+                SELECT
+                    COUNT(*) FILTER (WHERE locked_until >= $1) AS running,
+                    COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < $1) AND run_at <= $1) AS due,
+                    COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < $1) AND run_at > $1) AS scheduled,
+                    MIN(run_at) FILTER (WHERE (locked_until IS NULL OR locked_until < $1) AND run_at <= $1) AS oldest
+                FROM jobs
+                """, [now.timeIntervalSince1970])
+        }
+        guard let row = rows.first else { return QueueStatistics() }
+        return QueueStatistics(
+            due: Int(try row.get("due", as: Int64.self)), running: Int(try row.get("running", as: Int64.self)),
+            scheduled: Int(try row.get("scheduled", as: Int64.self)),
+            oldestDueAt: try row.get("oldest", as: Double?.self).map(Date.init(timeIntervalSince1970:)))
+    }
+
     public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
         try await transaction { connection in
             let released = try await connection.changes(
@@ -475,38 +494,29 @@ extension PostgresStore: JobQueue, DispatchLedger {
         """
 
     func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
-        var spec: [String: JSONValue] = [
-            "target": notification.target.json, "payload": notification.payload.json,
-            "respect_preferences": .bool(notification.respectPreferences),
-        ]
-        spec["source"] = notification.source.map(JSONValue.string)
-        spec["category"] = notification.category.map(JSONValue.string)
-        spec["push_time"] = notification.pushTime.map(JSONValue.string)
-        let bytes = JSONValue.object(spec).serialized()
-        // Raw tokens are secrets: a spec that holds them is sealed like installation tokens.
-        if notification.target.holdsTokens { return (Data(try cipher.seal(bytes)), true) }
-        return (Data(bytes), false)
+        let (bytes, sealed) = try NotificationSpec(notification).stored(cipher: cipher)
+        return (Data(bytes), sealed)
     }
 
     func decodeNotification(_ row: PostgresRandomAccessRow) throws -> PushNotification {
-        var bytes = try row.bytes("spec")
-        if try row.get("spec_sealed", as: Bool.self) { bytes = try cipher.open(bytes) }
-        let spec = try JSONObjectReader(try JSONValue.parse(bytes))
-        guard let target = spec.members["target"], let payload = spec.members["payload"],
-            let status = NotificationStatus(rawValue: try row.get("status"))
-        else { throw HeraldError.internal("Stored notification is unreadable.") }
+        let spec = try NotificationSpec(
+            stored: try row.bytes("spec"), sealed: try row.get("spec_sealed", as: Bool.self), cipher: cipher)
+        guard let status = NotificationStatus(rawValue: try row.get("status")) else {
+            throw HeraldError.internal("Stored notification is unreadable.")
+        }
         return PushNotification(
-            id: try row.get("id"), appID: try row.get("app_id"), target: try NotificationTarget(parsing: target),
-            payload: try NotificationPayload(parsing: payload), source: try spec.string("source"),
-            category: try spec.string("category"), pushTime: try spec.string("push_time"),
+            id: try row.get("id"), appID: try row.get("app_id"), target: spec.target,
+            payload: spec.payload, source: spec.source,
+            category: spec.category, pushTime: spec.pushTime,
             notBefore: try row.date("not_before"), expiresAt: try row.date("expires_at"),
-            respectPreferences: try spec.bool("respect_preferences") ?? true,
+            respectPreferences: spec.respectPreferences,
             idempotencyKey: try row.get("idempotency_key"), status: status,
             counts: NotificationCounts(
                 targeted: try row.get("targeted"), sent: try row.get("sent"), failed: try row.get("failed"),
                 invalid: try row.get("invalid"), skippedPreferences: try row.get("skipped_preferences"),
                 skippedExpired: try row.get("skipped_expired"), rateLimited: try row.get("rate_limited")),
             createdAt: try row.date("created_at") ?? Date(timeIntervalSince1970: 0),
-            startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"))
+            startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"),
+            requestID: spec.requestID)
     }
 }

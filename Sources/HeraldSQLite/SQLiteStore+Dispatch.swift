@@ -174,6 +174,25 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         }
     }
 
+    public func queueStatistics(now: Date) async throws -> QueueStatistics {
+        let nowValue = now.timeIntervalSince1970
+        return try await database.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT
+                        COUNT(*) FILTER (WHERE locked_until >= ?1) AS running,
+                        COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at <= ?1) AS due,
+                        COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at > ?1) AS scheduled,
+                        MIN(run_at) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at <= ?1) AS oldest
+                    FROM jobs
+                    """, arguments: [nowValue])
+            return QueueStatistics(
+                due: row?["due"] ?? 0, running: row?["running"] ?? 0, scheduled: row?["scheduled"] ?? 0,
+                oldestDueAt: (row?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
     public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
         try await database.write { db in
             try db.execute(
@@ -630,40 +649,30 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     // MARK: Rows
 
     func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
-        var spec: [String: JSONValue] = [
-            "target": notification.target.json, "payload": notification.payload.json,
-            "respect_preferences": .bool(notification.respectPreferences),
-        ]
-        spec["source"] = notification.source.map(JSONValue.string)
-        spec["category"] = notification.category.map(JSONValue.string)
-        spec["push_time"] = notification.pushTime.map(JSONValue.string)
-        let bytes = JSONValue.object(spec).serialized()
-        // Raw tokens are secrets: a spec that holds them is sealed like installation tokens.
-        if notification.target.holdsTokens { return (Data(try cipher.seal(bytes)), true) }
-        return (Data(bytes), false)
+        let (bytes, sealed) = try NotificationSpec(notification).stored(cipher: cipher)
+        return (Data(bytes), sealed)
     }
 
     func decodeNotification(_ row: Row) throws -> PushNotification {
         func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
-        var bytes = Array(row["spec"] as Data)
-        if row["spec_sealed"] as Bool { bytes = try cipher.open(bytes) }
-        let spec = try JSONObjectReader(try JSONValue.parse(bytes))
-        guard let target = spec.members["target"], let payload = spec.members["payload"],
-            let status = NotificationStatus(rawValue: row["status"])
-        else { throw HeraldError.internal("Stored notification is unreadable.") }
+        let spec = try NotificationSpec(
+            stored: Array(row["spec"] as Data), sealed: row["spec_sealed"] as Bool, cipher: cipher)
+        guard let status = NotificationStatus(rawValue: row["status"]) else {
+            throw HeraldError.internal("Stored notification is unreadable.")
+        }
         return PushNotification(
-            id: row["id"], appID: row["app_id"], target: try NotificationTarget(parsing: target),
-            payload: try NotificationPayload(parsing: payload), source: try spec.string("source"),
-            category: try spec.string("category"), pushTime: try spec.string("push_time"),
+            id: row["id"], appID: row["app_id"], target: spec.target,
+            payload: spec.payload, source: spec.source,
+            category: spec.category, pushTime: spec.pushTime,
             notBefore: date("not_before"), expiresAt: date("expires_at"),
-            respectPreferences: try spec.bool("respect_preferences") ?? true, idempotencyKey: row["idempotency_key"],
+            respectPreferences: spec.respectPreferences, idempotencyKey: row["idempotency_key"],
             status: status,
             counts: NotificationCounts(
                 targeted: row["targeted"], sent: row["sent"], failed: row["failed"], invalid: row["invalid"],
                 skippedPreferences: row["skipped_preferences"], skippedExpired: row["skipped_expired"],
                 rateLimited: row["rate_limited"]),
             createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0), startedAt: date("started_at"),
-            completedAt: date("completed_at"))
+            completedAt: date("completed_at"), requestID: spec.requestID)
     }
 
     public func cursor(notificationID: String) async throws -> String? {

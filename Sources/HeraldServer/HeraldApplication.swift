@@ -18,11 +18,13 @@ public enum HeraldApplication {
     public static func router(
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
-        dispatcher: Dispatcher, now: @escaping @Sendable () -> Date = Date.init
+        dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
+        now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
         var table = RouteTable(index: RouteIndex())
         router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorMiddleware(routes: table.index))
         let api = router.group("v1").add(middleware: BearerAuthenticator(apps: apps))
         InstallationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
@@ -40,6 +42,11 @@ public enum HeraldApplication {
         let context = DialectContext(
             store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
         for dialect in dialects { dialect.mount(context, on: router, table: &table) }
+        if configuration.metricsEnabled {
+            MetricsRoutes(
+                export: metrics, token: configuration.metricsToken, store: store, dispatcher: dispatcher, now: now
+            ).register(on: router.group(), table: &table)
+        }
         // Last: the document it serves describes every route registered before.
         OperationsRoutes(store: store).register(on: router.group(), table: &table)
         return (router, table.routes)
@@ -56,10 +63,13 @@ public enum HeraldApplication {
     public static func make(
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
-        dispatcher: Dispatcher, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(), logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: router(configuration: configuration, store: store, apps: apps, dispatcher: dispatcher).router,
+            router: router(
+                configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics
+            ).router,
             server: .http1WebSocketUpgrade(
                 webSocketRouter: webSocketRouter(store: store, apps: apps, dispatcher: dispatcher)),
             configuration: .init(

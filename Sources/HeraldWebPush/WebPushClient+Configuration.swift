@@ -1,3 +1,4 @@
+import CoreMetrics
 import NIOCore
 import NIOSSL
 
@@ -21,6 +22,8 @@ extension WebPushClient {
         public var requestTimeout: TimeAmount
         /// How long connecting (and the TLS handshake of the ALPN probe) may take.
         public var connectTimeout: TimeAmount
+        /// Where each HTTP/2 request's time to its answer is recorded; nil records nothing.
+        public var requestDuration: CoreMetrics.Timer?
 
         /// Creates a configuration.
         /// - Throws: `WebPushError` `invalidSubject` when `subject` is not a `mailto:` or `https:` URI.

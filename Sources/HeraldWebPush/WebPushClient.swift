@@ -35,10 +35,12 @@ public final class WebPushClient: Sendable {
         logger: Logger = Logger(label: "herald.webpush"), now: @escaping @Sendable () -> Date = Date.init
     ) throws {
         let tls = configuration.tls
+        var poolConfiguration = HTTP2PoolConfiguration(
+            host: "", tls: tls, connections: configuration.connectionsPerOrigin,
+            connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
+        poolConfiguration.requestDuration = configuration.requestDuration
         pools = HTTP2OriginPools(
-            configuration: HTTP2PoolConfiguration(
-                host: "", tls: tls, connections: configuration.connectionsPerOrigin,
-                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout),
+            configuration: poolConfiguration,
             maxOrigins: configuration.maxOrigins, eventLoopGroup: eventLoopGroup, logger: logger)
         probe = try ALPNProbe(tls: tls, group: eventLoopGroup, timeout: configuration.connectTimeout)
         var http1Configuration = HTTPClient.Configuration(
@@ -83,6 +85,9 @@ public final class WebPushClient: Sendable {
     public func httpVersion(forEndpoint endpoint: String) -> WebPushHTTPVersion? {
         (try? WebPushEndpoint(endpoint)).flatMap { versions[$0.origin] }
     }
+
+    /// The connection pool's use now (HTTP/2 origins only for Web Push).
+    public var poolStatistics: HTTP2PoolStatistics { pools.statistics }
 
     /// Closes every connection.
     public func shutdown() async {

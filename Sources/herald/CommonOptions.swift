@@ -19,12 +19,15 @@ struct CommonOptions: ParsableArguments {
             """)
     var database: String?
 
+    /// The configuration file in use, if any.
+    var configFile: String? { config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"] }
+
     /// The configuration these flags, the environment and the file make together.
     func load(extra: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> HeraldConfiguration {
         var overrides = extra
         if let database { overrides["database"] = .init(.string(database), isSecret: false) }
         return try await HeraldConfiguration.load(
-            file: config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"], overrides: overrides)
+            file: configFile, overrides: overrides)
     }
 
     /// Opens and migrates the configured store.
@@ -79,13 +82,9 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
-/// Sets up swift-log once: human-readable lines on standard error at the configured level.
-func bootstrapLogging(level: Logger.Level) -> Logger {
-    LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
-    }
+/// Sets up swift-log once: lines on standard error at the configured level, as text or JSON.
+func bootstrapLogging(level: Logger.Level, format: LogFormat = .text) -> Logger {
+    LoggingSystem.bootstrap { label in HeraldLogHandler(label: label, format: format, level: level) }
     var logger = Logger(label: "herald")
     logger.logLevel = level
     return logger

@@ -31,7 +31,9 @@ struct Serve: AsyncParsableCommand {
         if let host { overrides["server.host"] = .init(.string(host), isSecret: false) }
         if let port { overrides["server.port"] = .init(.int(port), isSecret: false) }
         let configuration = try await common.load(extra: overrides)
-        let logger = bootstrapLogging(level: configuration.logLevel)
+        let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
+        let metrics = MetricsExport()
+        metrics.bootstrap()
         // One SQLite database serves one node: a second `herald serve` on it would take the first's
         // jobs as a dead process's (below). The lock goes with this process, however it ends.
         let nodeLock = try Self.lockSingleNode(configuration.database)
@@ -62,14 +64,18 @@ struct Serve: AsyncParsableCommand {
             store: store, transports: try TransportFactory.make(configuration.providers),
             configuration: configuration.engine, logger: logger)
         let application = HeraldApplication.make(
-            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, logger: logger
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
+            logger: logger
         ) { port in
             logger.info("herald listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
             say("Herald is listening on http://\(configuration.host):\(port)")
         }
+        let reloader = ConfigurationReloader(
+            configuration: configuration, file: common.configFile, store: store, apps: apps, dispatcher: dispatcher,
+            logger: logger, load: { [common, overrides] in try await common.load(extra: overrides) })
         let group = ServiceGroup(
             configuration: .init(
-                services: [application, DispatchWorker(dispatcher: dispatcher)],
+                services: [application, DispatchWorker(dispatcher: dispatcher), reloader],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await dispatcher.shutdown()

@@ -100,6 +100,8 @@ public struct PushNotification: Sendable, Equatable {
     public var createdAt: Date
     public var startedAt: Date?
     public var completedAt: Date?
+    /// The request that created it (`X-Request-Id`), carried into its jobs' log lines.
+    public var requestID: String?
 
     /// The category preferences filter on: `category` when set, else `payload.category` (which is
     /// also the APNs category, so a sender whose APNs category is not the event's kind sets both).
@@ -110,7 +112,8 @@ public struct PushNotification: Sendable, Equatable {
         id: String, appID: String, target: NotificationTarget, payload: NotificationPayload, source: String? = nil,
         category: String? = nil, pushTime: String? = nil, notBefore: Date? = nil, expiresAt: Date? = nil,
         respectPreferences: Bool = true, idempotencyKey: String? = nil, status: NotificationStatus = .queued,
-        counts: NotificationCounts = .init(), createdAt: Date, startedAt: Date? = nil, completedAt: Date? = nil
+        counts: NotificationCounts = .init(), createdAt: Date, startedAt: Date? = nil, completedAt: Date? = nil,
+        requestID: String? = nil
     ) {
         self.id = id
         self.appID = appID
@@ -128,6 +131,7 @@ public struct PushNotification: Sendable, Equatable {
         self.createdAt = createdAt
         self.startedAt = startedAt
         self.completedAt = completedAt
+        self.requestID = requestID
     }
 }
 

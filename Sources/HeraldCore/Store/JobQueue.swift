@@ -22,6 +22,30 @@ public protocol JobQueue: Sendable {
     /// moved one earlier, or made deliveries due, so idle workers claim at once instead of at
     /// their next poll. Each call returns a new stream; it ends when the store closes.
     func jobSignals() -> AsyncStream<Void>
+
+    /// The queue at `now`, for metrics: jobs due and not running, running (leased), scheduled for
+    /// later, and when the longest-waiting due job became due.
+    func queueStatistics(now: Date) async throws -> QueueStatistics
+}
+
+/// The job queue at one instant.
+public struct QueueStatistics: Sendable, Equatable {
+    /// Jobs due and not held by a worker.
+    public var due: Int
+    /// Jobs held by a worker (leased).
+    public var running: Int
+    /// Jobs due later.
+    public var scheduled: Int
+    /// When the longest-waiting due job became due; nil when none is due.
+    public var oldestDueAt: Date?
+
+    /// A snapshot.
+    public init(due: Int = 0, running: Int = 0, scheduled: Int = 0, oldestDueAt: Date? = nil) {
+        self.due = due
+        self.running = running
+        self.scheduled = scheduled
+        self.oldestDueAt = oldestDueAt
+    }
 }
 
 /// A durable unit of work.

@@ -136,6 +136,11 @@ public final class DirectChannels: Sendable {
         state.withLock { !$0.open.isEmpty }
     }
 
+    /// How many channels are open on this node.
+    public var openCount: Int {
+        state.withLock { $0.open.count }
+    }
+
     /// Whether the installation's channel is open on this node.
     public func isOpen(_ installationID: String) -> Bool {
         state.withLock { $0.open[installationID] != nil }

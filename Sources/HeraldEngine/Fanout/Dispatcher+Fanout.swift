@@ -22,7 +22,7 @@ extension Dispatcher {
         if let expiresAt = notification.expiresAt, now() >= expiresAt {
             return try await expire(notification, job: job, owner: owner)
         }
-        let metadata: Logger.Metadata = ["herald.notification": "\(notification.id)"]
+        let metadata = notification.logMetadata
         let cursor = try await store.cursor(notificationID: notification.id)
         if cursor != "done" {
             guard try await sendTarget(of: notification, after: cursor, job: job, owner: owner, isStopping: isStopping)
@@ -61,6 +61,7 @@ extension Dispatcher {
         commit.completedAt = now()
         if try await store.commit(commit) {
             try await store.finishJob(id: job.id, owner: owner)
+            if let status = commit.status { EngineMetrics.finished(appID: notification.appID, status: status) }
             logger.info(
                 "notification done",
                 metadata: metadata.merging(
@@ -154,9 +155,7 @@ extension Dispatcher {
         }
         await sequencer.finish(index, committed: committed)
         if !committed {
-            logger.warning(
-                "job lock lost; another worker has the notification",
-                metadata: ["herald.notification": "\(notification.id)"])
+            logger.warning("job lock lost; another worker has the notification", metadata: notification.logMetadata)
         }
         return committed
     }
@@ -191,7 +190,10 @@ extension Dispatcher {
         var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
         commit.status = .expired
         commit.completedAt = at
-        if try await store.commit(commit) { try await store.finishJob(id: job.id, owner: owner) }
+        if try await store.commit(commit) {
+            try await store.finishJob(id: job.id, owner: owner)
+            EngineMetrics.finished(appID: notification.appID, status: .expired)
+        }
     }
 
     private func leaseEnd() -> Date {
@@ -288,6 +290,7 @@ extension Dispatcher {
         try await gate.refresh(from: store, now: now)
         let planner = try DeliveryPlanner(notification)
         let recorder = outcomeRecorder(for: notification)
+        defer { recorder.tally.emit(appID: notification.appID) }
         var stored = preferences ?? [:]
         if preferences == nil, notification.respectPreferences {
             stored = try await store.preferences(installationIDs: recipients.compactMap(\.installationID))
@@ -407,6 +410,7 @@ extension Dispatcher {
         into commit: inout PageCommit, now: Date
     ) -> [OutgoingPush] {
         let recorder = outcomeRecorder(for: notification)
+        defer { recorder.tally.emit(appID: notification.appID) }
         var fallbacks: [OutgoingPush] = []
         for (push, outcome) in zip(pushes, outcomes) {
             var viaChannel = push.recipient

@@ -18,18 +18,25 @@ struct OutcomeRecorder: Sendable {
     let logsSuccesses: Bool
     /// Draws the retry jitter (tests fix it).
     let random: @Sendable (ClosedRange<Double>) -> Double
+    /// The outcomes recorded, for the metrics (the caller emits them).
+    let tally = DeliveryTally()
 
     /// Records a plan that sends nothing (expired, waiting, skipped).
     func record(_ plan: DeliveryPlanner.Plan, of recipient: Recipient, into commit: inout PageCommit, now: Date) {
         switch plan {
         case .send: break
         case .expired:
+            tally.add(recipient.service, "expired", "expired")
             commit.counts.skippedExpired += 1
             commit.ledger.append(record(recipient, .expired, reason: "expired", at: now))
         case .wait(let until, let reason):
-            if reason == .providerPaused { commit.counts.rateLimited += 1 }
+            if reason == .providerPaused {
+                tally.add(recipient.service, "rate_limited", "provider_paused")
+                commit.counts.rateLimited += 1
+            }
             commit.pending.append(wait(recipient, until: until, reason))
         case .skip(let reason):
+            tally.add(recipient.service, "skipped", reason)
             commit.counts.skippedPreferences += 1
             commit.ledger.append(record(recipient, .skipped, reason: reason, at: now))
         }
@@ -42,6 +49,7 @@ struct OutcomeRecorder: Sendable {
     ) -> Pause? {
         let attempt = recipient.attempts + 1
         let installationID = recipient.installationID
+        tally.add(result.outcome, service: recipient.service)
         var pause: Pause?
         switch result.outcome {
         case .delivered(let providerID):

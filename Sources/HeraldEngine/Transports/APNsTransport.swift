@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPNs
 import HeraldCore
+import HeraldHTTP2
 
 /// Apple Push Notification service: one client per environment (their hosts differ), the unified
 /// payload rendered by ``APNsRenderer``, and APNs' answers mapped to outcomes.
@@ -20,6 +21,12 @@ public struct APNsTransport: Transport {
         self.production = production
         self.sandbox = sandbox
         self.topic = topic
+    }
+
+    public var connectionStatistics: HTTP2PoolStatistics? {
+        let clients = sandbox === production ? [production] : [production, sandbox]
+        let pools = clients.compactMap { $0?.poolStatistics }
+        return pools.isEmpty ? nil : pools.reduce(HTTP2PoolStatistics(), +)
     }
 
     public func shutdown() async {

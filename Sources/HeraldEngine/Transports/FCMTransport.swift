@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldFCM
+import HeraldHTTP2
 
 /// Firebase Cloud Messaging HTTP v1: the unified payload rendered by ``FCMRenderer``, up to 200
 /// requests in flight, FCM's answers mapped to outcomes.
@@ -17,6 +18,8 @@ public struct FCMTransport: Transport {
     public init(client: FCMClient?) {
         self.client = client
     }
+
+    public var connectionStatistics: HTTP2PoolStatistics? { client?.poolStatistics }
 
     public func shutdown() async {
         await client?.shutdown()

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHTTP2
 
 /// One route to devices (a push provider, or the direct channel), registered per app under the
 /// service it delivers through. The engine knows transports only through this protocol: a new route
@@ -22,9 +23,15 @@ public protocol Transport: Sendable {
     /// Why a delivery to `installation` would fail for want of configuration (no credentials for
     /// its environment, no topic), or nil when the transport can deliver to it.
     func configurationProblem(for installation: Installation) -> String?
+
+    /// The use of the transport's HTTP/2 connections now; nil for a transport without a pool.
+    var connectionStatistics: HTTP2PoolStatistics? { get }
 }
 
 extension Transport {
+    /// A transport without an HTTP/2 pool has no connection statistics.
+    public var connectionStatistics: HTTP2PoolStatistics? { nil }
+
     /// A transport with nothing to configure can deliver to any installation of its service.
     public func configurationProblem(for installation: Installation) -> String? { nil }
 }

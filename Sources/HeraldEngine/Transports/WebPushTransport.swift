@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHTTP2
 import HeraldWebPush
 
 /// Web Push (RFC 8030, 8291, 8292): the unified payload rendered by ``WebPushRenderer`` as the JSON a
@@ -16,6 +17,8 @@ public struct WebPushTransport: Transport {
     public init(client: WebPushClient?) {
         self.client = client
     }
+
+    public var connectionStatistics: HTTP2PoolStatistics? { client?.poolStatistics }
 
     public func shutdown() async {
         await client?.shutdown()

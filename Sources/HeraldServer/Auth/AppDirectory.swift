@@ -2,8 +2,10 @@ import Crypto
 import Foundation
 import HeraldCore
 import Logging
+import Synchronization
 
-/// The apps Herald serves, with their keys and user-token verifiers, resolved once at start-up.
+/// The apps Herald serves, with their keys and user-token verifiers, resolved at start-up and again
+/// when the configuration is reloaded (copies share one directory).
 public struct AppDirectory: Sendable {
     struct Entry: Sendable {
         var keys: AppKeys
@@ -18,7 +20,13 @@ public struct AppDirectory: Sendable {
         }
     }
 
-    private let entries: [Entry]
+    private final class Entries: Sendable {
+        let current: Mutex<[Entry]>
+        init(_ entries: [Entry]) { current = Mutex(entries) }
+    }
+
+    private let table: Entries
+    private var entries: [Entry] { table.current.withLock { $0 } }
 
     /// The ids of the apps served.
     public var appIDs: [String] { entries.map(\.keys.appID) }
@@ -32,6 +40,25 @@ public struct AppDirectory: Sendable {
         now: @escaping @Sendable () -> Date = Date.init,
         announce: (AppKeys) -> Void = { _ in }
     ) async throws {
+        table = Entries(
+            try await Self.entries(configuration: configuration, store: store, now: now, announce: announce))
+    }
+
+    /// Resolves the apps again from a reloaded configuration (and the stored keys of the generated
+    /// app, which `herald keys rotate` changes); requests after it see the new keys and verifiers.
+    /// - Throws: `HeraldError` for unreadable key files; store errors. The directory is unchanged then.
+    public func reload(
+        configuration: HeraldConfiguration, store: any InstallationRegistry,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) async throws {
+        let entries = try await Self.entries(configuration: configuration, store: store, now: now, announce: { _ in })
+        table.current.withLock { $0 = entries }
+    }
+
+    private static func entries(
+        configuration: HeraldConfiguration, store: any InstallationRegistry, now: @escaping @Sendable () -> Date,
+        announce: (AppKeys) -> Void
+    ) async throws -> [Entry] {
         var entries: [Entry] = []
         if configuration.apps.isEmpty {
             let keys: AppKeys
@@ -51,7 +78,7 @@ public struct AppDirectory: Sendable {
                         tokens: app.userTokens, now: now))
             }
         }
-        self.entries = entries
+        return entries
     }
 
     /// The app and role of an API key (server or client), compared in constant time against every

@@ -22,6 +22,12 @@ public struct HeraldConfiguration: Sendable {
     public var secretKeyFile: String?
     /// Minimum log level.
     public var logLevel: Logger.Level
+    /// How log lines are written.
+    public var logFormat: LogFormat
+    /// Whether `/metrics` is served.
+    public var metricsEnabled: Bool
+    /// The bearer token `/metrics` asks for; nil leaves it open (bind it to a private address).
+    public var metricsToken: String?
     /// Largest request body accepted, in bytes.
     public var maxBodyBytes: Int
     /// Configured apps; empty means the one generated app, `default`.
@@ -40,6 +46,7 @@ public struct HeraldConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
+        logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
         engine: EngineConfiguration = .init(), dialects: DialectSettings = .init()
@@ -50,6 +57,9 @@ public struct HeraldConfiguration: Sendable {
         self.secretKey = secretKey
         self.secretKeyFile = secretKeyFile
         self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.metricsEnabled = metricsEnabled
+        self.metricsToken = metricsToken
         self.maxBodyBytes = maxBodyBytes
         self.apps = apps
         self.defaultAppUserTokens = defaultAppUserTokens
@@ -67,6 +77,8 @@ public struct HeraldConfiguration: Sendable {
     /// - `secret_key` (base64 of 32 bytes, secret; none: generated and kept in `secret_key_file`)
     /// - `secret_key_file` (path; the database path with `.key` appended)
     /// - `log.level` (`trace debug info notice warning error critical`; `info`)
+    /// - `log.format` (`text` or `json`: one JSON object per line; `text`)
+    /// - `metrics.enabled` (bool, `true`), `metrics.token` (string, secret; none: `/metrics` is open)
     /// - `http.max_body_bytes` (int, `65536`)
     /// - `apps` (string array of app ids; empty: one generated app, `default`)
     /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
@@ -88,6 +100,16 @@ public struct HeraldConfiguration: Sendable {
             throw Self.invalid("log.level", "must be one of trace, debug, info, notice, warning, error, critical")
         }
         self.logLevel = logLevel
+        let format = reader.string(forKey: "log.format", default: "text")
+        guard let logFormat = LogFormat(rawValue: format) else {
+            throw Self.invalid("log.format", "must be text or json")
+        }
+        self.logFormat = logFormat
+        metricsEnabled = try Self.boolean(reader, "metrics.enabled", default: true)
+        metricsToken = reader.string(forKey: "metrics.token", isSecret: true)
+        if let metricsToken, metricsToken.count < 16 {
+            throw Self.invalid("metrics.token", "must be at least 16 characters")
+        }
         maxBodyBytes = try Self.integer(reader, "http.max_body_bytes", default: 64 * 1024)
         guard maxBodyBytes >= 1024 else { throw Self.invalid("http.max_body_bytes", "must be at least 1024") }
         let ids = reader.stringArray(forKey: "apps", default: [])

@@ -76,6 +76,7 @@ struct NotificationRoutes: Sendable {
         guard let canceled = try await store.cancelNotification(appID: appID, id: found.id, now: now()) else {
             throw HeraldError.notFound("Notification")
         }
+        if canceled.status == .canceled { EngineMetrics.finished(appID: appID, status: .canceled) }
         context.logger.info("notification canceled", metadata: ["herald.notification": "\(canceled.id)"])
         return .json(NotificationView.json(canceled))
     }

@@ -113,11 +113,11 @@ enum APNsSetup: ProviderSetup {
         }
         let roots = try TransportFactory.trustRoots(settings.caFile, key: "\(prefix).ca_file")
         func client(_ environment: APNsConfiguration.Environment) throws -> APNsClient {
-            try APNsClient(
-                configuration: APNsConfiguration(
-                    environment: environment, authentication: authentication, trustRoots: roots,
-                    connections: settings.connections),
-                now: now)
+            var configuration = APNsConfiguration(
+                environment: environment, authentication: authentication, trustRoots: roots,
+                connections: settings.connections)
+            configuration.requestDuration = EngineMetrics.requestDuration(service: .apns, appID: appID)
+            return try APNsClient(configuration: configuration, now: now)
         }
         if let url = settings.url {
             let (host, port) = try TransportFactory.hostAndPort(url, key: "\(prefix).url")

@@ -66,6 +66,7 @@ enum FCMSetup: ProviderSetup {
         var configuration = FCMClient.Configuration(
             account: account, trustRoots: try TransportFactory.trustRoots(settings.caFile, key: "\(prefix).ca_file"),
             connections: settings.connections)
+        configuration.requestDuration = EngineMetrics.requestDuration(service: .fcm, appID: appID)
         if let url = settings.url {
             (configuration.host, configuration.port) = try TransportFactory.hostAndPort(url, key: "\(prefix).url")
         }

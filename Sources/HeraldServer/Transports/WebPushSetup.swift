@@ -79,10 +79,11 @@ enum WebPushSetup: ProviderSetup {
         guard let settings else { return WebPushTransport(client: nil) }
         let prefix = "app.\(appID).webpush"
         do {
-            let configuration = try WebPushClient.Configuration(
+            var configuration = try WebPushClient.Configuration(
                 vapidKey: settings.key, subject: settings.subject,
                 trustRoots: try TransportFactory.trustRoots(settings.caFile, key: "\(prefix).ca_file"),
                 connectionsPerOrigin: settings.connections)
+            configuration.requestDuration = EngineMetrics.requestDuration(service: .webpush, appID: appID)
             return WebPushTransport(client: try WebPushClient(configuration: configuration, now: now))
         } catch let error as HeraldError {
             throw error

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HTTPTypes
 import HeraldCore
@@ -109,6 +110,7 @@ struct HomeAssistantRelayRoutes: Dialect {
                 if !command { _ = try await countError(releasing: true) }
                 throw Self.failure(error)
             }
+            Counter(label: "herald_relay_pushes_total", dimensions: [("result", "accepted")]).increment()
             context.logger.info(
                 "home assistant push relayed",
                 metadata: [
@@ -184,6 +186,10 @@ struct HomeAssistantRelayRoutes: Dialect {
     /// The answer to a refused request, logged without the token.
     static func refusal(_ error: any Error, context: HeraldRequestContext) -> Response {
         let failure = error as? HomeAssistantRelayFailure ?? Self.failure(error)
+        Counter(
+            label: "herald_relay_pushes_total",
+            dimensions: [("result", failure.status == .tooManyRequests ? "rate_limited" : "refused")]
+        ).increment()
         var metadata: Logger.Metadata = ["herald.error": "\(failure.errorType)"]
         if let error = error as? HeraldError { metadata["herald.cause"] = "\(error.code)" }
         if failure.status.code >= 500 {

@@ -1,0 +1,31 @@
+/// The request a piece of work runs for, so what it creates (a notification, and the jobs that send
+/// it) can name the request in its log lines.
+public enum RequestTrace {
+    /// The current request's id (`X-Request-Id`, honoured or generated); nil outside a request.
+    @TaskLocal public static var requestID: String?
+
+    /// Whether a client's `X-Request-Id` is usable as is: 1 to 128 characters of letters, digits and
+    /// `-_.:`, so it cannot break a log line or a header.
+    public static func isValid(_ id: some StringProtocol) -> Bool {
+        (1...128).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
+                    UInt8(ascii: ":"):
+                    true
+                default: false
+                }
+            }
+    }
+
+    /// A new request id: 16 random bytes in hex.
+    public static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
+        }.joined()
+    }
+}
