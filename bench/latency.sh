@@ -18,16 +18,11 @@
 # "{workers: 4}"), BENCH_DEVICES (installations registered, 100).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rate=${1:-1000}
 seconds=${2:-30}
 
-need=()
-command -v openssl >/dev/null 2>&1 || need+=(openssl)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-if ((${#need[@]})); then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bench_need openssl:openssl python3:python3
 
 if [ -n "${BENCH_HERALD:-}" ]; then
     herald=$BENCH_HERALD
@@ -44,7 +39,8 @@ fi
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
-    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    bench_is_main || return 0
+    bench_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -52,7 +48,7 @@ bench/sink.sh certs "$work"
 openssl ecparam -name prime256v1 -genkey -noout -out "$work/ec.pem" 2>/dev/null
 openssl pkcs8 -topk8 -nocrypt -in "$work/ec.pem" -out "$work/AuthKey.p8"
 sink_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-server_key=hsk_bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+server_key=$(bench_key hsk_)
 engine=${BENCH_ENGINE:-"{}"}
 cat > "$work/herald.yaml" <<YAML
 server: {host: 127.0.0.1, port: 0}
@@ -62,7 +58,7 @@ apps: [bench]
 app:
   bench:
     server_key: $server_key
-    client_key: hck_bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    client_key: $(bench_key hck_)
     apns:
       key_file: $work/AuthKey.p8
       key_id: BENCHKEY01
@@ -73,16 +69,7 @@ app:
 engine: $engine
 YAML
 
-"$herald" serve --config "$work/herald.yaml" > "$work/serve.log" 2>&1 &
-server_pid=$!
-url=""
-for _ in $(seq 300); do
-    url=$(sed -n 's/^Herald is listening on \(http[^ ]*\).*/\1/p' "$work/serve.log")
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "herald serve did not start" >&2; cat "$work/serve.log" >&2; exit 1; }
+bench_serve "$work/herald.yaml" "$work/serve.log"
 
 routes=()
 for route in ${BENCH_ROUTES:-send event}; do routes+=(--route "$route"); done

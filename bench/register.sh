@@ -13,17 +13,12 @@
 # Environment: BENCH_HERALD=<binary> (a release build made elsewhere), BENCH_THREADS (wrk threads, 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 seconds=${1:-30}
 connections=${2:-32}
 threads=${BENCH_THREADS:-2}
 
-need=()
-command -v wrk >/dev/null 2>&1 || need+=(wrk)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-if ((${#need[@]})); then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bench_need wrk:wrk python3:python3
 
 if [ -n "${BENCH_HERALD:-}" ]; then
     herald=$BENCH_HERALD
@@ -36,12 +31,13 @@ fi
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
-    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    bench_is_main || return 0
+    bench_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
-server_key=hsk_bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-client_key=hck_bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+server_key=$(bench_key hsk_)
+client_key=$(bench_key hck_)
 cat > "$work/herald.yaml" <<YAML
 server: {host: 127.0.0.1, port: 0}
 database: $work/herald.sqlite
@@ -53,16 +49,7 @@ app:
     client_key: $client_key
 YAML
 
-"$herald" serve --config "$work/herald.yaml" > "$work/serve.log" 2>&1 &
-server_pid=$!
-url=""
-for _ in $(seq 300); do
-    url=$(sed -n 's/^Herald is listening on \(http[^ ]*\).*/\1/p' "$work/serve.log")
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "herald serve did not start" >&2; cat "$work/serve.log" >&2; exit 1; }
+bench_serve "$work/herald.yaml" "$work/serve.log"
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 
@@ -90,8 +77,7 @@ register_rate=$(echo "$register_out" | sed -n 's/^Requests\/sec: *\([0-9.]*\).*/
 counts=$(echo "$register_out" | sed -n 's/^register: //p')
 healthz_after=$(healthz after)
 
-kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
-server_pid=""
+bench_stop
 installations=$("$herald" export --config "$work/herald.yaml" --app bench | wc -l)
 
 python3 - $healthz_before $healthz_after "$register_rate" "$c0" "$c1" "$ticks" "$installations" $counts <<'PY'
