@@ -32,7 +32,7 @@ if [ -n "${BENCH_HERALD:-}" ]; then
     herald=$BENCH_HERALD  # a release binary built elsewhere (A/B runs of two versions)
 else
     echo "== building herald (release)"
-    swift build -c release --product herald >/dev/null
+    flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
     herald=$(swift build -c release --show-bin-path)/herald
 fi
 

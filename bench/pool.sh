@@ -22,7 +22,7 @@ if ((${#need[@]})); then
 fi
 
 echo "== building herald-bench (release)"
-swift build -c release --product herald-bench >/dev/null
+flock /tmp/herald-build.lock swift build -c release --product herald-bench >/dev/null
 bench_binary=$(swift build -c release --show-bin-path)/herald-bench
 
 work=$(mktemp -d)
@@ -44,7 +44,7 @@ echo "$h2load_out" | grep -E 'finished in|status codes'
 ceiling=$(echo "$h2load_out" | sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p')
 
 echo "== herald: $count notifications through the APNs client and HTTP/2 pool"
-herald_out=$("$bench_binary" --port "$port" --ca "$work/ca.pem" --count "$count" --connections "$connections" \
+herald_out=$("$bench_binary" pool --port "$port" --ca "$work/ca.pem" --count "$count" --connections "$connections" \
     --concurrency $((connections * 1000)))
 echo "$herald_out"
 rate=$(echo "$herald_out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rate"])')

@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
 # Starts nginx as an HTTP/2 TLS sink on 127.0.0.1 that answers like APNs (200, an apns-id header)
 # after reading each request body, with a throwaway CA. Prints the directory it works in.
-# Usage: bench/sink.sh start DIR PORT | bench/sink.sh stop DIR
+# `certs` only writes the throwaway CA (DIR/ca.pem) and a certificate for 127.0.0.1 signed by it
+# (DIR/server.pem, DIR/server.key), for a sink of one's own (bench/latency.sh).
+# Usage: bench/sink.sh start DIR PORT | bench/sink.sh stop DIR | bench/sink.sh certs DIR
 set -euo pipefail
 command=$1
 dir=$2
+certs() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=Herald bench CA" \
+        -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+        -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$dir/ext.cnf"
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 1 \
+        -extfile "$dir/ext.cnf" -out "$dir/server.pem" 2>/dev/null
+}
 case "$command" in
+certs)
+    certs
+    ;;
 start)
     port=$3
     mkdir -p "$dir/www" "$dir/logs"
@@ -14,13 +28,7 @@ start)
     # (mktemp -d makes 0700 directories).
     chmod 755 "$dir" "$dir/www"
     chmod 644 "$dir/www/sink"
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=Herald bench CA" \
-        -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
-        -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$dir/ext.cnf"
-    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 1 \
-        -extfile "$dir/ext.cnf" -out "$dir/server.pem" 2>/dev/null
+    certs
     cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 pid $dir/nginx.pid;

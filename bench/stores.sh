@@ -40,7 +40,7 @@ if [ -n "${BENCH_HERALD:-}" ]; then
     herald=$BENCH_HERALD
 else
     echo "== building herald (release)"
-    swift build -c release --product herald >/dev/null
+    flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
     herald=$(swift build -c release --show-bin-path)/herald
 fi
 

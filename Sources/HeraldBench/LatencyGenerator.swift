@@ -1,0 +1,110 @@
+import HeraldCore
+import NIOHTTP1
+import Synchronization
+
+/// The open-loop load of `herald-bench latency`: request `n` starts at `start + n / rate` whatever happened to the
+/// requests before it, and its latencies count from that intended instant.
+struct LatencyGenerator: Sendable {
+    /// One request: when it was meant to start, when its accepted answer's head arrived, or what failed.
+    struct Sample: Sendable {
+        /// The marker its payload carries to the provider.
+        var marker: String
+        /// When the schedule meant it to start.
+        var intended: ContinuousClock.Instant
+        /// When Herald's accepting answer (`202`, `201` for events) arrived; nil when it was not accepted.
+        var accepted: ContinuousClock.Instant?
+        /// Why it was not accepted.
+        var error: String?
+    }
+
+    /// What one run produced.
+    struct Phase: Sendable {
+        /// Every request, in schedule order.
+        var samples: [Sample]
+        /// The first request's intended start.
+        var start: ContinuousClock.Instant
+        /// The longest a request started after its intended instant (the generator's own lag).
+        var maxStartLag: Duration
+    }
+
+    let api: HeraldAPI
+    let route: LatencyBench.Route
+    let installations: [String]
+    let camera: String
+    let rate: Double
+
+    /// Sends `seconds × rate` requests on schedule, then waits up to `drain` for the sink to see every accepted one.
+    func run(prefix: String, seconds: Double, sink: ReceiptSink, drain: Double) async -> Phase {
+        let count = max(1, Int((seconds * rate).rounded()))
+        let interval = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
+        let table = SampleTable(count: count)
+        let start = ContinuousClock.now + .milliseconds(20)
+        var maxStartLag = Duration.zero
+        await withDiscardingTaskGroup { group in
+            for index in 0..<count {
+                let intended = start + interval * index
+                try? await Task.sleep(until: intended, clock: .continuous)
+                maxStartLag = max(maxStartLag, ContinuousClock.now - intended)
+                group.addTask {
+                    let sample = await send(marker: "\(prefix)-\(index)", index: index, intended: intended)
+                    table.samples.withLock { $0[index] = sample }
+                }
+            }
+        }
+        let samples = table.samples.withLock { $0.compactMap { $0 } }
+        let accepted = samples.filter { $0.accepted != nil }.map(\.marker)
+        let deadline = ContinuousClock.now + .seconds(drain)
+        while sink.received(accepted) < accepted.count, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return Phase(samples: samples, start: start, maxStartLag: maxStartLag)
+    }
+
+    private func send(marker: String, index: Int, intended: ContinuousClock.Instant) async -> Sample {
+        var sample = Sample(marker: marker, intended: intended)
+        let path: String
+        let body: JSONValue
+        let expected: Int
+        let title = JSONValue.string("Vehicle detected at Front Door")
+        let summary = JSONValue.string("A silver sedan pulled into the driveway and parked near the garage door.")
+        switch route {
+        case .send:
+            path = "/v1/notifications"
+            expected = 202
+            body = .object([
+                "target": .object(["installation_ids": .array([.string(installations[index % installations.count])])]),
+                "payload": .object([
+                    "title": title, "body": summary, "sound": .string("default"),
+                    "data": .object(["bench_id": .string(marker)]),
+                ]),
+            ])
+        case .event:
+            path = "/api/internal/events"
+            expected = 201
+            body = .object([
+                "eventId": .string(marker), "id": .string(marker), "deviceId": .string(camera),
+                "classifyEventType": .string("vehicle"), "classifySummaryShort": summary,
+            ])
+        }
+        do {
+            let answer = try await api.request(.POST, path, body)
+            if answer.status == expected {
+                sample.accepted = answer.headReceivedAt
+            } else {
+                sample.error = "\(answer.status) \(answer.text)"
+            }
+        } catch {
+            sample.error = "\(error)"
+        }
+        return sample
+    }
+}
+
+/// The samples of one run, filled in by the requests' tasks as they finish.
+private final class SampleTable: Sendable {
+    let samples: Mutex<[LatencyGenerator.Sample?]>
+
+    init(count: Int) {
+        samples = Mutex([LatencyGenerator.Sample?](repeating: nil, count: count))
+    }
+}
