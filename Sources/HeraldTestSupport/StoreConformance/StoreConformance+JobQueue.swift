@@ -5,6 +5,23 @@ import Testing
 /// Durable jobs with leases, and the wake-up signal that new work sends.
 extension StoreConformance {
     static let jobQueue: [StoreConformanceCase] = [
+        .init("jobs: queue statistics count due, running and scheduled jobs and date the oldest due one") { store in
+            #expect(try await store.queueStatistics(now: at(0)) == QueueStatistics())
+            try await store.scheduleJob(kind: "k", reference: "old", runAt: at(10))
+            try await store.scheduleJob(kind: "k", reference: "new", runAt: at(40))
+            try await store.scheduleJob(kind: "k", reference: "later", runAt: at(500))
+            try await store.scheduleJob(kind: "k", reference: "held", runAt: at(5))
+            // The earliest due job is claimed (running until 300); the others wait.
+            let held = try await store.claimJob(kinds: ["k"], owner: "w", now: at(50), lockedUntil: at(300))
+            #expect(held?.reference == "held")
+            #expect(
+                try await store.queueStatistics(now: at(50))
+                    == QueueStatistics(due: 2, running: 1, scheduled: 1, oldestDueAt: at(10)))
+            // A lease that ran out counts as due again, dated from its run time.
+            #expect(
+                try await store.queueStatistics(now: at(301))
+                    == QueueStatistics(due: 3, running: 0, scheduled: 1, oldestDueAt: at(5)))
+        },
         .init("jobs: scheduling a job twice keeps one and only ever moves its run time earlier") { store in
             try await store.scheduleJob(kind: "sweep", reference: "r", runAt: at(100))
             try await store.scheduleJob(kind: "sweep", reference: "r", runAt: at(50))
