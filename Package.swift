@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "herald",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldWebPush", targets: ["HeraldWebPush"]),
         .library(name: "HeraldSNS", targets: ["HeraldSNS"]),
+        .library(name: "HeraldClient", targets: ["HeraldClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -377,6 +378,13 @@ let package = Package(
         .testTarget(
             name: "heraldTests",
             dependencies: ["herald", "HeraldTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // The device-side library: Foundation only, so iOS and macOS apps take nothing else.
+        .target(name: "HeraldClient", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeraldClientTests",
+            dependencies: ["HeraldClient", "HeraldTestSupport", "herald"],
             swiftSettings: swiftSettings
         ),
     ]

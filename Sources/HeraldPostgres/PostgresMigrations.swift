@@ -15,7 +15,20 @@ enum PostgresMigrations {
     /// The migrations in order: an identifier and its SQL.
     static let all: [(id: String, sql: String)] = [
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
+        ("v4_opens", v4Opens),
     ]
+
+    /// Which installation opened which notification (`POST /v1/opens`), once each; the count sits on
+    /// the notification. Opens go with their notification.
+    static let v4Opens = """
+        ALTER TABLE notifications ADD COLUMN opened BIGINT NOT NULL DEFAULT 0;
+        CREATE TABLE opens (
+            notification_id TEXT NOT NULL COLLATE "C" REFERENCES notifications (id) ON DELETE CASCADE,
+            installation_id TEXT NOT NULL COLLATE "C",
+            opened_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (notification_id, installation_id)
+        );
+        """
 
     /// Every delivery updates its installation (`last_delivered_at`, `failure_count`), columns no
     /// index holds: with room left on each page the update stays on the page (a HOT update) and no

@@ -536,6 +536,41 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         }
     }
 
+    // MARK: Opens
+
+    public func recordOpen(
+        appID: String, notificationID: String, installationID: String, userID: String?, openedAt: Date
+    ) async throws -> OpenRecording {
+        try await database.write { db in
+            guard
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM notifications WHERE app_id = ? AND id = ?",
+                    arguments: [appID, notificationID]) == true
+            else { return .unknownNotification }
+            guard
+                let owner = try Row.fetchOne(
+                    db, sql: "SELECT user_id FROM installations WHERE app_id = ? AND id = ?",
+                    arguments: [appID, installationID]),
+                userID == nil || owner["user_id"] == userID
+            else { return .unknownInstallation }
+            try db.execute(
+                sql: """
+                    INSERT INTO opens (notification_id, installation_id, opened_at) VALUES (?, ?, ?)
+                    ON CONFLICT (notification_id, installation_id) DO NOTHING
+                    """,
+                arguments: [notificationID, installationID, openedAt.timeIntervalSince1970])
+            guard db.changesCount == 1 else {
+                let first = try Double.fetchOne(
+                    db, sql: "SELECT opened_at FROM opens WHERE notification_id = ? AND installation_id = ?",
+                    arguments: [notificationID, installationID])
+                return .repeated(openedAt: first.map(Date.init(timeIntervalSince1970:)) ?? openedAt)
+            }
+            try db.execute(
+                sql: "UPDATE notifications SET opened = opened + 1 WHERE id = ?", arguments: [notificationID])
+            return .recorded(openedAt: openedAt)
+        }
+    }
+
     // MARK: Preferences
 
     public func preferences(appID: String, installationID: String) async throws -> Preferences? {
@@ -670,7 +705,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
             counts: NotificationCounts(
                 targeted: row["targeted"], sent: row["sent"], failed: row["failed"], invalid: row["invalid"],
                 skippedPreferences: row["skipped_preferences"], skippedExpired: row["skipped_expired"],
-                rateLimited: row["rate_limited"]),
+                rateLimited: row["rate_limited"], opened: row["opened"]),
             createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0), startedAt: date("started_at"),
             completedAt: date("completed_at"), requestID: spec.requestID)
     }

@@ -289,6 +289,20 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v11_opens") { db in
+            try db.execute(
+                sql: """
+                    -- Which installation opened which notification (POST /v1/opens), once each; the
+                    -- count sits on the notification. Opens go with their notification.
+                    ALTER TABLE notifications ADD COLUMN opened INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE opens (
+                        notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+                        installation_id TEXT NOT NULL,
+                        opened_at REAL NOT NULL,
+                        PRIMARY KEY (notification_id, installation_id)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

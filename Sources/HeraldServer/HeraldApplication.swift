@@ -35,6 +35,8 @@ public enum HeraldApplication {
             on: api.group("users"), prefix: "/v1/users", table: &table)
         NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
+        OpenRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
+            .register(on: api.group("opens"), prefix: OpenRoutes.prefix, table: &table)
         ChannelRoutes(store: store, apps: apps, channels: dispatcher.channels).register(
             on: router, api: api, table: &table)
         WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })

@@ -33,7 +33,10 @@ struct WebPushRendererTests {
         #expect(body["url"] == .string("https://app.example/events/1"))
         #expect(
             body["data"]
-                == .object(["event_id": .string("e1"), "url": .string("https://app.example/events/1")]))
+                == .object([
+                    "event_id": .string("e1"), "url": .string("https://app.example/events/1"),
+                    "herald_id": .string("n-1"),
+                ]))
         #expect(body["tag"] == .string("door"))
         #expect(body["renotify"] == .bool(true))
         #expect(body["badge_count"] == .number(3))

@@ -41,6 +41,9 @@ struct NotificationRoutesTests {
             let message = fcmRequest.json?.objectValue?["message"]?.objectValue
             #expect(message?["data"]?.objectValue?["event"] == .string("42"))
             #expect(message?["notification"]?.objectValue?["title"] == .string("Vehicle detected"))
+            // The device learns the notification's id, to report an open with (POST /v1/opens).
+            #expect(apnsRequest.json?.objectValue?["herald"] == .object(["id": .string(id)]))
+            #expect(message?["data"]?.objectValue?["herald_id"] == .string(id))
             let installation = try await api.call(.get, "/v1/installations/\(ios)")
             #expect(installation["last_delivered_at"] != .null)
         }

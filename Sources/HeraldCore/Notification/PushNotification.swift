@@ -42,11 +42,13 @@ public struct NotificationCounts: Sendable, Equatable {
     public var skippedExpired = 0
     /// Deferred because the provider asked Herald to slow down.
     public var rateLimited = 0
+    /// Installations that reported opening it (`POST /v1/opens`), each counted once.
+    public var opened = 0
 
     /// Creates counts.
     public init(
         targeted: Int = 0, sent: Int = 0, failed: Int = 0, invalid: Int = 0, skippedPreferences: Int = 0,
-        skippedExpired: Int = 0, rateLimited: Int = 0
+        skippedExpired: Int = 0, rateLimited: Int = 0, opened: Int = 0
     ) {
         self.targeted = targeted
         self.sent = sent
@@ -55,6 +57,7 @@ public struct NotificationCounts: Sendable, Equatable {
         self.skippedPreferences = skippedPreferences
         self.skippedExpired = skippedExpired
         self.rateLimited = rateLimited
+        self.opened = opened
     }
 
     /// Adds another set of counts.
@@ -62,7 +65,8 @@ public struct NotificationCounts: Sendable, Equatable {
         Self(
             targeted: lhs.targeted + rhs.targeted, sent: lhs.sent + rhs.sent, failed: lhs.failed + rhs.failed,
             invalid: lhs.invalid + rhs.invalid, skippedPreferences: lhs.skippedPreferences + rhs.skippedPreferences,
-            skippedExpired: lhs.skippedExpired + rhs.skippedExpired, rateLimited: lhs.rateLimited + rhs.rateLimited)
+            skippedExpired: lhs.skippedExpired + rhs.skippedExpired, rateLimited: lhs.rateLimited + rhs.rateLimited,
+            opened: lhs.opened + rhs.opened)
     }
 
     /// The counts as the API writes them.
@@ -72,6 +76,7 @@ public struct NotificationCounts: Sendable, Equatable {
             "failed": .number(JSONNumber(failed)),
             "invalid": .number(JSONNumber(invalid)), "skipped_preferences": .number(JSONNumber(skippedPreferences)),
             "skipped_expired": .number(JSONNumber(skippedExpired)), "rate_limited": .number(JSONNumber(rateLimited)),
+            "opened": .number(JSONNumber(opened)),
         ])
     }
 }

@@ -70,6 +70,15 @@ public protocol DispatchLedger: Sendable {
     /// when the lock was lost.
     func commit(_ page: PageCommit) async throws -> Bool
 
+    // MARK: Opens
+
+    /// Records that an installation of the app opened one of the app's notifications, in one
+    /// transaction: the first report for the pair is kept with `openedAt` and adds one to the
+    /// notification's `opened` count; a repeat changes nothing. With `userID`, the installation
+    /// must be that user's (another user's is unknown).
+    func recordOpen(
+        appID: String, notificationID: String, installationID: String, userID: String?, openedAt: Date
+    ) async throws -> OpenRecording
 }
 
 /// A delivery that waits: a retry after a transient failure, a device's local push time, the end

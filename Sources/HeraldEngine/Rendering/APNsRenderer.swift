@@ -3,8 +3,12 @@ import HeraldAPNs
 import HeraldCore
 
 /// Renders the unified payload as an APNs request: `aps` from the payload's fields, custom data
-/// beside it, and the `apns` overrides (`aps`, `headers`, other top-level keys) merged over that.
+/// beside it, `herald: {"id": <notification id>}`, and the `apns` overrides (`aps`, `headers`,
+/// other top-level keys) merged over that.
 struct APNsRenderer: Sendable {
+    /// The top-level key that carries Herald's own fields (the notification id).
+    static let heraldKey = "herald"
+
     /// The topic when the installation has no bundle id.
     var defaultTopic: String?
 
@@ -37,6 +41,8 @@ struct APNsRenderer: Sendable {
         body["image"] = payload.image.map(JSONValue.string) ?? body["image"]
         body["deep_link"] = payload.deepLink.map(JSONValue.string) ?? body["deep_link"]
         body["aps"] = .object(aps.merging(deep: overrides["aps"]?.objectValue ?? [:]))
+        // The app reports an open with this id (POST /v1/opens); a `herald: null` override drops it.
+        body[Self.heraldKey] = .object(["id": .string(notification.id)])
         for (key, value) in overrides where key != "aps" && key != "headers" {
             body[key] = value == .null ? nil : value
         }

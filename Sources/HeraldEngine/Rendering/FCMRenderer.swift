@@ -5,8 +5,12 @@ import HeraldFCM
 /// Renders the unified payload as an FCM HTTP v1 `Message`: `notification` from the alert, `data`
 /// as strings (FCM requires it), `android` and `apns` blocks from the payload's options, and the
 /// `fcm` overrides (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`) merged over them;
-/// a `null` `notification` or `apns` override removes that block.
+/// a `null` `notification` or `apns` override removes that block. `data.herald_id` is the
+/// notification's id.
 struct FCMRenderer: Sendable {
+    /// The data key that carries the notification id.
+    static let notificationIDKey = "herald_id"
+
     /// The message for one device.
     /// - Throws: `HeraldError` when an override has the wrong shape.
     func render(
@@ -17,6 +21,8 @@ struct FCMRenderer: Sendable {
         var data: [String: String] = [:]
         for (key, value) in payload.data { data[key] = Self.string(value) }
         data["deep_link"] = payload.deepLink ?? data["deep_link"]
+        // The app reports an open with this id (POST /v1/opens); a `data.herald_id: null` override drops it.
+        data[Self.notificationIDKey] = notification.id
         for (key, value) in overrides["data"]?.objectValue ?? [:] {
             data[key] = value == .null ? nil : Self.string(value)
         }

@@ -7,7 +7,8 @@ import HeraldCore
 ///
 /// The body: `title`, and the `NotificationOptions` members `body`, `icon`, `image`, `badge` (the
 /// count, under `badge_count`: the Web API's `badge` is an image URL), `tag` (the collapse id),
-/// `renotify`, `silent` (no sound), `data` (the custom data with `url`, the deep link), `url`,
+/// `renotify`, `silent` (no sound), `data` (the custom data with `url`, the deep link, and
+/// `herald_id`, the notification's id), `url`,
 /// `timestamp` (milliseconds), and `webpush` overrides merged over them (`null` removes one).
 struct WebPushRenderer: Sendable {
     /// A rendered browser notification.
@@ -30,6 +31,8 @@ struct WebPushRenderer: Sendable {
         let payload = notification.payload
         var data = payload.data
         if let link = payload.deepLink { data["url"] = .string(link) }
+        // The service worker reports an open with this id (POST /v1/opens) from `notification.data`.
+        data[FCMRenderer.notificationIDKey] = .string(notification.id)
         var body: [String: JSONValue] = [
             "timestamp": .number(JSONNumber(Int64((notification.createdAt.timeIntervalSince1970 * 1000).rounded())))
         ]

@@ -37,6 +37,7 @@ enum APISchemas {
             [
                 "targeted": .integer, "sent": .integer, "failed": .integer, "invalid": .integer,
                 "skipped_preferences": .integer, "skipped_expired": .integer, "rate_limited": .integer,
+                "opened": .integer(description: "installations that reported opening it (POST /v1/opens)"),
             ])
         return [
             "Error": .object(
@@ -181,7 +182,7 @@ enum APISchemas {
     }
 
     static let countNames = [
-        "targeted", "sent", "failed", "invalid", "skipped_preferences", "skipped_expired", "rate_limited",
+        "targeted", "sent", "failed", "invalid", "skipped_preferences", "skipped_expired", "rate_limited", "opened",
     ]
 
     /// `HH:mm`, 24-hour.

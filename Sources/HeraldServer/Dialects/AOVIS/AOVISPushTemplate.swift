@@ -50,7 +50,11 @@ struct AOVISPushTemplate: Sendable {
                     "deviceId": .string(device.alias ?? device.id),
                     "eventType": .string(type.rawValue),
                 ],
-                mutableContent: true),
+                mutableContent: true,
+                // §6 fixes both payloads key for key: Herald's notification id stays out of them.
+                overrides: [
+                    "apns": .object(["herald": .null]), "fcm": .object(["data": .object(["herald_id": .null])]),
+                ]),
             source: device.id, category: type.rawValue)
     }
 }

@@ -115,6 +115,8 @@ struct ArgusAIEvent: Sendable {
             "data": .object([
                 "title": .string(title), "body": .string(description), "click_action": .string("OPEN_EVENT"),
                 "notification_channel": .string(Self.androidChannel),
+                // The document's FCM adaptation lists every data key: Herald's notification id is not one.
+                "herald_id": .null,
             ]),
             "android": .object([
                 "notification": .object([
@@ -128,7 +130,9 @@ struct ArgusAIEvent: Sendable {
             payload: NotificationPayload(
                 title: title, subtitle: "\(cameraName) Camera", body: description, badge: .set(1), sound: "default",
                 category: Self.category, threadID: cameraID, data: data, mutableContent: true, priority: .high,
-                ttl: Self.timeToLive, overrides: ["fcm": fcm]),
+                ttl: Self.timeToLive,
+                // Likewise the APNs adaptation: no `herald` key beside `aps`.
+                overrides: ["fcm": fcm, "apns": .object(["herald": .null])]),
             source: cameraID, category: detectionType)
     }
 }

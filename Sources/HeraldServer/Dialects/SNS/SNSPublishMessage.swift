@@ -56,6 +56,18 @@ struct SNSPublishMessage {
             // notification keeps the default text for the platforms without a key.
             let hasPlatformKey = platform != nil && !overrides.isEmpty
             payload.body = hasPlatformKey ? nil : text
+            // As SNS delivers it: a platform key's payload reaches the device with nothing added
+            // (no Herald notification id).
+            if case .object(var apns)? = overrides["apns"] {
+                apns["herald"] = .null
+                overrides["apns"] = .object(apns)
+            }
+            if case .object(var fcm)? = overrides["fcm"] {
+                var data = fcm["data"]?.objectValue ?? [:]
+                data["herald_id"] = .null
+                fcm["data"] = .object(data)
+                overrides["fcm"] = .object(fcm)
+            }
             payload.overrides = overrides
         default:
             throw .invalidParameter("Invalid parameter: MessageStructure Reason: must be json")
