@@ -185,6 +185,12 @@ let package = Package(
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
             ],
+            // The web console's files, compiled into the binary (PackageResources.console_html, …).
+            resources: [
+                .embedInCode("Console/Assets/console.html"),
+                .embedInCode("Console/Assets/console.css"),
+                .embedInCode("Console/Assets/console.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

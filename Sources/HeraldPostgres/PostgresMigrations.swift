@@ -15,7 +15,14 @@ enum PostgresMigrations {
     /// The migrations in order: an identifier and its SQL.
     static let all: [(id: String, sql: String)] = [
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
+        ("v5_ledger_by_installation", v5LedgerByInstallation),
     ]
+
+    /// One device's delivery history (the console), newest first.
+    static let v5LedgerByInstallation = """
+        CREATE INDEX deliveries_installation ON deliveries (installation_id, sequence)
+            WHERE installation_id IS NOT NULL;
+        """
 
     /// Every delivery updates its installation (`last_delivered_at`, `failure_count`), columns no
     /// index holds: with room left on each page the update stays on the page (a HOT update) and no
