@@ -337,14 +337,15 @@ function drawChart(series) {
     const index = Math.round((Date.parse(bucket.hour) - start) / 3600e3);
     if (index >= 0 && index < hours.length) Object.assign(hours[index], bucket, { hour: hours[index].hour });
   }
-  const max = Math.max(1, ...hours.map((h) => h.sent + h.failed + h.invalid + h.skipped));
+  // Whole-number gridlines: the scale's top is a multiple of the four steps.
+  const max = Math.ceil(Math.max(1, ...hours.map((h) => h.sent + h.failed + h.invalid + h.skipped)) / 4) * 4;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "Outcomes per hour" });
   const plot = height - bottom - top;
   for (let i = 0; i <= 4; i++) {
     const y = top + plot - (plot * i) / 4;
     chart.append(svg("line", { x1: left, x2: width, y1: y, y2: y, class: i === 0 ? "axis" : "grid" }));
     const label = svg("text", { x: left - 6, y: y + 4, "text-anchor": "end" });
-    label.textContent = String(Math.round((max * i) / 4));
+    label.textContent = String((max * i) / 4);
     chart.append(label);
   }
   const step = (width - left) / hours.length;
