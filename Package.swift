@@ -199,6 +199,12 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            // The web console's files, compiled into the binary (PackageResources.console_html, …).
+            resources: [
+                .embedInCode("Console/Assets/console.html"),
+                .embedInCode("Console/Assets/console.css"),
+                .embedInCode("Console/Assets/console.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -16,6 +16,7 @@ enum PostgresMigrations {
     static let all: [(id: String, sql: String)] = [
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
         ("v4_opens", v4Opens),
+        ("v5_ledger_by_installation", v5LedgerByInstallation),
     ]
 
     /// Which installation opened which notification (`POST /v1/opens`), once each; the count sits on
@@ -28,6 +29,12 @@ enum PostgresMigrations {
             opened_at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (notification_id, installation_id)
         );
+        """
+
+    /// One device's delivery history (the console), newest first.
+    static let v5LedgerByInstallation = """
+        CREATE INDEX deliveries_installation ON deliveries (installation_id, sequence)
+            WHERE installation_id IS NOT NULL;
         """
 
     /// Every delivery updates its installation (`last_delivered_at`, `failure_count`), columns no

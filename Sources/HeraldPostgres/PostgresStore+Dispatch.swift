@@ -122,17 +122,20 @@ extension PostgresStore: JobQueue, DispatchLedger {
         values.append(page.limit)
         sql += " ORDER BY sequence LIMIT $\(values.count)"
         let (query, binds) = (sql, values)
-        return try await read { connection in try await connection.rows(query, binds) }.map { row in
-            LedgerEntry(
-                sequence: try row.get("sequence"),
-                record: DeliveryRecord(
-                    notificationID: try row.get("notification_id"), installationID: try row.get("installation_id"),
-                    tokenSuffix: try row.get("token_suffix"),
-                    service: PushService(rawValue: try row.get("service")) ?? .apns,
-                    outcome: DeliveryRecord.Outcome(rawValue: try row.get("outcome")) ?? .failed,
-                    providerID: try row.get("provider_id"), reason: try row.get("reason"),
-                    attempts: try row.get("attempts"), at: try row.date("at") ?? Date(timeIntervalSince1970: 0)))
-        }
+        return try await read { connection in try await connection.rows(query, binds) }.map(Self.ledgerEntry)
+    }
+
+    /// A `deliveries` row as a ledger entry.
+    static func ledgerEntry(_ row: PostgresRandomAccessRow) throws -> LedgerEntry {
+        LedgerEntry(
+            sequence: try row.get("sequence"),
+            record: DeliveryRecord(
+                notificationID: try row.get("notification_id"), installationID: try row.get("installation_id"),
+                tokenSuffix: try row.get("token_suffix"),
+                service: PushService(rawValue: try row.get("service")) ?? .apns,
+                outcome: DeliveryRecord.Outcome(rawValue: try row.get("outcome")) ?? .failed,
+                providerID: try row.get("provider_id"), reason: try row.get("reason"),
+                attempts: try row.get("attempts"), at: try row.date("at") ?? Date(timeIntervalSince1970: 0)))
     }
 
     public func cursor(notificationID: String) async throws -> String? {

@@ -119,17 +119,20 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         let values = StatementArguments(arguments.map(\.databaseValue))
         let query = sql
         return try await database.read { db in
-            try Row.fetchAll(db, sql: query, arguments: values).map { row in
-                LedgerEntry(
-                    sequence: row["sequence"],
-                    record: DeliveryRecord(
-                        notificationID: row["notification_id"], installationID: row["installation_id"],
-                        tokenSuffix: row["token_suffix"], service: PushService(rawValue: row["service"]) ?? .apns,
-                        outcome: DeliveryRecord.Outcome(rawValue: row["outcome"]) ?? .failed,
-                        providerID: row["provider_id"], reason: row["reason"], attempts: row["attempts"],
-                        at: Date(timeIntervalSince1970: row["at"])))
-            }
+            try Row.fetchAll(db, sql: query, arguments: values).map(Self.ledgerEntry)
         }
+    }
+
+    /// A `deliveries` row as a ledger entry.
+    static func ledgerEntry(_ row: Row) -> LedgerEntry {
+        LedgerEntry(
+            sequence: row["sequence"],
+            record: DeliveryRecord(
+                notificationID: row["notification_id"], installationID: row["installation_id"],
+                tokenSuffix: row["token_suffix"], service: PushService(rawValue: row["service"]) ?? .apns,
+                outcome: DeliveryRecord.Outcome(rawValue: row["outcome"]) ?? .failed,
+                providerID: row["provider_id"], reason: row["reason"], attempts: row["attempts"],
+                at: Date(timeIntervalSince1970: row["at"])))
     }
 
     // MARK: Jobs

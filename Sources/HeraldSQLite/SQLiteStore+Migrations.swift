@@ -303,6 +303,14 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v12_ledger_by_installation") { db in
+            try db.execute(
+                sql: """
+                    -- One device's delivery history (the console), newest first.
+                    CREATE INDEX deliveries_installation ON deliveries (installation_id, sequence)
+                        WHERE installation_id IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

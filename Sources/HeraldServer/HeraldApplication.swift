@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldCore
 import HeraldEngine
@@ -19,6 +20,7 @@ public enum HeraldApplication {
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
         dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
+        consoleSecret: SymmetricKey = SymmetricKey(size: .bits256),
         now: @escaping @Sendable () -> Date = Date.init
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
@@ -26,7 +28,12 @@ public enum HeraldApplication {
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorMiddleware(routes: table.index))
-        let api = router.group("v1").add(middleware: BearerAuthenticator(apps: apps))
+        let console = ConsoleGate(
+            sessions: ConsoleSessions(
+                secret: consoleSecret, lifetime: TimeInterval(configuration.console.sessionHours * 3600)),
+            apps: apps, now: now)
+        let authenticator = BearerAuthenticator(apps: apps, console: console)
+        let api = router.group("v1").add(middleware: authenticator)
         InstallationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
@@ -44,6 +51,8 @@ public enum HeraldApplication {
         let context = DialectContext(
             store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
         for dialect in dialects { dialect.mount(context, on: router, table: &table) }
+        ConsoleRoutes(store: store, apps: apps, gate: console, configuration: configuration, now: now)
+            .register(on: router, authenticator: authenticator, table: &table)
         if configuration.metricsEnabled {
             MetricsRoutes(
                 export: metrics, token: configuration.metricsToken, store: store, dispatcher: dispatcher, now: now
@@ -65,12 +74,14 @@ public enum HeraldApplication {
     public static func make(
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
-        dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(), logger: Logger,
+        dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
+        consoleSecret: SymmetricKey = SymmetricKey(size: .bits256), logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
             router: router(
-                configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics
+                configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
+                consoleSecret: consoleSecret
             ).router,
             server: .http1WebSocketUpgrade(
                 webSocketRouter: webSocketRouter(store: store, apps: apps, dispatcher: dispatcher)),

@@ -63,9 +63,12 @@ struct Serve: AsyncParsableCommand {
         let dispatcher = Dispatcher(
             store: store, transports: try TransportFactory.make(configuration.providers),
             configuration: configuration.engine, logger: logger)
+        // The console signs its sessions with a key derived from the master key, so they hold on every node.
+        let consoleSecret = try SecretKeyLoader.cipher(for: configuration, logger: logger)
+            .derivedKey(info: "herald console session")
         let application = HeraldApplication.make(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
-            logger: logger
+            consoleSecret: consoleSecret, logger: logger
         ) { port in
             logger.info("herald listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
             say("Herald is listening on http://\(configuration.host):\(port)")

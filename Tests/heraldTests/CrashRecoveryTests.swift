@@ -125,7 +125,7 @@ struct GracefulShutdownTests {
 enum ProviderFixture {
     static func config(
         directory: TemporaryDirectory, ca: TestCertificateAuthority, key: TestAPNsAuthKey, apnsPort: Int,
-        pageSize: Int = 500
+        pageSize: Int = 500, deliveryLog: String = "failures"
     ) throws -> String {
         let keyFile = directory.file("AuthKey.p8")
         try key.p8PEM.write(toFile: keyFile, atomically: false, encoding: .utf8)
@@ -136,6 +136,7 @@ enum ProviderFixture {
         database: \(directory.file("herald.sqlite"))
         app:
           default:
+            delivery_log: \(deliveryLog)
             apns:
               key_file: \(keyFile)
               key_id: \(key.keyID)

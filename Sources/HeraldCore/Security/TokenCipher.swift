@@ -6,6 +6,7 @@ import Foundation
 public struct TokenCipher: Sendable {
     private let encryptionKey: SymmetricKey
     private let indexKey: SymmetricKey
+    private let masterKey: SymmetricKey
 
     /// The length of a master key in bytes.
     public static let keyLength = 32
@@ -19,10 +20,17 @@ public struct TokenCipher: Sendable {
                 message: "The secret key must be \(Self.keyLength) bytes (base64 encoded).")
         }
         let master = SymmetricKey(data: masterKey)
+        self.masterKey = master
         encryptionKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: master, info: Data("herald token encryption v1".utf8), outputByteCount: 32)
         indexKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: master, info: Data("herald token index v1".utf8), outputByteCount: 32)
+    }
+
+    /// A key for another purpose derived from the master key (HKDF-SHA256 with `info`): every node
+    /// sharing the master key derives the same one.
+    public func derivedKey(info: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Data(info.utf8), outputByteCount: 32)
     }
 
     /// Makes a new random master key.

@@ -93,6 +93,11 @@ public struct AppDirectory: Sendable {
         return match
     }
 
+    /// An app's current server key; nil for an unknown app. The console signs its sessions over it.
+    func serverKey(appID: String) -> String? {
+        entries.first { $0.keys.appID == appID }?.keys.serverKey
+    }
+
     /// A device's credential for its installation's direct channel:
     /// `hch_<app id>.<installation id>.<MAC>`, the MAC an HMAC-SHA256 of both under the app's server
     /// key (base64url). Nothing is stored: rotating the server key revokes every credential, and a

@@ -41,6 +41,8 @@ public struct HeraldConfiguration: Sendable {
     /// ArgusAI dialect settings per app id (an app without an entry uses the defaults).
     /// Every dialect's per-app settings.
     public var dialects: DialectSettings
+    /// The web console's settings.
+    public var console: ConsoleConfiguration
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -49,7 +51,8 @@ public struct HeraldConfiguration: Sendable {
         logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
         maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
-        engine: EngineConfiguration = .init(), dialects: DialectSettings = .init()
+        engine: EngineConfiguration = .init(), dialects: DialectSettings = .init(),
+        console: ConsoleConfiguration = .init()
     ) {
         self.host = host
         self.port = port
@@ -66,6 +69,7 @@ public struct HeraldConfiguration: Sendable {
         self.providers = providers
         self.engine = engine
         self.dialects = dialects
+        self.console = console
     }
 
     /// Reads the configuration.
@@ -87,6 +91,7 @@ public struct HeraldConfiguration: Sendable {
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
     /// - `app.<id>.<dialect>.*`: each dialect's settings (``Dialect/settings(appID:reader:)``):
     ///   `argus` (``ArgusAIConfiguration/init(appID:reader:)``), `aovis` (``AOVISConfiguration/init(appID:reader:)``).
+    /// - `console.*`: see ``ConsoleConfiguration/init(reader:)``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "server.host", default: "127.0.0.1")
@@ -134,6 +139,7 @@ public struct HeraldConfiguration: Sendable {
         self.providers = providers
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
         dialects = try DialectSettings(reader: reader, appIDs: appIDs)
+        console = try ConsoleConfiguration(reader: reader)
     }
 
     /// The file the generated master key is kept in.

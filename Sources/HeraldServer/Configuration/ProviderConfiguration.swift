@@ -31,6 +31,9 @@ public struct ProviderConfiguration: Sendable {
         self.deliveryLog = deliveryLog
     }
 
+    /// The settings keys of the providers the app configures (`apns`, `fcm`, …), sorted.
+    var configured: [String] { settings.keys.sorted() }
+
     /// One provider's settings; nil when the app does not configure it.
     func settings<Setup: ProviderSetup>(of setup: Setup.Type) -> Setup.Settings? {
         settings[Setup.settingsKey] as? Setup.Settings

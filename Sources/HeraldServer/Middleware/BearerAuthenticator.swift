@@ -9,16 +9,22 @@ struct BearerAuthenticator: RouterMiddleware {
     typealias Context = HeraldRequestContext
 
     let apps: AppDirectory
+    /// The web console's sessions: without a bearer credential, a console session cookie with its
+    /// CSRF token stands for the app's server key.
+    var console: ConsoleGate?
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let bearer = request.headers.bearer?.token, !bearer.isEmpty else {
+        var context = context
+        if let bearer = request.headers.bearer?.token, !bearer.isEmpty {
+            context.identity = try await apps.authenticate(
+                bearer: bearer, appHint: request.headers[HTTPField.Name.heraldApp])
+        } else if let principal = try console?.principal(request) {
+            context.identity = principal
+        } else {
             throw HeraldError.unauthorized("Authorization: Bearer <key or user token> is required.")
         }
-        var context = context
-        context.identity = try await apps.authenticate(
-            bearer: bearer, appHint: request.headers[HTTPField.Name.heraldApp])
         return try await next(request, context)
     }
 }

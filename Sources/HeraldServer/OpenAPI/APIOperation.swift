@@ -16,6 +16,8 @@ struct APIOperation: Sendable {
         case none
         /// An AWS Signature Version 4 `Authorization` header (the SNS-compatible API).
         case sigV4
+        /// The web console's session cookie alone (no CSRF token).
+        case consoleCookie
     }
 
     /// The request body's media type.
@@ -64,6 +66,7 @@ struct APIOperation: Sendable {
             case .bearer: nil
             case .none: []
             case .sigV4: [[.component(named: "sigv4"): []]]
+            case .consoleCookie: [[.component(named: "cookieAuth"): []]]
             }
         operation = OpenAPI.Operation(
             tags: tags.isEmpty ? nil : tags, summary: summary, description: description, parameters: parameters,

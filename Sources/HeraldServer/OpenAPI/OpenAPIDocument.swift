@@ -42,6 +42,16 @@ enum OpenAPIDocument {
                                 installations) or a user token from the app's own auth system (own installations \
                                 only). With several apps, X-Herald-App names the app a user token belongs to.
                                 """)),
+                    "cookieAuth": .b(
+                        .apiKey(
+                            name: "herald_console", location: .cookie,
+                            description: """
+                                The web console's session (POST /console/session with a server key sets it); acts                                 as the app's server key when X-CSRF-Token carries the session's CSRF token.
+                                """)),
+                    "csrfToken": .b(
+                        .apiKey(
+                            name: "X-CSRF-Token", location: .header,
+                            description: "The CSRF token of the console session (from POST or GET /console/session).")),
                     "sigv4": .b(
                         .apiKey(
                             name: "Authorization", location: .header,
@@ -50,7 +60,10 @@ enum OpenAPIDocument {
                                 app.<id>.sns_api.access_key_id and secret_access_key, as AWS SDKs sign.
                                 """)),
                 ]),
-            security: [[.component(named: "bearer"): []]])
+            security: [
+                [.component(named: "bearer"): []],
+                [.component(named: "cookieAuth"): [], .component(named: "csrfToken"): []],
+            ])
     }
 
     /// The document as YAML.

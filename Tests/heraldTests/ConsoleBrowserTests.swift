@@ -1,0 +1,113 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// The web console in a real browser: `herald serve` as a process, devices registered through the API
+/// and delivered to by the mock APNs, and `scripts/console-browser-test.py` clicking through
+/// sign-in, search, history, send (with the live audience count), notifications, provider health and
+/// dialects in Debian's chromium (chromium-driver, Selenium), saving a screenshot of each page.
+@Suite("Web console in a real browser", .serialized)
+struct ConsoleBrowserTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test("Sign-in, search, history, send and the overview pages render in chromium")
+    func browser() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        defer { Task { try? await apns.shutdown() } }
+        let config = try ProviderFixture.config(
+            directory: directory, ca: ca, key: key, apnsPort: apns.port, deliveryLog: "all")
+
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        defer { if server.process.isRunning { server.process.terminate() } }
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+
+        // Four devices; carol's token is refused by APNs, so she turns invalid.
+        func register(_ body: String) async throws -> String {
+            let response = try await request("POST", "\(address)/v1/installations", bearer: serverKey, json: body)
+            #expect(response.status == 201, "\(response.body)")
+            return try #require(Self.id(in: response.body))
+        }
+        let aliceToken = Fixtures.apnsToken()
+        let bobToken = Fixtures.apnsToken()
+        let carolToken = Fixtures.apnsToken()
+        apns.script(token: carolToken, .error(status: 400, reason: "BadDeviceToken"))
+        let alice = try await register(
+            #"{"platform":"ios","token":"\#(aliceToken)","user_id":"alice","channels":["news"]}"#)
+        _ = try await register(
+            #"{"platform":"android","token":"\#(Fixtures.fcmToken())","user_id":"alice","channels":["sports"]}"#)
+        _ = try await register(
+            #"{"platform":"ios","token":"\#(bobToken)","user_id":"bob","channels":["news","sports"]}"#)
+        let carol = try await register(
+            #"{"platform":"ios","token":"\#(carolToken)","user_id":"carol","channels":["news"]}"#)
+        let seeded = try await request(
+            "POST", "\(address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"installation_ids":["\#(alice)","\#(carol)"]},"payload":{"title":"Seed"}}"#)
+        #expect(seeded.status == 202)
+        let seededID = try #require(Self.id(in: seeded.body))
+        try await waitUntilDone(seededID, address: address, serverKey: serverKey)
+
+        let expect = """
+            {"total": 4, "user": ["alice", 2], "channel": ["news", 3], "platform": ["android", 1], "invalid": 1,
+             "history": "\(alice)", "history_outcomes": ["delivered"], "users": "alice, bob", "users_count": 3,
+             "users_ios": 2, "failure_reason": "BadDeviceToken", "provider": "apns"}
+            """
+        let screenshots =
+            ProcessInfo.processInfo.environment["HERALD_CONSOLE_SCREENSHOTS"]
+            ?? Self.root.appendingPathComponent(".build/console-screenshots").path
+        try? FileManager.default.removeItem(atPath: screenshots)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_URL"] = address
+        environment["HERALD_SERVER_KEY"] = serverKey
+        environment["HERALD_CONSOLE_EXPECT"] = expect
+        environment["HERALD_CONSOLE_SCREENSHOTS"] = screenshots
+        if environment["HERALD_SELENIUM_DIR"] == nil {
+            // Run on its own (not from scripts/test): install chromium and Selenium the same way.
+            let (status, output, errors) = try await ScriptProcess.run(
+                [Self.root.appendingPathComponent("scripts/console").path])
+            try #require(status == 0, "scripts/console could not install chromium and Selenium:\n\(errors)")
+            environment["HERALD_SELENIUM_DIR"] = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let (status, output, errors) = try await ScriptProcess.run(
+            ["python3", Self.root.appendingPathComponent("scripts/console-browser-test.py").path],
+            environment: environment)
+        #expect(status == 0, "the browser test failed:\n\(output)\n\(errors)")
+        #expect(output.contains("console browser test passed"))
+        for page in [
+            "01-sign-in", "02-installations", "03-installations-invalid", "04-history", "05-send-device",
+            "06-send-query", "07-notifications", "08-health", "09-dialects",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(page).png"), "no screenshot \(page)")
+        }
+        // The console's sends really went out: alice's device twice more, bob's once.
+        let tokens = apns.requests.compactMap(\.token)
+        #expect(tokens.filter { $0 == aliceToken }.count == 3)
+        #expect(tokens.filter { $0 == bobToken }.count == 1)
+        // Nothing secret in the server's log.
+        let logs = server.text.split(separator: "\n").filter { !$0.hasPrefix("server key:") }.joined(separator: "\n")
+        #expect(!logs.contains(serverKey))
+        #expect(!logs.contains("herald_console="))
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+    }
+
+    /// The `id` member of a JSON object.
+    static func id(in body: String) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        return object?["id"] as? String
+    }
+
+    private func waitUntilDone(_ id: String, address: String, serverKey: String) async throws {
+        for _ in 0..<200 {
+            let response = try await request("GET", "\(address)/v1/notifications/\(id)", bearer: serverKey)
+            if response.body.contains(#""status":"done""#) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HeraldProcessError(message: "notification \(id) did not finish")
+    }
+}
