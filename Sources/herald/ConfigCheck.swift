@@ -85,13 +85,13 @@ struct ConfigCheck: AsyncParsableCommand {
             if let webPush = providers.webPush {
                 configured += 1
                 let name = "app \(appID) webpush"
+                // Each browser subscription names its own push service: nothing to reach before one exists.
+                let connected = connect ? "; --connect: nothing to connect to until a browser subscribes" : ""
                 if let file = raw.string(forKey: ConfigKey(["app", appID, "webpush", "vapid_private_key_file"])) {
-                    report.check(name, file, secret: true, detail: "VAPID key, subject \(webPush.subject)")
+                    report.check(
+                        name, file, secret: true, detail: "VAPID key, subject \(webPush.subject)" + connected)
                 } else {
-                    report.ok(name, "VAPID key (inline), subject \(webPush.subject)")
-                }
-                if connect {
-                    report.note(name, "nothing to connect to: each browser subscription names its own push service")
+                    report.ok(name, "VAPID key (inline), subject \(webPush.subject)" + connected)
                 }
             }
             if let sns = providers.sns {

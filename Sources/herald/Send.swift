@@ -103,7 +103,8 @@ struct Send: AsyncParsableCommand {
         }
         let base = server.hasSuffix("/") ? String(server.dropLast()) : server
         let (status, answer) = try await call("POST", base + "/v1/notifications", key: key, body: request)
-        print(String(decoding: answer.serialized(), as: UTF8.self))
+        // Unbuffered (say), so a supervising process sees the id at once.
+        say(String(decoding: answer.serialized(), as: UTF8.self))
         guard status / 100 == 2 else { throw ExitCode(1) }
         guard wait, case .string(let id)? = answer.objectValue?["id"] else { return }
         try await follow(id, base: base, key: key)
@@ -120,8 +121,8 @@ struct Send: AsyncParsableCommand {
             guard code == 200, let object = record.objectValue, case .string(let state)? = object["status"],
                 let status = NotificationStatus(rawValue: state)
             else {
-                if terminal, shown != nil { print("") }
-                print(
+                if terminal, shown != nil { say("") }
+                say(
                     "cannot read notification \(id) (HTTP \(code)): \(String(decoding: record.serialized(), as: UTF8.self))"
                 )
                 throw ExitCode(1)
@@ -136,8 +137,8 @@ struct Send: AsyncParsableCommand {
                 shown = line
             }
             if status.isFinal {
-                if terminal { print("") }
-                print(String(decoding: record.serialized(), as: UTF8.self))
+                if terminal { say("") }
+                say(String(decoding: record.serialized(), as: UTF8.self))
                 switch status {
                 case .failed, .canceled, .expired: throw ExitCode(1)
                 default: return

@@ -195,6 +195,10 @@ struct ConfigCheckTests {
         var create = URLRequest(url: URL(string: moto.endpoint + "/")!)
         create.httpMethod = "POST"
         create.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        // moto routes a request by the service its SigV4 credential scope names (it checks no signature).
+        create.setValue(
+            "AWS4-HMAC-SHA256 Credential=testing/20261125/us-east-1/sns/aws4_request, SignedHeaders=host, Signature=00",
+            forHTTPHeaderField: "Authorization")
         create.httpBody = Data(
             ("Action=CreatePlatformApplication&Name=check&Platform=GCM"
                 + "&Attributes.entry.1.key=PlatformCredential&Attributes.entry.1.value=server-key&Version=2010-03-31")
