@@ -137,4 +137,39 @@ struct SendWaitAndKeysTests {
         #expect(refused.status == 1)
         #expect(refused.text.contains("edit app.shop.server_key"), "\(refused.text)")
     }
+
+    @Test("keys rotate on PostgreSQL: both keys replaced; a restarted server takes only the new ones")
+    func rotateOnPostgres() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await PostgresTestDatabase.create()
+        let config = directory.file("pg.yaml")
+        try "database: \(database.url)\nsecret_key: \(ShopDeployment.masterKey)\n"
+            .write(toFile: config, atomically: false, encoding: .utf8)
+        var server = try HeraldProcess(["serve", "--port", "0", "--config", config])
+        _ = try await server.line(startingWith: "Herald is listening on ")
+        let oldServerKey = try await server.line(startingWith: "server key: ")
+        let oldClientKey = try await server.line(startingWith: "client key: ")
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+
+        let rotate = try HeraldProcess(["keys", "rotate", "--both", "--config", config])
+        #expect(try await rotate.exitStatus() == 0, "\(rotate.text)")
+        let newServerKey = try await rotate.line(startingWith: "server key: ")
+        let newClientKey = try await rotate.line(startingWith: "client key: ")
+        #expect(newServerKey != oldServerKey && newClientKey != oldClientKey)
+
+        server = try HeraldProcess(["serve", "--port", "0", "--config", config])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        #expect(try await request("GET", "\(address)/v1/installations", bearer: oldServerKey).status == 401)
+        #expect(try await request("GET", "\(address)/v1/installations", bearer: newServerKey).status == 200)
+        let body = #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#
+        #expect(
+            try await request("POST", "\(address)/v1/installations", bearer: oldClientKey, json: body).status == 401)
+        #expect(
+            try await request("POST", "\(address)/v1/installations", bearer: newClientKey, json: body).status == 201)
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+        try await database.drop()
+    }
 }
