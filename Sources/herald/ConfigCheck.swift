@@ -21,16 +21,16 @@ struct ConfigCheck: AsyncParsableCommand {
         commandName: "check",
         abstract: "Validate the configuration and every credential file; --connect also reaches each provider.",
         discussion: """
-            Loads the configuration the way herald serve does (file, HERALD_* environment, defaults), then \\
-            checks each app's credentials: the APNs .p8 key or .p12 / PEM certificate, the FCM service \\
-            account, the VAPID key, the SNS settings and the user-token public keys are read and parsed. \\
-            A file holding a secret (keys, the service account, the master key file, a configuration file \\
-            with secrets in it) must not be readable by group or others. One line per check, OK or the \\
+            Loads the configuration the way herald serve does (file, HERALD_* environment, defaults), then \
+            checks each app's credentials: the APNs .p8 key or .p12 / PEM certificate, the FCM service \
+            account, the VAPID key, the SNS settings and the user-token public keys are read and parsed. \
+            A file holding a secret (keys, the service account, the master key file, a configuration file \
+            with secrets in it) must not be readable by group or others. One line per check, OK or the \
             problem with the key at fault; the exit status is 1 when any check fails.
 
-            --connect also opens a real connection to each provider: APNs (TLS, HTTP/2 and the \\
-            configured auth, with a push to a made-up token that APNs refuses), FCM (an OAuth access \\
-            token, then the same probe), SNS (GetPlatformApplicationAttributes, read-only, for each \\
+            --connect also opens a real connection to each provider: APNs (TLS, HTTP/2 and the \
+            configured auth, with a push to a made-up token that APNs refuses), FCM (an OAuth access \
+            token, then the same probe), SNS (GetPlatformApplicationAttributes, read-only, for each \
             application ARN). Web Push has nothing to connect to until a browser subscribes.
 
             Examples:

@@ -10,7 +10,7 @@ struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Exit 0 when a running Herald answers its readiness check, 1 otherwise.",
         discussion: """
-            GETs the URL (default http://127.0.0.1:8080/readyz: the server is up and its database \\
+            GETs the URL (default http://127.0.0.1:8080/readyz: the server is up and its database \
             answers) and exits 0 on a 2xx answer, 1 on any other answer, a refused connection or a timeout.
 
             Examples:

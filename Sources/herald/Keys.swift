@@ -13,8 +13,8 @@ struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the server and client keys Herald generated for the default app.",
             discussion: """
-                With no apps configured, herald serve generates the default app's keys on its first run \\
-                and keeps them (sealed) in the database; this prints them again. Configured apps' keys are \\
+                With no apps configured, herald serve generates the default app's keys on its first run \
+                and keeps them (sealed) in the database; this prints them again. Configured apps' keys are \
                 in the configuration (app.<id>.server_key, app.<id>.client_key).
 
                 Examples:
@@ -48,10 +48,10 @@ struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace the default app's generated server and/or client key, and print the new ones once.",
             discussion: """
-                Writes new keys to the database; the old ones stop working when each running server \\
-                reloads (kill -HUP <pid>, systemctl reload herald) or restarts. Rotating the client key \\
-                means shipping it in a new app release: old releases stop registering devices. Apps whose \\
-                keys are in the configuration are rotated by editing app.<id>.server_key / client_key there \\
+                Writes new keys to the database; the old ones stop working when each running server \
+                reloads (kill -HUP <pid>, systemctl reload herald) or restarts. Rotating the client key \
+                means shipping it in a new app release: old releases stop registering devices. Apps whose \
+                keys are in the configuration are rotated by editing app.<id>.server_key / client_key there \
                 (and reloading).
 
                 Examples:
