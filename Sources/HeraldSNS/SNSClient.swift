@@ -169,6 +169,14 @@ public final class SNSClient: Sendable {
         return SNSEndpointAttributes(wire: SNSQuery.attributes(in: result))
     }
 
+    /// A platform application's attributes (`GetPlatformApplicationAttributes`): a signed, read-only
+    /// call that proves the credentials and the ARN (`herald config check --connect`).
+    /// - Throws: `SNSError` (`NotFound` for an unknown application, `AuthorizationError`…).
+    public func getPlatformApplicationAttributes(applicationARN: String) async throws(SNSError) -> [String: String] {
+        let result = try await call("GetPlatformApplicationAttributes", [("PlatformApplicationArn", applicationARN)])
+        return SNSQuery.attributes(in: result)
+    }
+
     /// Deletes an endpoint (`DeleteEndpoint`); deleting one that is gone succeeds, as in SNS.
     /// - Throws: `SNSError`.
     public func deleteEndpoint(endpointARN: String) async throws(SNSError) {

@@ -7,7 +7,16 @@ import HeraldServer
 /// `herald cleanup`: runs the clean-up job once, now, and prints what it deleted.
 struct Cleanup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete dead installations and old notifications now (the daily job, run once).")
+        abstract: "Delete dead installations and old notifications now (the daily job, run once).",
+        discussion: """
+            Applies engine.cleanup.* (invalid_days, failing_days, unseen_days, undelivered_days, stale_days, \
+            retention_days) once, now, and prints what it deleted; herald serve runs the same job every \
+            engine.cleanup.interval_hours.
+
+            Examples:
+              herald cleanup --config /etc/herald/herald.yaml
+              HERALD_ENGINE_CLEANUP_INVALID_DAYS=0 herald cleanup --database sqlite://herald.sqlite
+            """)
 
     @OptionGroup var common: CommonOptions
 

@@ -3,31 +3,63 @@ import Foundation
 import HeraldCore
 import HeraldServer
 
-/// `herald import`: bulk-loads installations from JSON Lines, many per transaction. A line is either
-/// a registration body (as `POST /v1/installations` takes it) or an export record written by
-/// `herald export` (ids, state, preferences and the sealed token kept); both may mix in one file.
+/// The file formats `herald import` reads.
+enum ImportFormat: String, ExpressibleByArgument, CaseIterable {
+    /// JSON Lines: registration bodies and `herald export` records.
+    case jsonl
+    /// CSV with a header row of registration fields (``InstallationCSV``).
+    case csv
+    /// Parse / LeanCloud `_Installation` export (``ParseInstallation``).
+    case parse
+    /// gorush request bodies or `token,platform` lists (``GorushTokens``).
+    case gorush
+}
+
+/// `herald import`: bulk-loads installations, many per transaction: JSON Lines (registration
+/// bodies, as `POST /v1/installations` takes them, or export records written by `herald export`,
+/// with ids, state, preferences and the sealed token kept), CSV, a Parse / LeanCloud
+/// `_Installation` export, or what a gorush user holds.
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract:
-            "Bulk-import installations from JSON Lines: registration bodies or herald export records (- for stdin).",
+        abstract: "Bulk-import installations: JSON Lines, CSV, Parse/LeanCloud or gorush files (- for stdin).",
         discussion: """
-            A line is either a registration body, as POST /v1/installations takes it (registered in the \
-            app given by --app, as the API would), or a record written by herald export (recognised by \
-            its "format" member: stored as it was, with its id, state, preferences and sealed token, in \
-            its own app). Export records import only into a store with the same master key as the one \
-            they came from (secret_key, or the same key file).
+            --format jsonl (default): a line is either a registration body, as POST /v1/installations \
+            takes it (registered in the app given by --app, as the API would), or a record written by \
+            herald export (recognised by its "format" member: stored as it was, with its id, state, \
+            preferences and sealed token, in its own app). Export records import only into a store with \
+            the same master key as the one they came from (secret_key, or the same key file).
 
-            A bad line stops the import with its line number; its batch is not written (earlier batches \
-            are). Importing the same export again replaces each installation by itself.
+            --format csv: a header row naming registration fields (user_id, device_id, platform, service, \
+            environment, token, subscription, channels, locale, timezone, badge, app_version, os_version, \
+            device_model, bundle_id, attributes), then one installation per row: channels separated by ';', \
+            attributes and subscription as JSON objects, an empty cell for an absent field.
+
+            --format parse: a Parse or LeanCloud _Installation export, {"results":[...]} or one object per \
+            line. deviceType ios/osx/tvos/watchos with deviceToken become APNs installations (production), \
+            android with deviceToken or registrationId FCM ones, android with only installationId a direct \
+            (WebSocket) one; installationId is the device id, localeIdentifier, timeZone, appIdentifier, \
+            channels, badge, appVersion and the user pointer map to their fields, custom fields to attributes.
+
+            --format gorush: gorush keeps no registry, so what its users hold is its request body \
+            {"notifications":[{"tokens":[...],"platform":1|2,"topic":...,"development":true}]} \
+            (1: APNs, sandbox when development is true, topic as bundle id; 2: FCM; 3, Huawei, is refused) \
+            or a list of token,platform lines (1 or ios, 2 or android).
+
+            Every format but jsonl registers into --app. A bad line or record stops the import with its \
+            number; its batch is not written (earlier batches are). Importing the same file again updates \
+            each installation in place.
 
             Examples:
               herald import --app shop devices.jsonl
+              herald import --app shop --format parse leancloud-installations.json
               herald export --database sqlite://a.sqlite | herald import --database sqlite://b.sqlite -
             """)
 
     @OptionGroup var common: CommonOptions
 
-    @Argument(help: "The JSON Lines file, or - for standard input.") var file: String
+    @Argument(help: "The file, or - for standard input.") var file: String
+    @Option(help: "The file's format: \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var format = ImportFormat.jsonl
     @Option(help: "The app registration bodies belong to (export records carry their own).") var app = "default"
     @Option(help: "Lines per transaction.") var batch = 10000
     @Option(help: "The database page cache for the import, in MiB (random token-index inserts want it large).")
@@ -49,36 +81,95 @@ struct Import: AsyncParsableCommand {
         }
         var loader = Loader(store: store, app: app, batch: max(1, batch))
         var progress = Progress(noun: "installations")
-        let size = Self.size(of: handle)
-        var consumed: Int64 = 0
-        var lineNumber = 0
-        var buffer: [UInt8] = []
-        var finished = false
-        while !finished {
-            // Read a chunk at a time, so a million-line file never sits in memory whole.
-            let chunk = handle.readData(ofLength: 1 << 20)
-            finished = chunk.isEmpty
-            buffer.append(contentsOf: chunk)
-            var start = 0
-            while let end = buffer[start...].firstIndex(of: UInt8(ascii: "\n"))
-                ?? (finished && start < buffer.count ? buffer.count : nil)
-            {
-                lineNumber += 1
-                let line = buffer[start..<end]
-                consumed += Int64(min(end + 1, buffer.count) - start)
-                start = min(end + 1, buffer.count)
-                guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) else { continue }
+        let size = LineReader.size(of: handle)
+        var reader = LineReader(handle)
+
+        /// Parses one item and hands it to the loader; a failure names `location` and stops the import.
+        func feed(_ location: String, number: Int, _ parse: () throws -> Line) async throws {
+            do {
+                let line: Line
                 do {
-                    try await loader.add(try Self.parse(line, lineNumber: lineNumber, cipher: cipher), line: lineNumber)
+                    line = try parse()
                 } catch let failure as ImportFailure {
-                    // The batches before this line are written; this one is not.
-                    try await loader.finishWriting()
-                    progress.finish()
-                    throw ImportFailure("\(failure); \(loader.counts.total) installations before it were imported")
+                    throw failure
+                } catch {
+                    throw ImportFailure("\(location): \(error)")
                 }
-                progress.update(count: loader.lines, done: consumed, total: size)
+                try await loader.add(line, line: number)
+            } catch let failure as ImportFailure {
+                // The batches before this item are written; this one is not.
+                try await loader.finishWriting()
+                progress.finish()
+                throw ImportFailure("\(failure); \(loader.counts.total) installations before it were imported")
             }
-            buffer.removeFirst(start)
+        }
+        func register(_ body: JSONValue) throws -> Line { .registration(try InstallationRegistration(json: body)) }
+
+        switch format {
+        case .jsonl:
+            while let line = reader.next() {
+                let number = reader.lineNumber
+                try await feed("line \(number)", number: number) {
+                    try Self.parse(line, lineNumber: number, cipher: cipher)
+                }
+                progress.update(count: loader.lines, done: reader.consumed, total: size)
+            }
+        case .csv:
+            var header: [String]?
+            while let first = reader.next() {
+                let number = reader.lineNumber
+                var record = String(decoding: first, as: UTF8.self)
+                // A quoted cell may hold line breaks.
+                while !InstallationCSV.isComplete(record), let more = reader.next(skippingBlank: false) {
+                    record += "\n" + String(decoding: more, as: UTF8.self)
+                }
+                guard let columns = header else {
+                    do {
+                        header = try InstallationCSV.header(record)
+                    } catch { throw ImportFailure("line \(number): \(error)") }
+                    continue
+                }
+                try await feed("line \(number)", number: number) {
+                    try register(try InstallationCSV.registrationBody(header: columns, record: record))
+                }
+                progress.update(count: loader.lines, done: reader.consumed, total: size)
+            }
+        case .parse, .gorush:
+            guard let first = reader.next() else { break }
+            let firstNumber = reader.lineNumber
+            let firstValue = try? JSONValue.parse(first)
+            let isDocument =
+                format == .parse
+                ? (firstValue.map(ParseInstallation.isDocument) ?? (first.first(where: { $0 != 0x20 }) == 0x7B))
+                : first.first(where: { $0 != 0x20 && $0 != 0x09 }) == UInt8(ascii: "{")
+            if isDocument {
+                // A whole JSON document: read at once (one object per line streams instead).
+                let document: JSONValue
+                do {
+                    document = try JSONValue.parse(Array(first) + [UInt8(ascii: "\n")] + reader.rest())
+                } catch { throw ImportFailure("\(file): \(error)") }
+                loader.unit = format == .parse ? "record" : "token"
+                try await importDocument(document, feed: feed) { done, total in
+                    progress.update(count: loader.lines, done: done, total: total)
+                }
+            } else {
+                var line: ArraySlice<UInt8>? = first
+                var number = firstNumber
+                while let current = line {
+                    try await feed("line \(number)", number: number) {
+                        if format == .parse {
+                            return try register(try ParseInstallation.registrationBody(try JSONValue.parse(current)))
+                        }
+                        guard
+                            let body = try GorushTokens.registrationBody(line: String(decoding: current, as: UTF8.self))
+                        else { return .skip }
+                        return try register(body)
+                    }
+                    progress.update(count: loader.lines, done: reader.consumed, total: size)
+                    line = reader.next()
+                    number = reader.lineNumber
+                }
+            }
         }
         try await loader.flush()
         try await loader.finishWriting()
@@ -89,6 +180,41 @@ struct Import: AsyncParsableCommand {
         say(
             "imported \(counts.total) installations (\(counts.created) created, "
                 + "\(counts.updated) updated, \(counts.restored) restored) in \(Progress.describe(progress.elapsed))")
+    }
+
+    /// Feeds each installation of a whole Parse export (`{"results": [...]}`) or gorush request
+    /// (`{"notifications": [...]}`), numbering records (Parse) or tokens (gorush) from 1.
+    private func importDocument(
+        _ document: JSONValue, feed: (String, Int, () throws -> Line) async throws -> Void,
+        update: (_ done: Int64, _ total: Int64) -> Void
+    ) async throws {
+        func register(_ body: JSONValue) throws -> Line { .registration(try InstallationRegistration(json: body)) }
+        if format == .parse {
+            guard case .array(let results)? = document.objectValue?["results"] else {
+                throw ImportFailure("\(file): a Parse export is {\"results\": [...]} or one object per line")
+            }
+            for (index, item) in results.enumerated() {
+                try await feed("record \(index + 1)", index + 1) {
+                    try register(try ParseInstallation.registrationBody(item))
+                }
+                update(Int64(index + 1), Int64(results.count))
+            }
+            return
+        }
+        guard GorushTokens.isRequest(document), case .array(let notifications)? = document.objectValue?["notifications"]
+        else { throw ImportFailure("\(file): a gorush request is {\"notifications\": [...]}") }
+        var number = 0
+        for (index, notification) in notifications.enumerated() {
+            let bodies: [JSONValue]
+            do {
+                bodies = try GorushTokens.registrationBodies(notification: notification, index: index)
+            } catch { throw ImportFailure("notification \(index + 1): \(error)") }
+            for (position, body) in bodies.enumerated() {
+                number += 1
+                try await feed("notification \(index + 1), token \(position + 1)", number) { try register(body) }
+            }
+            update(Int64(index + 1), Int64(notifications.count))
+        }
     }
 
     /// One line read: a registration body, or an export record whose token opens under this store's key.
@@ -120,21 +246,14 @@ struct Import: AsyncParsableCommand {
             throw ImportFailure("line \(lineNumber): \(error)")
         }
     }
-
-    /// The bytes left to read when the input is seekable (a file, or a file redirected to stdin);
-    /// nil for a pipe.
-    private static func size(of handle: FileHandle) -> Int64? {
-        guard let start = try? handle.offset(), let end = try? handle.seekToEnd(),
-            (try? handle.seek(toOffset: start)) != nil
-        else { return nil }
-        return Int64(end - start)
-    }
 }
 
 /// One line of an import file.
 private enum Line {
     case registration(InstallationRegistration)
     case record(ExportedInstallation)
+    /// A header or comment line: nothing to store.
+    case skip
 }
 
 /// An import stopped at a line; the message says which and why, and never carries a token.
@@ -158,6 +277,8 @@ private struct Loader {
     let store: any HeraldStore
     let app: String
     let batch: Int
+    /// What the numbers given to ``add(_:line:)`` count, for messages ("line", "record").
+    var unit = "line"
     private(set) var counts = Counts()
     /// Lines handed to the store so far.
     private(set) var lines = 0
@@ -176,6 +297,7 @@ private struct Loader {
     /// Adds a line; a full batch, or a line of the other kind, sends the pending batch to the store.
     mutating func add(_ line: Line, line number: Int) async throws {
         switch line {
+        case .skip: return
         case .registration(let registration):
             if !records.isEmpty { try await flush() }
             registrations.append(registration)
@@ -194,7 +316,7 @@ private struct Loader {
         guard !registrations.isEmpty || !records.isEmpty else { return }
         try await finishWriting()
         let (store, app, registrations, records) = (store, app, registrations, records)
-        let range = firstLine == lastLine ? "line \(firstLine)" : "lines \(firstLine)–\(lastLine)"
+        let range = firstLine == lastLine ? "\(unit) \(firstLine)" : "\(unit)s \(firstLine)–\(lastLine)"
         writing = Task {
             do {
                 if !registrations.isEmpty {

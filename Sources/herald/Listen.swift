@@ -16,10 +16,13 @@ struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Receive pushes over Herald's direct channel, as a device would, and print them.",
         discussion: """
-            herald listen --server http://127.0.0.1:8080 --key hsk_…
-            The first run registers a direct-only installation (service direct, platform desktop) and keeps its id
-            and channel credential in --state; later runs reuse them. Send to it with
-            herald send --server … --key … --installation-id <id> --title Hello
+            The first run registers a direct-only installation (service direct, platform desktop) and keeps \
+            its id and channel credential in --state; later runs reuse them.
+
+            Examples:
+              herald listen --server http://127.0.0.1:8080 --key hsk_…
+              herald listen --server http://127.0.0.1:8080 --state ~/.herald-listen.json --count 1
+              herald send --server http://127.0.0.1:8080 --key hsk_… --installation-id <id> --title Hello
             """)
 
     @Option(help: "Base URL of a running Herald.") var server = "http://127.0.0.1:8080"

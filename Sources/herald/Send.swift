@@ -7,6 +7,12 @@ import HeraldServer
 import NIOCore
 import NIOHTTP1
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `herald send`: one notification, through a running server (its send API) or straight to one
 /// token with the credentials of the configuration (like gorush's command-line mode).
 struct Send: AsyncParsableCommand {
@@ -24,7 +30,11 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Base URL of a running Herald.") var server: String?
     @Option(help: "The app's server key (default: $HERALD_SERVER_KEY).") var key: String?
     @Option(help: "A whole send-request JSON file (POST /v1/notifications body).") var bodyFile: String?
-    @Flag(help: "Wait until the notification is final and print its counts.") var wait = false
+    @Flag(
+        help:
+            "Follow the notification's counts until it is final; exit 1 if it ended failed, canceled or expired."
+    )
+    var wait = false
 
     @Flag(help: "Send straight to one token with the configured credentials, no server.") var direct = false
     @Option(help: "The app whose credentials --direct uses.") var app = "default"
@@ -93,20 +103,62 @@ struct Send: AsyncParsableCommand {
         }
         let base = server.hasSuffix("/") ? String(server.dropLast()) : server
         let (status, answer) = try await call("POST", base + "/v1/notifications", key: key, body: request)
-        print(String(decoding: answer.serialized(), as: UTF8.self))
+        // Unbuffered (say), so a supervising process sees the id at once.
+        say(String(decoding: answer.serialized(), as: UTF8.self))
         guard status / 100 == 2 else { throw ExitCode(1) }
         guard wait, case .string(let id)? = answer.objectValue?["id"] else { return }
+        try await follow(id, base: base, key: key)
+    }
+
+    /// Polls the notification until its status is final, showing its counts: one line redrawn in
+    /// place on a terminal, a line per change otherwise; then prints the final record.
+    /// - Throws: `ExitCode(1)` when it ended `failed`, `canceled` or `expired`, or cannot be read.
+    private func follow(_ id: String, base: String, key: String) async throws {
+        let terminal = isatty(STDOUT_FILENO) == 1
+        var shown: String?
         while true {
-            try await Task.sleep(for: .milliseconds(250))
-            let (_, record) = try await call("GET", base + "/v1/notifications/\(id)", key: key, body: nil)
-            guard case .string(let state)? = record.objectValue?["status"],
+            let (code, record) = try await call("GET", base + "/v1/notifications/\(id)", key: key, body: nil)
+            guard code == 200, let object = record.objectValue, case .string(let state)? = object["status"],
                 let status = NotificationStatus(rawValue: state)
-            else { throw ExitCode(1) }
-            if status.isFinal {
-                print(String(decoding: record.serialized(), as: UTF8.self))
-                return
+            else {
+                if terminal, shown != nil { say("") }
+                say(
+                    "cannot read notification \(id) (HTTP \(code)): \(String(decoding: record.serialized(), as: UTF8.self))"
+                )
+                throw ExitCode(1)
             }
+            let line = Self.progressLine(status: status, counts: object["counts"]?.objectValue ?? [:])
+            if line != shown {
+                if terminal {
+                    FileHandle.standardOutput.write(Data(("\r" + line + "\u{1B}[K").utf8))
+                } else {
+                    say(line)
+                }
+                shown = line
+            }
+            if status.isFinal {
+                if terminal { say("") }
+                say(String(decoding: record.serialized(), as: UTF8.self))
+                switch status {
+                case .failed, .canceled, .expired: throw ExitCode(1)
+                default: return
+                }
+            }
+            try await Task.sleep(for: .milliseconds(250))
         }
+    }
+
+    /// `sending  targeted 120  sent 80  failed 1  invalid 2  skipped 3`: skipped counts preferences,
+    /// expiry and rate limits together.
+    static func progressLine(status: NotificationStatus, counts: [String: JSONValue]) -> String {
+        func count(_ name: String) -> Int64 {
+            if case .number(let number)? = counts[name] { return number.integerValue ?? 0 }
+            return 0
+        }
+        let skipped = count("skipped_preferences") + count("skipped_expired") + count("rate_limited")
+        return status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+            + " targeted \(count("targeted"))  sent \(count("sent"))  failed \(count("failed"))  "
+            + "invalid \(count("invalid"))  skipped \(skipped)"
     }
 
     private func call(_ method: String, _ url: String, key: String, body: JSONValue?) async throws -> (Int, JSONValue) {

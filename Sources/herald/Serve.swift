@@ -16,7 +16,18 @@ import UnixSignals
 
 /// `herald serve`: runs the gateway until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the Herald server (the default verb).")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the Herald server (the default verb).",
+        discussion: """
+            With no configuration, Herald keeps its data in ./herald.sqlite, generates the default app's \
+            API keys on the first run and prints them once. SIGTERM or SIGINT drains in-flight work and \
+            exits.
+
+            Examples:
+              herald serve
+              herald serve --config /etc/herald/herald.yaml --host 0.0.0.0 --port 8080
+              HERALD_DATABASE='postgres://herald@db/herald' HERALD_SECRET_KEY=… herald serve
+            """)
 
     @OptionGroup var common: CommonOptions
 

@@ -10,6 +10,10 @@ struct Vapid: AsyncParsableCommand {
             Writes the private key (PEM, mode 0600) to --out and prints the public key in the base64url \
             form browsers take as applicationServerKey. Point app.<id>.webpush.vapid_private_key_file at the \
             file and set app.<id>.webpush.subject to a mailto: or https: contact.
+
+            Examples:
+              herald vapid --out /etc/herald/vapid.pem
+              herald vapid --out vapid.pem --force        (a new key: subscribed browsers must subscribe again)
             """)
 
     @Option(name: .long, help: "Where to write the private key.")
