@@ -18,6 +18,7 @@ Environment:
 Prints "console browser test passed" and exits 0, or says what failed and exits 1 (2: the browser
 or Selenium is missing).
 """
+import re
 import json
 import os
 import shutil
@@ -238,6 +239,9 @@ def main():
     driver.find_element(By.CSS_SELECTOR, "nav a[data-page=health]").click()
     visible("page-health")
     wait.until(lambda d: EXPECT["provider"] in d.find_element(By.ID, "providers").text, "the provider is not listed")
+    # The provider's connection pool is open after the pushes went out.
+    wait.until(lambda d: re.search(r"[1-9]\d* connections", d.find_element(By.ID, "providers").text),
+               "the provider's pool is not shown")
     failures = wait_rows("failures-table", lambda r: len(r) >= 1, "no provider failures listed")
     check(any(EXPECT["failure_reason"] in row.text for row in failures),
           f"no failure with reason {EXPECT['failure_reason']}: {[row.text for row in failures]}")

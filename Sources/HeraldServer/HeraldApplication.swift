@@ -51,7 +51,8 @@ public enum HeraldApplication {
         let context = DialectContext(
             store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
         for dialect in dialects { dialect.mount(context, on: router, table: &table) }
-        ConsoleRoutes(store: store, apps: apps, gate: console, configuration: configuration, now: now)
+        ConsoleRoutes(
+            store: store, apps: apps, gate: console, configuration: configuration, dispatcher: dispatcher, now: now)
             .register(on: router, authenticator: authenticator, table: &table)
         if configuration.metricsEnabled {
             MetricsRoutes(

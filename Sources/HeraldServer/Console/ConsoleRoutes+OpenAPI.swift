@@ -65,7 +65,15 @@ extension ConsoleRoutes {
                             "providers": .array(
                                 items: .object(
                                     requiring: ["service"],
-                                    ["service": .string, "paused_until": .dateTime(nullable: true)])),
+                                    [
+                                        "service": .string, "paused_until": .dateTime(nullable: true),
+                                        "pool": .object(
+                                            requiring: ["connections", "streams_in_use", "waiting"],
+                                            [
+                                                "connections": .integer, "streams_in_use": .integer,
+                                                "waiting": .integer,
+                                            ]),
+                                    ])),
                             "failures": .array(
                                 items: .object(
                                     requiring: ["service", "outcome", "count", "last_at"],

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldEngine
+import HeraldHTTP2
 import Hummingbird
 import Logging
 import NIOCore
@@ -15,14 +17,17 @@ struct ConsoleRoutes: Sendable {
     let apps: AppDirectory
     let gate: ConsoleGate
     let configuration: HeraldConfiguration
+    /// The engine, whose provider connection pools the overview shows.
+    let dispatcher: Dispatcher
     let limiter: SignInLimiter
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
     init(
         store: any HeraldStore, apps: AppDirectory, gate: ConsoleGate, configuration: HeraldConfiguration,
-        now: @escaping @Sendable () -> Date
+        dispatcher: Dispatcher, now: @escaping @Sendable () -> Date
     ) {
+        self.dispatcher = dispatcher
         self.store = store
         self.apps = apps
         self.gate = gate
@@ -181,6 +186,15 @@ struct ConsoleRoutes: Sendable {
                     var entry: [String: JSONValue] = ["service": .string(service)]
                     entry["paused_until"] = InstallationView.timestamp(
                         appPauses.first { $0.service.rawValue == service }?.until)
+                    if let kind = PushService(rawValue: service),
+                        let pool = dispatcher.transports[appID]?.transports[kind]?.connectionStatistics
+                    {
+                        entry["pool"] = .object([
+                            "connections": .number(JSONNumber(pool.connections)),
+                            "streams_in_use": .number(JSONNumber(pool.streamsInUse)),
+                            "waiting": .number(JSONNumber(pool.waiting)),
+                        ])
+                    }
                     return .object(entry)
                 }),
             "failures": .array(

@@ -387,7 +387,9 @@ async function loadHealth() {
     providers.replaceChildren();
     for (const provider of overview.providers) {
       providers.append(el("li", {}, el("strong", {}, provider.service), " ",
-        provider.paused_until ? badge("paused until " + when(provider.paused_until), "bad") : badge("active", "ok")));
+        provider.paused_until ? badge("paused until " + when(provider.paused_until), "bad") : badge("active", "ok"),
+        provider.pool ? " " + provider.pool.connections + " connections, " + provider.pool.streams_in_use +
+          " streams in use, " + provider.pool.waiting + " waiting" : ""));
     }
     if (overview.providers.length === 0) providers.append(el("li", {}, "No provider configured for this app."));
     const body = $("failures-table").tBodies[0];
