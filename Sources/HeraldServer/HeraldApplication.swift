@@ -52,8 +52,9 @@ public enum HeraldApplication {
             store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
         for dialect in dialects { dialect.mount(context, on: router, table: &table) }
         ConsoleRoutes(
-            store: store, apps: apps, gate: console, configuration: configuration, dispatcher: dispatcher, now: now)
-            .register(on: router, authenticator: authenticator, table: &table)
+            store: store, apps: apps, gate: console, configuration: configuration, dispatcher: dispatcher, now: now
+        )
+        .register(on: router, authenticator: authenticator, table: &table)
         if configuration.metricsEnabled {
             MetricsRoutes(
                 export: metrics, token: configuration.metricsToken, store: store, dispatcher: dispatcher, now: now
