@@ -189,7 +189,7 @@ struct APNsClientTests {
         await harness.stop()
         #expect(outcomes.count == 1000)
         let delivered = outcomes.filter { if case .delivered = $0 { true } else { false } }.count
-        #expect(delivered == 1000)
+        #expect(delivered == 1000, "\(outcomes.filter { if case .delivered = $0 { false } else { true } })")
         let answered = harness.apns.requests.filter { $0.status == 200 }.compactMap(\.token)
         var seen: [String: Int] = [:]
         for token in answered { seen[token, default: 0] += 1 }
