@@ -279,26 +279,10 @@ struct ExportImportTests {
         #expect(imported.contains("imported 4 installations (0 created, 0 updated, 4 restored)"))
     }
 
-    /// Runs `herald` with a pseudo-terminal for its output (through util-linux `script`) and
-    /// returns what it wrote.
+    /// Runs `herald` on a pseudo-terminal; it must exit 0.
     private func onTerminal(_ arguments: [String]) async throws -> String {
-        let command = ([HeraldProcess.executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        guard !process.isRunning else {
-            process.terminate()
-            throw HeraldProcessError(message: "herald \(arguments.first ?? "") did not exit on a terminal")
-        }
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (status, text) = try await runOnTerminal(arguments)
+        #expect(status == 0, "\(text)")
         return text
     }
 }

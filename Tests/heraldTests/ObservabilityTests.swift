@@ -11,25 +11,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// An HTTP call that sends and returns headers.
-private func call(
-    _ method: String, _ url: String, bearer: String? = nil, json: String? = nil, headers: [String: String] = [:]
-) async throws -> (status: Int, body: String, headers: [String: String]) {
-    var request = URLRequest(url: URL(string: url)!)
-    request.httpMethod = method
-    if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-    if let json {
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(json.utf8)
-    }
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let http = response as? HTTPURLResponse
-    var fields: [String: String] = [:]
-    for (name, value) in http?.allHeaderFields ?? [:] { fields["\(name)".lowercased()] = "\(value)" }
-    return (http?.statusCode ?? 0, String(decoding: data, as: UTF8.self), fields)
-}
-
 /// The value of one sample in a Prometheus exposition: the line `name{labels} value` whose labels
 /// include every pair given (nil when there is none).
 func sample(_ exposition: String, _ name: String, _ labels: [String: String] = [:]) -> Double? {

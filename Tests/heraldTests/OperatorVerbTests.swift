@@ -2,26 +2,6 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// Runs `herald` with a pseudo-terminal for its output (util-linux `script`); returns its status and text.
-func runOnTerminal(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (Int32, String) {
-    let command = ([HeraldProcess.executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-    process.arguments = ["-qec", command, "/dev/null"]
-    process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-    guard !process.isRunning else {
-        process.terminate()
-        throw HeraldProcessError(message: "herald \(arguments.first ?? "") did not exit on a terminal")
-    }
-    return (process.terminationStatus, String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-}
-
 private func json(_ text: some StringProtocol) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
 }

@@ -88,17 +88,48 @@ struct HeraldProcessError: Error, CustomStringConvertible {
 func request(
     _ method: String, _ url: String, bearer: String? = nil, json: String? = nil
 ) async throws -> (status: Int, body: String) {
+    let answer = try await call(method, url, bearer: bearer, json: json)
+    return (answer.status, answer.body)
+}
+
+/// An HTTP call with URLSession that sends and returns headers (names lower-cased).
+func call(
+    _ method: String, _ url: String, bearer: String? = nil, json: String? = nil, headers: [String: String] = [:]
+) async throws -> (status: Int, body: String, headers: [String: String]) {
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = method
     if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     if let json {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(json.utf8)
     }
     let (data, response) = try await URLSession.shared.data(for: request)
-    return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    let http = response as? HTTPURLResponse
+    var fields: [String: String] = [:]
+    for (name, value) in http?.allHeaderFields ?? [:] { fields["\(name)".lowercased()] = "\(value)" }
+    return (http?.statusCode ?? 0, String(decoding: data, as: UTF8.self), fields)
 }
 
+/// Runs `herald` with a pseudo-terminal for its output (util-linux `script`); returns its status and text.
+func runOnTerminal(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (Int32, String) {
+    let command = ([HeraldProcess.executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    process.arguments = ["-qec", command, "/dev/null"]
+    process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    guard !process.isRunning else {
+        process.terminate()
+        throw HeraldProcessError(message: "herald \(arguments.first ?? "") did not exit on a terminal")
+    }
+    return (process.terminationStatus, String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+}
 @Suite("herald as a process", .serialized)
 struct ServeProcessTests {
     @Test("serve with no configuration: keys printed once, healthz, a registration, SIGTERM exits 0")
