@@ -9,10 +9,18 @@ public final class SQLiteStore: Store {
     let cipher: TokenCipher
     /// Wakes this process's workers after a job is stored or made due (one node: no one else to tell).
     let signals = JobSignalHub()
+    /// Registrations from concurrent requests share a transaction (see ``GroupCommit``).
+    let groupCommit: GroupCommit
 
     /// The writer's page cache unless told otherwise: big enough that a page of a broadcast or a
     /// batch of an import finds the index pages it touches, small enough for a lean server.
     public static let defaultWriterCacheKiB = 32 * 1024
+
+    /// The write-ahead log is checkpointed into the database file once it holds this many pages
+    /// (SQLite's default is 1,000). Small writes rewrite the same hot index pages commit after
+    /// commit; a checkpoint copies each page once however often the log holds it, so a longer
+    /// log turns many checkpoints (each two `fdatasync`s, on the writer) into fewer.
+    static let walCheckpointPages = 8192
 
     /// Opens (creating if needed) the database at `path`. Call ``migrate()`` before use.
     /// - Parameter writerCacheKiB: The writing connection's page cache (`PRAGMA cache_size`);
@@ -27,10 +35,14 @@ public final class SQLiteStore: Store {
             db.add(function: InstallationQuery.regexpFunction)
             db.add(function: InstallationQuery.geoDistanceFunction)
             db.add(function: InstallationQuery.geoWithinFunction)
-            if !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = -\(max(2048, writerCacheKiB))") }
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = -\(max(2048, writerCacheKiB))")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages)")
+            }
         }
         self.database = try DatabasePool(path: path, configuration: configuration)
         self.cipher = cipher
+        self.groupCommit = GroupCommit(database: database)
     }
 
     public func migrate() async throws {
@@ -91,7 +103,7 @@ public final class SQLiteStore: Store {
         -> RegistrationResult
     {
         let sealed = try seal(registration)
-        return try await database.write { db in
+        return try await groupCommit.write { db in
             try self.register(registration, sealed: sealed, appID: appID, now: now, db)
         }
     }
@@ -276,9 +288,15 @@ public final class SQLiteStore: Store {
     ) throws
         -> Installation?
     {
-        // Cached statements: registration and import run these once per device.
-        try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM installations WHERE \(condition)"), arguments: arguments
+        // Cached statements: registration and import run these once per device. The id comes
+        // first, from a one-column statement: a registration usually finds no row, and a cursor
+        // over `SELECT *` costs a name table of every column even then.
+        guard
+            let id = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM installations WHERE \(condition)"), arguments: arguments)
+        else { return nil }
+        return try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE id = ?"), arguments: [id]
         )
         .map(decode)
     }
@@ -287,60 +305,46 @@ public final class SQLiteStore: Store {
         try db.execute(sql: "DELETE FROM installations WHERE id = ?", arguments: [id])
     }
 
+    /// The columns ``write(_:_:tokenIndex:sealedToken:insert:)`` sets, in the order of its values.
+    private static let writtenColumns = [
+        "app_id", "user_id", "device_id", "platform", "service", "environment", "token_index", "token_sealed",
+        "channels", "locale", "timezone", "badge", "app_version", "os_version", "device_model", "bundle_id",
+        "attributes", "sns_endpoint_arn", "valid", "failure_count", "last_failure_at", "last_failure_reason",
+        "last_delivered_at", "last_seen_at", "created_at", "updated_at", "invalidated_at", "delete_when_invalid",
+    ]
+    private static let insertSQL =
+        "INSERT INTO installations (\(writtenColumns.joined(separator: ", ")), id) VALUES (\(placeholders(writtenColumns.count + 1)))"
+    private static let updateSQL =
+        "UPDATE installations SET \(writtenColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+
     func write(
         _ db: Database, _ installation: Installation, tokenIndex: [UInt8], sealedToken: [UInt8], insert: Bool
     ) throws {
-        let columns: [(String, (any DatabaseValueConvertible)?)] = [
-            ("app_id", installation.appID),
-            ("user_id", installation.userID),
-            ("device_id", installation.deviceID),
-            ("platform", installation.platform.rawValue),
-            ("service", installation.service.rawValue),
-            ("environment", installation.environment.rawValue),
-            ("token_index", Data(tokenIndex)),
-            ("token_sealed", Data(sealedToken)),
-            (
-                "channels",
-                String(
-                    decoding: JSONValue.array(installation.channels.map(JSONValue.string)).serialized(), as: UTF8.self)
-            ),
-            ("locale", installation.locale),
-            ("timezone", installation.timezone),
-            ("badge", installation.badge),
-            ("app_version", installation.appVersion),
-            ("os_version", installation.osVersion),
-            ("device_model", installation.deviceModel),
-            ("bundle_id", installation.bundleID),
-            ("attributes", String(decoding: JSONValue.object(installation.attributes).serialized(), as: UTF8.self)),
-            ("sns_endpoint_arn", installation.snsEndpointARN),
-            ("valid", installation.valid),
-            ("failure_count", installation.failureCount),
-            ("last_failure_at", installation.lastFailureAt?.timeIntervalSince1970),
-            ("last_failure_reason", installation.lastFailureReason),
-            ("last_delivered_at", installation.lastDeliveredAt?.timeIntervalSince1970),
-            ("last_seen_at", installation.lastSeenAt?.timeIntervalSince1970),
-            ("created_at", installation.createdAt.timeIntervalSince1970),
-            ("updated_at", installation.updatedAt.timeIntervalSince1970),
-            ("invalidated_at", installation.invalidatedAt?.timeIntervalSince1970),
-            ("delete_when_invalid", installation.deleteWhenInvalid),
+        let values: [(any DatabaseValueConvertible)?] = [
+            installation.appID, installation.userID, installation.deviceID, installation.platform.rawValue,
+            installation.service.rawValue, installation.environment.rawValue, Data(tokenIndex), Data(sealedToken),
+            String(decoding: JSONValue.array(installation.channels.map(JSONValue.string)).serialized(), as: UTF8.self),
+            installation.locale, installation.timezone, installation.badge, installation.appVersion,
+            installation.osVersion, installation.deviceModel, installation.bundleID,
+            String(decoding: JSONValue.object(installation.attributes).serialized(), as: UTF8.self),
+            installation.snsEndpointARN, installation.valid, installation.failureCount,
+            installation.lastFailureAt?.timeIntervalSince1970, installation.lastFailureReason,
+            installation.lastDeliveredAt?.timeIntervalSince1970, installation.lastSeenAt?.timeIntervalSince1970,
+            installation.createdAt.timeIntervalSince1970, installation.updatedAt.timeIntervalSince1970,
+            installation.invalidatedAt?.timeIntervalSince1970, installation.deleteWhenInvalid, installation.id,
         ]
-        let values = StatementArguments(columns.map(\.1) + [installation.id])
+        let arguments = StatementArguments(values)
         if insert {
-            let names = columns.map(\.0).joined(separator: ", ")
-            let marks = Self.placeholders(columns.count + 1)
-            try db.cachedStatement(sql: "INSERT INTO installations (\(names), id) VALUES (\(marks))")
-                .execute(arguments: values)
+            try db.cachedStatement(sql: Self.insertSQL).execute(arguments: arguments)
         } else {
-            let assignments = columns.map { "\($0.0) = ?" }.joined(separator: ", ")
-            try db.cachedStatement(sql: "UPDATE installations SET \(assignments) WHERE id = ?").execute(
-                arguments: values)
-            try db.execute(
-                sql: "DELETE FROM installation_channels WHERE installation_id = ?", arguments: [installation.id])
+            try db.cachedStatement(sql: Self.updateSQL).execute(arguments: arguments)
+            try db.cachedStatement(sql: "DELETE FROM installation_channels WHERE installation_id = ?")
+                .execute(arguments: [installation.id])
         }
         for channel in installation.channels {
-            try db.execute(
-                sql: "INSERT INTO installation_channels (app_id, channel, installation_id) VALUES (?, ?, ?)",
-                arguments: [installation.appID, channel, installation.id])
+            try db.cachedStatement(
+                sql: "INSERT INTO installation_channels (app_id, channel, installation_id) VALUES (?, ?, ?)"
+            ).execute(arguments: [installation.appID, channel, installation.id])
         }
     }
 

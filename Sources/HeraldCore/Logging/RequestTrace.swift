@@ -19,13 +19,19 @@ public enum RequestTrace {
             }
     }
 
-    /// A new request id: 16 random bytes in hex.
+    /// A new request id: 16 random bytes in hex (two draws from the system generator, not one
+    /// system call per byte).
     public static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
-        }.joined()
+        let words: [UInt64] = [generator.next(), generator.next()]
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        for word in words {
+            for shift in stride(from: 60, through: 0, by: -4) {
+                text.append(digits[Int((word >> UInt64(shift)) & 0xF)])
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A JSON value of any shape, used where Herald keeps free-form JSON (installation attributes,
 /// payload data) and where request bodies are checked field by field before they are decoded.
 public enum JSONValue: Sendable, Hashable {
@@ -29,31 +27,23 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
-    /// Parses JSON text.
-    /// - Throws: `HeraldError.invalidJSON` when the bytes are not one JSON value.
+    /// Parses JSON text (RFC 8259, strictly: see ``JSONText``).
+    /// - Throws: `HeraldError.invalidJSON`, naming what is wrong and where, when the bytes are not
+    ///   one JSON value.
     public static func parse(_ bytes: some Collection<UInt8>) throws(HeraldError) -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw .invalidJSON(Self.describe(error))
-        } catch {
-            throw .invalidJSON("unreadable body")
+        let parsed: Result<JSONValue, HeraldError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(HeraldError) in try JSONText.parse(buffer) }
         }
+        if let parsed { return try parsed.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer throws(HeraldError) in try JSONText.parse(buffer) }
     }
 
     /// Serializes the value as compact JSON with sorted keys (stable bytes for storage and size checks).
     public func serialized() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a JSONValue cannot fail: every case maps to a JSON primitive.
-        return (try? Array(encoder.encode(self))) ?? Array("null".utf8)
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        switch error {
-        case .dataCorrupted(let context): context.debugDescription
-        default: "unexpected structure"
-        }
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        JSONText.write(self, to: &out)
+        return out
     }
 }
 

@@ -57,7 +57,10 @@ enum InstallationView {
 
     static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
 
+    /// Made once: a format style builds its time zone when created.
+    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     static func timestamp(_ date: Date?) -> JSONValue {
-        date.map { .string(Date.ISO8601FormatStyle(includingFractionalSeconds: true).format($0)) } ?? .null
+        date.map { .string(timestampStyle.format($0)) } ?? .null
     }
 }

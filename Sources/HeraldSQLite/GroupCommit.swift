@@ -1,0 +1,91 @@
+import GRDB
+import Synchronization
+
+/// Small writes from concurrent requests committed together: each runs in its own savepoint of a
+/// shared transaction, and each caller gets its answer only once that transaction has committed.
+///
+/// SQLite has one writer, and a commit costs far more than a one-row write: the write-ahead log
+/// gets every page the transaction dirtied (the row's table page and one page per index) and an
+/// `fdatasync`. Registrations arriving together dirty the same index pages, so committing them
+/// together writes each page once. A write that throws rolls back its own savepoint only; a
+/// commit that fails fails every write of the batch, none of which is then stored.
+final class GroupCommit: Sendable {
+    /// How many writes one transaction takes at most, so a burst cannot hold the writer long.
+    static let maximumBatch = 256
+
+    private struct Write: Sendable {
+        /// Runs the write in its savepoint and returns how to answer the caller after the commit.
+        let run: @Sendable (Database) -> @Sendable () -> Void
+        /// Answers the caller with the commit's failure.
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    private struct Queue {
+        var writes: [Write] = []
+        var draining = false
+        /// Writes submitted since the start.
+        var submitted = 0
+    }
+
+    private let database: DatabasePool
+    private let queue = Mutex(Queue())
+
+    init(database: DatabasePool) {
+        self.database = database
+    }
+
+    /// How many writes have been submitted since the start (tests use it to know a batch has formed).
+    var submitted: Int { queue.withLock { $0.submitted } }
+
+    /// Runs `body` in the next shared transaction and returns its result once that has committed.
+    func write<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            let write = Write(
+                run: { db in
+                    let result: Result<Value, any Error> = Result {
+                        var value: Value?
+                        try db.inSavepoint {
+                            value = try body(db)
+                            return .commit
+                        }
+                        guard let value else { throw DatabaseError(message: "A grouped write returned nothing.") }
+                        return value
+                    }
+                    return { continuation.resume(with: result) }
+                },
+                fail: { continuation.resume(throwing: $0) })
+            let leads = queue.withLock { queue in
+                queue.writes.append(write)
+                queue.submitted += 1
+                defer { queue.draining = true }
+                return !queue.draining
+            }
+            if leads { database.asyncWriteWithoutTransaction { db in self.drain(db) } }
+        }
+    }
+
+    /// Commits batches until no write waits, on the writer's own queue: a batch that commits is
+    /// followed at once by the writes that arrived meanwhile, without a hop through the shared
+    /// executor that the waiting requests themselves queue on.
+    private func drain(_ db: Database) {
+        while true {
+            let batch: [Write] = queue.withLock { queue in
+                let batch = Array(queue.writes.prefix(Self.maximumBatch))
+                queue.writes.removeFirst(batch.count)
+                if batch.isEmpty { queue.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            do {
+                var answers: [@Sendable () -> Void] = []
+                try db.inTransaction {
+                    answers = batch.map { $0.run(db) }
+                    return .commit
+                }
+                for answer in answers { answer() }
+            } catch {
+                for write in batch { write.fail(error) }
+            }
+        }
+    }
+}

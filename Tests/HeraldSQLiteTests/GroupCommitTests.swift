@@ -1,0 +1,87 @@
+import Dispatch
+import GRDB
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+@testable import HeraldSQLite
+
+@Suite("SQLite group commit")
+struct GroupCommitTests {
+    /// A store whose writer is held by an open transaction until `release` is signalled, with
+    /// `count` grouped writes queued behind it: the odd ones insert a row and then throw.
+    private func queuedBehindBusyWriter(
+        count: Int
+    ) async throws -> (
+        SQLiteStore, [Result<Int, any Error>], commits: Int
+    ) {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteStore(path: directory.file("g.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        try await store.database.write { db in try db.execute(sql: "CREATE TABLE probe (n INTEGER PRIMARY KEY)") }
+        let counter = CommitCounter()
+        store.database.add(transactionObserver: counter, extent: .databaseLifetime)
+        let release = DispatchSemaphore(value: 0)
+        async let blocker: Void = store.database.write { _ in release.wait() }
+        let results = try await withThrowingTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
+            for n in 0..<count {
+                group.addTask {
+                    do {
+                        let value = try await store.groupCommit.write { db in
+                            try db.execute(sql: "INSERT INTO probe (n) VALUES (?)", arguments: [n])
+                            if n % 2 == 1 { throw DatabaseError(message: "write \(n) refused") }
+                            return n
+                        }
+                        return (n, .success(value))
+                    } catch {
+                        return (n, .failure(error))
+                    }
+                }
+            }
+            // Every write waits behind the blocker: in the batch the drain took, or after it.
+            while store.groupCommit.submitted < count { try await Task.sleep(for: .milliseconds(5)) }
+            counter.reset()
+            release.signal()
+            var results = [Result<Int, any Error>?](repeating: nil, count: count)
+            for try await (n, result) in group { results[n] = result }
+            return results.compactMap { $0 }
+        }
+        try await blocker
+        return (store, results, counter.count)
+    }
+
+    @Test("Writes queued together commit in one or two transactions; a failing one rolls back alone")
+    func batchesAndIsolates() async throws {
+        let count = 60
+        let (store, results, commits) = try await queuedBehindBusyWriter(count: count)
+        #expect(commits <= 2, "\(commits) commits for \(count) writes")
+        for (n, result) in results.enumerated() {
+            switch result {
+            case .success(let value): #expect(n % 2 == 0 && value == n)
+            case .failure(let error): #expect(n % 2 == 1, "\(n): \(error)")
+            }
+        }
+        let stored = try await store.database.read { db in try Int.fetchAll(db, sql: "SELECT n FROM probe ORDER BY n") }
+        #expect(stored == Array(stride(from: 0, to: count, by: 2)))
+    }
+}
+
+/// Counts the commits that inserted into `probe`.
+private final class CommitCounter: TransactionObserver, Sendable {
+    private struct State {
+        var commits = 0
+        var changed = false
+    }
+    private let state = Mutex(State())
+    var count: Int { state.withLock { $0.commits } }
+    func reset() { state.withLock { $0.commits = 0 } }
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { eventKind.tableName == "probe" }
+    func databaseDidChange(with event: DatabaseEvent) { state.withLock { $0.changed = true } }
+    func databaseDidCommit(_ db: Database) {
+        state.withLock { state in
+            if state.changed { state.commits += 1 }
+            state.changed = false
+        }
+    }
+    func databaseDidRollback(_ db: Database) { state.withLock { $0.changed = false } }
+}
