@@ -449,6 +449,7 @@ extension PostgresStore: JobQueue, DispatchLedger {
                     // The page's earliest delivery to an installation (what events' push_sent_at reads).
                     delivered.keys.min(), page.notificationID,
                 ])
+            if page.finishesJob { try await connection.run("DELETE FROM jobs WHERE id = $1", [page.jobID]) }
             return true
         }
     }

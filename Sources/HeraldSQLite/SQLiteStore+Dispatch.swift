@@ -487,6 +487,9 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                     // The page's earliest delivery to an installation (what events' push_sent_at reads).
                     delivered.keys.min(), page.notificationID,
                 ])
+            if page.finishesJob {
+                try db.cachedStatement(sql: "DELETE FROM jobs WHERE id = ?").execute(arguments: [page.jobID])
+            }
             return true
         }
     }

@@ -87,9 +87,11 @@ struct Serve: AsyncParsableCommand {
         let reloader = ConfigurationReloader(
             configuration: configuration, file: common.configFile, store: store, apps: apps, dispatcher: dispatcher,
             logger: logger, load: { [common, overrides] in try await common.load(extra: overrides) })
+        var services: [any Service] = [application, DispatchWorker(dispatcher: dispatcher), reloader]
+        if let store = store as? SQLiteStore { services.append(SQLiteCheckpointing(store: store)) }
         let group = ServiceGroup(
             configuration: .init(
-                services: [application, DispatchWorker(dispatcher: dispatcher), reloader],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await dispatcher.shutdown()
@@ -112,5 +114,15 @@ struct Serve: AsyncParsableCommand {
                     + "(several nodes share a PostgreSQL database).")
         }
         return descriptor
+    }
+}
+
+/// Checkpoints the SQLite write-ahead log beside the writer while the server runs (see
+/// ``SQLiteStore/checkpointContinuously(every:)``).
+struct SQLiteCheckpointing: Service {
+    let store: SQLiteStore
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { try await store.checkpointContinuously() }
     }
 }

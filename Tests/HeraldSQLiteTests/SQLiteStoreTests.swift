@@ -41,6 +41,33 @@ struct SQLiteStoreTests {
     }
 }
 
+extension SQLiteStoreTests {
+    @Test("The checkpointer copies the write-ahead log into the database file beside the writer, until cancelled")
+    func checkpointsBesideTheWriter() async throws {
+        let file = directory.file("herald.sqlite")
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
+        for _ in 0..<300 {
+            _ = try await store.register(
+                InstallationRegistration(platform: .ios, service: .apns, token: .device(Fixtures.apnsToken())),
+                appID: "a", now: now)
+        }
+        // The writer's own checkpoint waits for 8,192 pages: these rows are in the log only.
+        let before = size()
+        let checkpointer = Task { try await store.checkpointContinuously(every: .milliseconds(20)) }
+        var waited = 0
+        while size() <= before, waited < 1000 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(size() > before, "the database file did not grow from \(before) bytes")
+        checkpointer.cancel()
+        try await checkpointer.value
+        #expect(
+            try await store.installations(appID: "a", filter: .init(), page: .init(after: nil, limit: 500)).count == 300
+        )
+    }
+}
+
 @Suite("SQLite migrations")
 struct SQLiteMigrationTests {
     @Test("Migrating an empty database applies every migration, and again is a no-op")

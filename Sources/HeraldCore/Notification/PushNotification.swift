@@ -45,6 +45,17 @@ public struct NotificationCounts: Sendable, Equatable {
     /// Installations that reported opening it (`POST /v1/opens`), each counted once.
     public var opened = 0
 
+    /// Adds what a page of the fan-out counted (every count but `opened`, which pages do not touch).
+    public mutating func add(_ page: NotificationCounts) {
+        targeted += page.targeted
+        sent += page.sent
+        failed += page.failed
+        invalid += page.invalid
+        skippedPreferences += page.skippedPreferences
+        skippedExpired += page.skippedExpired
+        rateLimited += page.rateLimited
+    }
+
     /// Creates counts.
     public init(
         targeted: Int = 0, sent: Int = 0, failed: Int = 0, invalid: Int = 0, skippedPreferences: Int = 0,

@@ -145,6 +145,9 @@ public struct PageCommit: Sendable {
     public var completedAt: Date?
     /// The job's lease renewed to this time in the same transaction; nil leaves it.
     public var lockedUntil: Date?
+    /// Whether the job is done with this commit: its row goes in the same transaction (the last
+    /// commit of a notification, which sets its final status).
+    public var finishesJob = false
 
     /// Creates an empty commit for a job.
     public init(jobID: Int64, owner: String, notificationID: String) {

@@ -24,9 +24,20 @@ extension Dispatcher {
         }
         let metadata = notification.logMetadata
         let cursor = try await store.cursor(notificationID: notification.id)
+        // A notification whose fan-out starts now has nothing pending from an earlier run: when
+        // its pages leave nothing pending either, its counts are what they were plus what the
+        // pages counted, and it closes without reading the pending table or itself again.
+        var fresh: NotificationCounts? = cursor == nil ? notification.counts : nil
         if cursor != "done" {
-            guard try await sendTarget(of: notification, after: cursor, job: job, owner: owner, isStopping: isStopping)
+            guard
+                let sent = try await sendTarget(
+                    of: notification, after: cursor, job: job, owner: owner, isStopping: isStopping)
             else { return }
+            if sent.leftPending { fresh = nil }
+            fresh?.add(sent.counts)
+        }
+        if let counts = fresh {
+            return try await close(notification, counts: counts, job: job, owner: owner)
         }
 
         while true {
@@ -51,22 +62,46 @@ extension Dispatcher {
             return try await store.releaseJob(id: job.id, owner: owner, runAt: runAt, error: nil)
         }
         let counts = try await store.notification(id: notification.id)?.counts ?? notification.counts
+        try await close(notification, counts: counts, job: job, owner: owner)
+    }
+
+    /// Sets the final status from the counts and finishes the job, in one transaction.
+    private func close(
+        _ notification: PushNotification, counts: NotificationCounts, job: Job, owner: String
+    )
+        async throws
+    {
         var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-        commit.status =
+        let status: NotificationStatus =
             switch (counts.sent, counts.failed, counts.skippedExpired) {
             case (0, 1..., _): .failed
             case (0, 0, 1...): .expired
             default: .done
             }
+        commit.status = status
         commit.completedAt = now()
-        if try await store.commit(commit) {
-            try await store.finishJob(id: job.id, owner: owner)
-            if let status = commit.status { EngineMetrics.finished(appID: notification.appID, status: status) }
-            logger.info(
-                "notification done",
-                metadata: metadata.merging(
-                    ["herald.sent": "\(counts.sent)", "herald.failed": "\(counts.failed)"], uniquingKeysWith: { $1 }))
-        }
+        commit.finishesJob = true
+        guard try await store.commit(commit) else { return }
+        EngineMetrics.finished(appID: notification.appID, status: status)
+        logger.info(
+            "notification done",
+            metadata: notification.logMetadata.merging(
+                ["herald.sent": "\(counts.sent)", "herald.failed": "\(counts.failed)"], uniquingKeysWith: { $1 }))
+    }
+
+    /// What the pages of ``sendTarget(of:after:job:owner:isStopping:)`` committed.
+    private struct SentPages {
+        /// Their counts, summed.
+        var counts = NotificationCounts()
+        /// Whether any page left deliveries pending (retries, local push times, offline devices).
+        var leftPending = false
+    }
+
+    /// One page's commit, as its child task reports it.
+    private struct PageOutcome: Sendable {
+        var committed: Bool
+        var counts = NotificationCounts()
+        var leftPending = false
     }
 
     /// Sends the target from the cursor on, batch by batch in keyset order, with
@@ -75,60 +110,69 @@ extension Dispatcher {
     /// are sent and not committed. Each batch (a child task) commits its outcomes, counters and
     /// cursor once its last answer is in and the batch before it has committed, so commits keep
     /// target order and what a crash can send twice (sent, not committed) stays within one page.
-    /// - Returns: false when the job was released (stopping) or its lock was lost.
+    /// - Returns: What the pages committed, or nil when the job was released (stopping) or its
+    ///   lock was lost.
     private func sendTarget(
         of notification: PushNotification, after cursor: String?, job: Job, owner: String,
         isStopping: @Sendable () -> Bool
-    ) async throws -> Bool {
+    ) async throws -> SentPages? {
         let sequencer = CommitSequencer()
-        return try await withThrowingTaskGroup(of: Bool.self) { group in
+        return try await withThrowingTaskGroup(of: PageOutcome.self) { group in
             var launched = 0
             var finished = 0
             var lockLost = false
-            /// Waits for the oldest batch in flight; false once a commit failed.
+            var sent = SentPages()
+            /// Waits for the oldest batch in flight; notes a commit that failed.
             func settle() async throws {
-                if try await group.next() == false { lockLost = true }
+                if let outcome = try await group.next() {
+                    if !outcome.committed { lockLost = true }
+                    sent.counts.add(outcome.counts)
+                    sent.leftPending = sent.leftPending || outcome.leftPending
+                }
                 finished += 1
             }
             var batch = try await readBatch(of: notification, after: cursor)
             while true {
                 if isStopping() {
                     while finished < launched { try await settle() }
-                    if lockLost { return false }
+                    if lockLost { return nil }
                     try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil)
-                    return false
+                    return nil
                 }
                 // Read the next batch while this one is sent: the database and the network overlap.
-                // Reading ahead is safe: the cursor only moves when a batch's commit does.
+                // Reading ahead is safe: the cursor only moves when a batch's commit does. The batch
+                // that exhausts the target carries the cursor `done` itself.
                 let last = batch.last
-                async let upcoming = self.readBatch(of: notification, after: last, exhausted: last == nil)
+                let done = last == nil || batch.exhausted
+                async let upcoming = self.readBatch(of: notification, after: last, exhausted: done)
                 while launched - finished >= configuration.pipelineDepth, !lockLost { try await settle() }
                 if lockLost {
                     _ = try? await upcoming
                     break
                 }
                 let (index, recipients, preferences, started) = (launched, batch.recipients, batch.preferences, now())
+                let pageCursor = done ? "done" : last ?? "done"
                 group.addTask {
                     try await self.sendAndCommit(
                         recipients, preferences: preferences, of: notification, job: job, owner: owner,
-                        cursor: last ?? "done", started: started, index: index, sequencer: sequencer)
+                        cursor: pageCursor, started: started, index: index, sequencer: sequencer)
                 }
                 launched += 1
                 batch = try await upcoming
-                if last == nil { break }
+                if done { break }
             }
             while finished < launched { try await settle() }
-            return !lockLost
+            return lockLost ? nil : sent
         }
     }
 
-    /// Sends one batch and, in its turn, commits it; false when it did not commit (an earlier
+    /// Sends one batch and, in its turn, commits it; not committed when it did not (an earlier
     /// batch did not, or the job's lock is lost). A batch that fails to send still ends its turn,
     /// so the batches after it do not wait for ever.
     private func sendAndCommit(
         _ recipients: [Recipient], preferences: [String: Preferences]?, of notification: PushNotification, job: Job,
         owner: String, cursor: String, started: Date, index: Int, sequencer: CommitSequencer
-    ) async throws -> Bool {
+    ) async throws -> PageOutcome {
         var page = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
         do {
             page.status = .sending
@@ -143,7 +187,7 @@ extension Dispatcher {
         }
         guard await sequencer.turn(index) else {
             await sequencer.finish(index, committed: false)
-            return false
+            return PageOutcome(committed: false)
         }
         page.lockedUntil = leaseEnd()
         let committed: Bool
@@ -157,7 +201,7 @@ extension Dispatcher {
         if !committed {
             logger.warning("job lock lost; another worker has the notification", metadata: notification.logMetadata)
         }
-        return committed
+        return PageOutcome(committed: committed, counts: page.counts, leftPending: !page.pending.isEmpty)
     }
 
     /// The notification expired: what waits is counted as expired, the rest of the target too.
@@ -179,19 +223,19 @@ extension Dispatcher {
         }
         var cursor = try await store.cursor(notificationID: notification.id)
         while cursor != "done" {
-            let (page, last) = try await nextPage(of: notification, after: cursor)
+            let (page, last, exhausted) = try await nextPage(of: notification, after: cursor)
             var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
             commit.counts.targeted = page.count
             commit.counts.skippedExpired = page.count
-            commit.cursor = last ?? "done"
+            commit.cursor = exhausted ? "done" : last ?? "done"
             guard try await store.commit(commit) else { return }
             cursor = commit.cursor
         }
         var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
         commit.status = .expired
         commit.completedAt = at
+        commit.finishesJob = true
         if try await store.commit(commit) {
-            try await store.finishJob(id: job.id, owner: owner)
             EngineMetrics.finished(appID: notification.appID, status: .expired)
         }
     }
@@ -206,6 +250,8 @@ extension Dispatcher {
         var recipients: [Recipient] = []
         var last: String?
         var preferences: [String: Preferences]?
+        /// Whether the target has nothing after this batch.
+        var exhausted = true
     }
 
     /// The batch after a key (nil: from the start), or an empty one when the target is exhausted.
@@ -213,26 +259,27 @@ extension Dispatcher {
         of notification: PushNotification, after key: String?, exhausted: Bool = false
     ) async throws -> Batch {
         guard !exhausted else { return Batch() }
-        let (recipients, last) = try await nextPage(of: notification, after: key)
+        let page = try await nextPage(of: notification, after: key)
         let preferences =
             notification.respectPreferences
-            ? try await store.preferences(installationIDs: recipients.compactMap(\.installationID)) : [:]
-        return Batch(recipients: recipients, last: last, preferences: preferences)
+            ? try await store.preferences(installationIDs: page.recipients.compactMap(\.installationID)) : [:]
+        return Batch(recipients: page.recipients, last: page.last, preferences: preferences, exhausted: page.exhausted)
     }
 
-    /// The next page of the target after the cursor, and the page's last key (nil: the target is exhausted).
+    /// The next page of the target after the cursor, the page's last key (nil: the target is
+    /// exhausted), and whether the target ends with this page.
     private func nextPage(
         of notification: PushNotification, after cursor: String?
-    ) async throws -> (recipients: [Recipient], last: String?) {
+    ) async throws -> (recipients: [Recipient], last: String?, exhausted: Bool) {
         if case .tokens(let tokens) = notification.target.audience {
             let start = cursor.flatMap(Recipient.tokenIndex(of:)).map { $0 + 1 } ?? 0
-            guard start < tokens.count else { return ([], nil) }
+            guard start < tokens.count else { return ([], nil, true) }
             let end = min(tokens.count, start + configuration.batchSize)
             let recipients = (start..<end).compactMap { index -> Recipient? in
                 let token = tokens[index]
                 return notification.target.admits(token) ? Recipient(rawToken: token, index: index) : nil
             }
-            return (recipients, Recipient.key(tokenIndex: end - 1))
+            return (recipients, Recipient.key(tokenIndex: end - 1), end == tokens.count)
         }
         // A broadcast route takes its service's installations in one send, first.
         var target = notification.target
@@ -243,8 +290,10 @@ extension Dispatcher {
         var page = try await store.resolve(
             target, appID: notification.appID, after: cursor, limit: configuration.batchSize
         ).map { Recipient($0).routed(by: notification.target) }
+        // Keyset pages: a short one is the last.
+        let exhausted = page.count < configuration.batchSize
         if cursor == nil, let broadcast { page.insert(broadcast, at: 0) }
-        return (page, page.last?.key)
+        return (page, page.last?.key, exhausted)
     }
 
     /// The recipients of pending deliveries; deleted or invalidated installations drop out.

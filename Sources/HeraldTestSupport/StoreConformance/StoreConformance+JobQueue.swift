@@ -104,6 +104,27 @@ extension StoreConformance {
             #expect(
                 try await store.claimJob(kinds: ["k"], owner: "w4", now: at(10_000), lockedUntil: at(20_000)) == nil)
         },
+        .init("jobs: a commit that finishes its job removes it with the status, only for the job's owner") { store in
+            let item = notification()
+            _ = try await store.insertNotification(item, runAt: now, idempotencyWindow: .seconds(60))
+            let job = try #require(
+                try await store.claimJob(kinds: ["notification"], owner: "w1", now: now, lockedUntil: at(60)))
+            var stranger = PageCommit(jobID: job.id, owner: "w2", notificationID: item.id)
+            stranger.status = .failed
+            stranger.finishesJob = true
+            #expect(try await !store.commit(stranger))
+            var close = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
+            close.status = .done
+            close.completedAt = at(5)
+            close.finishesJob = true
+            #expect(try await store.commit(close))
+            #expect(try await store.notification(id: item.id)?.status == .done)
+            // Gone: not claimable even once its lease would have run out.
+            #expect(
+                try await store.claimJob(kinds: ["notification"], owner: "w3", now: at(3600), lockedUntil: at(4000))
+                    == nil)
+            #expect(try await !store.commit(PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)))
+        },
         .init("jobs: jobSignals() yields after a notification or a job is stored, or deliveries are woken") { store in
             let signals = store.jobSignals()
             let item = notification()
