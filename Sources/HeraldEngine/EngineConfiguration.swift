@@ -47,7 +47,7 @@ public struct EngineConfiguration: Sendable {
 
     /// Creates a configuration with Herald's defaults.
     public init(
-        pageSize: Int = 2000, pipelineDepth: Int = 4, workers: Int = 2, lease: Duration = .seconds(60),
+        pageSize: Int = 2000, pipelineDepth: Int = 4, workers: Int = 8, lease: Duration = .seconds(60),
         pollInterval: Duration = .seconds(1),
         retryPolicy: RetryPolicy = RetryPolicy(), maxFailures: Int = 5, idempotencyWindow: Duration = .seconds(86_400),
         deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,

@@ -258,6 +258,14 @@ extension PostgresStore: JobQueue, DispatchLedger {
         try await read { connection in try await self.count(target, appID: appID, connection) }
     }
 
+    /// Whether the target reaches at least one installation (an existence check, not a count).
+    func reachesAnyone(
+        _ target: NotificationTarget, appID: String, _ connection: PostgresConnection
+    ) async throws -> Bool {
+        guard let (condition, values) = try audienceCondition(target, appID: appID) else { return false }
+        return try await !connection.rows("SELECT 1 FROM installations WHERE \(condition) LIMIT 1", values).isEmpty
+    }
+
     /// A target's installations by service, on the caller's connection (none for raw tokens).
     func count(
         _ target: NotificationTarget, appID: String, _ connection: PostgresConnection

@@ -136,10 +136,8 @@ extension PostgresStore: EventStore {
             if let caused = try notifying(stored) {
                 var hasAudience = !caused.onlyWithAudience || caused.notification.target.holdsTokens
                 if !hasAudience {
-                    hasAudience =
-                        !(try await self.count(
-                            caused.notification.target, appID: stored.appID, connection
-                        ).isEmpty)
+                    hasAudience = try await self.reachesAnyone(
+                        caused.notification.target, appID: stored.appID, connection)
                 }
                 if hasAudience {
                     try await self.insertNotification(

@@ -12,7 +12,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         return try await database.write { db in
             if let key = notification.idempotencyKey,
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM notifications WHERE app_id = ? AND idempotency_key = ?",
+                    db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND idempotency_key = ?"),
                     arguments: [notification.appID, key])
             {
                 let earlier = try self.decodeNotification(row)
@@ -20,7 +20,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                     return (earlier, false)
                 }
                 // The key is free again once its window has passed.
-                try db.execute(
+                try db.cachedExecute(
                     sql: "UPDATE notifications SET idempotency_key = NULL WHERE id = ?", arguments: [earlier.id])
             }
             try self.insertNotification(notification, spec: spec, runAt: runAt, db)
@@ -32,7 +32,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     func insertNotification(
         _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date, _ db: Database
     ) throws {
-        try db.execute(
+        try db.cachedExecute(
             sql: """
                 INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
                     expires_at, created_at)
@@ -49,14 +49,15 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func notification(appID: String, id: String) async throws -> PushNotification? {
         try await database.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?", arguments: [appID, id]
+                db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?"),
+                arguments: [appID, id]
             ).map(self.decodeNotification)
         }
     }
 
     public func notification(id: String) async throws -> PushNotification? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM notifications WHERE id = ?", arguments: [id])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notifications WHERE id = ?"), arguments: [id])
                 .map(self.decodeNotification)
         }
     }
@@ -87,17 +88,20 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         try await database.write { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?", arguments: [appID, id])
+                    db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?"),
+                    arguments: [appID, id])
             else { return nil }
             let notification = try self.decodeNotification(row)
             guard !notification.status.isFinal else { return notification }
-            try db.execute(
+            try db.cachedExecute(
                 sql: "UPDATE notifications SET status = 'canceled', completed_at = ? WHERE id = ?",
                 arguments: [now.timeIntervalSince1970, id])
-            try db.execute(sql: "DELETE FROM jobs WHERE kind = 'notification' AND reference = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM pending_deliveries WHERE notification_id = ?", arguments: [id])
-            return try Row.fetchOne(db, sql: "SELECT * FROM notifications WHERE id = ?", arguments: [id])
-                .map(self.decodeNotification)
+            try db.cachedExecute(sql: "DELETE FROM jobs WHERE kind = 'notification' AND reference = ?", arguments: [id])
+            try db.cachedExecute(sql: "DELETE FROM pending_deliveries WHERE notification_id = ?", arguments: [id])
+            return try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM notifications WHERE id = ?"), arguments: [id]
+            )
+            .map(self.decodeNotification)
         }
     }
 
@@ -144,7 +148,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     private func scheduleJob(_ db: Database, kind: String, reference: String, runAt: Date) throws {
         let signals = self.signals
         db.afterNextTransaction { _ in signals.signal() }
-        try db.execute(
+        try db.cachedExecute(
             sql: """
                 INSERT INTO jobs (kind, reference, run_at) VALUES (?, ?, ?)
                 ON CONFLICT (kind, reference) DO UPDATE SET run_at = min(run_at, excluded.run_at)
@@ -181,15 +185,15 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         let nowValue = now.timeIntervalSince1970
         return try await database.read { db in
             let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT
-                        COUNT(*) FILTER (WHERE locked_until >= ?1) AS running,
-                        COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at <= ?1) AS due,
-                        COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at > ?1) AS scheduled,
-                        MIN(run_at) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at <= ?1) AS oldest
-                    FROM jobs
-                    """, arguments: [nowValue])
+                db.cachedStatement(
+                    sql: """
+                        SELECT
+                            COUNT(*) FILTER (WHERE locked_until >= ?1) AS running,
+                            COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at <= ?1) AS due,
+                            COUNT(*) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at > ?1) AS scheduled,
+                            MIN(run_at) FILTER (WHERE (locked_until IS NULL OR locked_until < ?1) AND run_at <= ?1) AS oldest
+                        FROM jobs
+                        """), arguments: [nowValue])
             return QueueStatistics(
                 due: row?["due"] ?? 0, running: row?["running"] ?? 0, scheduled: row?["scheduled"] ?? 0,
                 oldestDueAt: (row?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)))
@@ -198,7 +202,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
 
     public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
         try await database.write { db in
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = ?, last_error = ?
                     WHERE id = ? AND locked_by = ?
@@ -209,7 +213,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
 
     public func finishJob(id: Int64, owner: String) async throws {
         try await database.write { db in
-            try db.execute(sql: "DELETE FROM jobs WHERE id = ? AND locked_by = ?", arguments: [id, owner])
+            try db.cachedExecute(sql: "DELETE FROM jobs WHERE id = ? AND locked_by = ?", arguments: [id, owner])
         }
     }
 
@@ -272,9 +276,18 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     /// A target's installations by service, in the caller's transaction (none for raw tokens).
+    /// Whether the target reaches at least one installation.
+    func reachesAnyone(_ target: NotificationTarget, appID: String, _ db: Database) throws -> Bool {
+        guard let (condition, arguments) = try audienceCondition(target, appID: appID) else { return false }
+        return try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM installations WHERE \(condition) LIMIT 1", arguments: arguments) == true
+    }
+
     func count(_ target: NotificationTarget, appID: String, _ db: Database) throws -> [PushService: Int] {
         guard let (condition, arguments) = try audienceCondition(target, appID: appID) else { return [:] }
-        let sql = "SELECT service, count(*) AS n FROM installations WHERE \(condition) GROUP BY service"
+        // `+service`: grouping by the bare column lets SQLite walk the token index (app, service,
+        // token) for its order and so read every installation of the app, whatever the condition.
+        let sql = "SELECT +service AS service, count(*) AS n FROM installations WHERE \(condition) GROUP BY +service"
         var counts: [PushService: Int] = [:]
         for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
             if let service = PushService(rawValue: row["service"]) { counts[service] = row["n"] }
@@ -328,11 +341,11 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int {
         try await database.write { db in
             let notifications = try String.fetchAll(
-                db,
-                sql: """
-                    UPDATE pending_deliveries SET run_at = ? WHERE recipient = ? AND reason = 'offline'
-                    RETURNING notification_id
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        UPDATE pending_deliveries SET run_at = ? WHERE recipient = ? AND reason = 'offline'
+                        RETURNING notification_id
+                        """),
                 arguments: [now.timeIntervalSince1970, recipient])
             for id in Set(notifications) {
                 try self.scheduleJob(db, kind: "notification", reference: id, runAt: now)
@@ -344,11 +357,11 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
         try await database.read { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM pending_deliveries WHERE notification_id = ? AND run_at <= ?
-                    ORDER BY recipient LIMIT ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM pending_deliveries WHERE notification_id = ? AND run_at <= ?
+                        ORDER BY recipient LIMIT ?
+                        """),
                 arguments: [notificationID, now.timeIntervalSince1970, limit]
             ).map { row in
                 PendingDelivery(
@@ -362,7 +375,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func nextPending(notificationID: String) async throws -> Date? {
         try await database.read { db in
             try Double.fetchOne(
-                db, sql: "SELECT min(run_at) FROM pending_deliveries WHERE notification_id = ?",
+                db.cachedStatement(sql: "SELECT min(run_at) FROM pending_deliveries WHERE notification_id = ?"),
                 arguments: [notificationID]
             ).map(Date.init(timeIntervalSince1970:))
         }
@@ -550,16 +563,16 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         try await database.write { db in
             guard
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM notifications WHERE app_id = ? AND id = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM notifications WHERE app_id = ? AND id = ?"),
                     arguments: [appID, notificationID]) == true
             else { return .unknownNotification }
             guard
                 let owner = try Row.fetchOne(
-                    db, sql: "SELECT user_id FROM installations WHERE app_id = ? AND id = ?",
+                    db.cachedStatement(sql: "SELECT user_id FROM installations WHERE app_id = ? AND id = ?"),
                     arguments: [appID, installationID]),
                 userID == nil || owner["user_id"] == userID
             else { return .unknownInstallation }
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     INSERT INTO opens (notification_id, installation_id, opened_at) VALUES (?, ?, ?)
                     ON CONFLICT (notification_id, installation_id) DO NOTHING
@@ -567,11 +580,12 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                 arguments: [notificationID, installationID, openedAt.timeIntervalSince1970])
             guard db.changesCount == 1 else {
                 let first = try Double.fetchOne(
-                    db, sql: "SELECT opened_at FROM opens WHERE notification_id = ? AND installation_id = ?",
+                    db.cachedStatement(
+                        sql: "SELECT opened_at FROM opens WHERE notification_id = ? AND installation_id = ?"),
                     arguments: [notificationID, installationID])
                 return .repeated(openedAt: first.map(Date.init(timeIntervalSince1970:)) ?? openedAt)
             }
-            try db.execute(
+            try db.cachedExecute(
                 sql: "UPDATE notifications SET opened = opened + 1 WHERE id = ?", arguments: [notificationID])
             return .recorded(openedAt: openedAt)
         }
@@ -582,11 +596,11 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func preferences(appID: String, installationID: String) async throws -> Preferences? {
         try await database.read { db in
             try String.fetchOne(
-                db,
-                sql: """
-                    SELECT p.body FROM preferences p JOIN installations i ON i.id = p.installation_id
-                    WHERE i.app_id = ? AND i.id = ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT p.body FROM preferences p JOIN installations i ON i.id = p.installation_id
+                        WHERE i.app_id = ? AND i.id = ?
+                        """),
                 arguments: [appID, installationID]
             ).map { try Preferences(stored: $0) }
         }
@@ -599,10 +613,10 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         return try await database.write { db in
             guard
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM installations WHERE app_id = ? AND id = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM installations WHERE app_id = ? AND id = ?"),
                     arguments: [appID, installationID]) == true
             else { return false }
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     INSERT INTO preferences (installation_id, body, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (installation_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
@@ -649,7 +663,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
             if let staleAfter = policy.staleAfter {
                 // Invalid, not deleted: registering again makes them valid; the invalid rule above
                 // deletes them later if the app never does.
-                try db.execute(
+                try db.cachedExecute(
                     sql: """
                         UPDATE installations SET valid = 0, invalidated_at = ?, last_failure_reason = 'stale'
                         WHERE valid = 1 AND max(coalesce(last_seen_at, 0), updated_at) < ?
@@ -681,8 +695,8 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
             try db.execute(sql: "DELETE FROM notifications WHERE \(old)", arguments: [retained])
             report.notifications = db.changesCount
             // Buckets full again and pauses over hold nothing.
-            try db.execute(sql: "DELETE FROM rate_buckets WHERE full_at < ?", arguments: [nowValue])
-            try db.execute(sql: "DELETE FROM provider_pauses WHERE until < ?", arguments: [nowValue])
+            try db.cachedExecute(sql: "DELETE FROM rate_buckets WHERE full_at < ?", arguments: [nowValue])
+            try db.cachedExecute(sql: "DELETE FROM provider_pauses WHERE until < ?", arguments: [nowValue])
             return report
         }
     }
@@ -718,7 +732,8 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
 
     public func cursor(notificationID: String) async throws -> String? {
         try await database.read { db in
-            try String.fetchOne(db, sql: "SELECT cursor FROM notifications WHERE id = ?", arguments: [notificationID])
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT cursor FROM notifications WHERE id = ?"), arguments: [notificationID])
         }
     }
 }

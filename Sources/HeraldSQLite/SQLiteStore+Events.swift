@@ -20,7 +20,7 @@ extension SQLiteStore: EventStore {
                     kind: .conflict, code: "device_exists",
                     message: "A device of this app already has this id or alias.", field: "id")
             }
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     INSERT INTO source_devices (app_id, id, alias, name, created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?)
@@ -36,11 +36,11 @@ extension SQLiteStore: EventStore {
     public func sourceDevice(appID: String, reference: String) async throws -> SourceDevice? {
         try await database.read { db in
             try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT * FROM source_devices WHERE app_id = ? AND (id = ? OR alias = ?)
-                    ORDER BY id = ? DESC LIMIT 1
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM source_devices WHERE app_id = ? AND (id = ? OR alias = ?)
+                        ORDER BY id = ? DESC LIMIT 1
+                        """),
                 arguments: [appID, reference, reference, reference]
             ).map(Self.decodeSourceDevice)
         }
@@ -52,18 +52,18 @@ extension SQLiteStore: EventStore {
         try await database.write { db in
             guard
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM source_devices WHERE app_id = ? AND id = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM source_devices WHERE app_id = ? AND id = ?"),
                     arguments: [ownership.appID, ownership.deviceID]) == true
             else { return nil }
             return try Row.fetchOne(
-                db,
-                sql: """
-                    INSERT INTO source_device_owners (app_id, device_id, user_id, status, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app_id, device_id, user_id) DO UPDATE SET
-                        status = excluded.status, updated_at = excluded.updated_at
-                    RETURNING *
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        INSERT INTO source_device_owners (app_id, device_id, user_id, status, created_at, updated_at)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (app_id, device_id, user_id) DO UPDATE SET
+                            status = excluded.status, updated_at = excluded.updated_at
+                        RETURNING *
+                        """),
                 arguments: [
                     ownership.appID, ownership.deviceID, ownership.userID, ownership.status.rawValue,
                     ownership.createdAt.timeIntervalSince1970, ownership.updatedAt.timeIntervalSince1970,
@@ -75,7 +75,8 @@ extension SQLiteStore: EventStore {
     public func ownership(appID: String, deviceID: String, userID: String) async throws -> Ownership? {
         try await database.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM source_device_owners WHERE app_id = ? AND device_id = ? AND user_id = ?",
+                db.cachedStatement(
+                    sql: "SELECT * FROM source_device_owners WHERE app_id = ? AND device_id = ? AND user_id = ?"),
                 arguments: [appID, deviceID, userID]
             ).map(Self.decodeOwnership)
         }
@@ -84,7 +85,8 @@ extension SQLiteStore: EventStore {
     public func ownerships(appID: String, deviceID: String) async throws -> [Ownership] {
         try await database.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM source_device_owners WHERE app_id = ? AND device_id = ? ORDER BY user_id",
+                db.cachedStatement(
+                    sql: "SELECT * FROM source_device_owners WHERE app_id = ? AND device_id = ? ORDER BY user_id"),
                 arguments: [appID, deviceID]
             ).map(Self.decodeOwnership)
         }
@@ -104,7 +106,7 @@ extension SQLiteStore: EventStore {
             }
             if let record = event.recordID,
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM events WHERE app_id = ? AND producer = ? AND record_id = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM events WHERE app_id = ? AND producer = ? AND record_id = ?"),
                     arguments: [event.appID, event.producer, record])
                     == true
             {
@@ -114,15 +116,15 @@ extension SQLiteStore: EventStore {
             }
             var stored = event
             stored.owners = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT user_id FROM source_device_owners WHERE app_id = ? AND device_id = ? AND status = ?
-                    ORDER BY user_id
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT user_id FROM source_device_owners WHERE app_id = ? AND device_id = ? AND status = ?
+                        ORDER BY user_id
+                        """),
                 arguments: [event.appID, event.sourceDeviceID, Ownership.Status.active.rawValue])
             stored.notificationID = nil
             stored.pushSentAt = nil
-            try db.execute(
+            try db.cachedExecute(
                 sql: """
                     INSERT INTO events (id, app_id, producer, external_id, record_id, source_device_id, owners, type,
                         summary, thumbnail, status, occurred_at, created_at)
@@ -136,11 +138,11 @@ extension SQLiteStore: EventStore {
                 ])
             if let caused = try notifying(stored),
                 try !caused.onlyWithAudience || caused.notification.target.holdsTokens
-                    || !self.count(caused.notification.target, appID: stored.appID, db).isEmpty
+                    || self.reachesAnyone(caused.notification.target, appID: stored.appID, db)
             {
                 try self.insertNotification(
                     caused.notification, spec: try self.sealSpec(caused.notification), runAt: caused.runAt, db)
-                try db.execute(
+                try db.cachedExecute(
                     sql: "UPDATE events SET notification_id = ? WHERE app_id = ? AND id = ?",
                     arguments: [caused.notification.id, stored.appID, stored.id])
                 stored.notificationID = caused.notification.id
@@ -164,13 +166,14 @@ extension SQLiteStore: EventStore {
     ) throws -> SourceEvent? {
         // Whether a push went out is the notification's to say; an event whose notification was
         // cleaned up keeps the copy clean-up left in push_sent_at.
+        // Cached: the conditions are the few fixed ones of this file's callers.
         let row = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT e.*, coalesce(e.push_sent_at, n.first_sent_at) AS sent_at FROM events e
-                LEFT JOIN notifications n ON n.id = e.notification_id
-                WHERE \(condition)
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT e.*, coalesce(e.push_sent_at, n.first_sent_at) AS sent_at FROM events e
+                    LEFT JOIN notifications n ON n.id = e.notification_id
+                    WHERE \(condition)
+                    """),
             arguments: arguments)
         guard let row else { return nil }
         func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }

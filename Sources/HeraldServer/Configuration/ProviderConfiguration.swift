@@ -46,7 +46,7 @@ public struct ProviderConfiguration: Sendable {
 }
 
 extension EngineConfiguration {
-    /// Reads `engine.page_size` (2000), `engine.pipeline_depth` (4), `engine.workers` (2), `engine.lease_seconds` (60),
+    /// Reads `engine.page_size` (2000), `engine.pipeline_depth` (4), `engine.workers` (8), `engine.lease_seconds` (60),
     /// `engine.poll_interval_ms` (1000), `engine.retry.base_ms` (1000), `engine.retry.cap_seconds` (300),
     /// `engine.retry.max_attempts` (5), `engine.max_failures` (5), `engine.cleanup.interval_hours`
     /// (24; 0 turns the job off), `engine.cleanup.invalid_days` (30), `engine.cleanup.failing_days` (7),
@@ -69,7 +69,7 @@ extension EngineConfiguration {
         self.init(
             pageSize: try integer("engine.page_size", 2000, 1...10_000),
             pipelineDepth: try integer("engine.pipeline_depth", 4, 1...64),
-            workers: try integer("engine.workers", 2, 0...64),
+            workers: try integer("engine.workers", 8, 0...64),
             lease: .seconds(try integer("engine.lease_seconds", 60, 1...3600)),
             pollInterval: .milliseconds(try integer("engine.poll_interval_ms", 1000, 10...60_000)),
             retryPolicy: RetryPolicy(
