@@ -88,7 +88,7 @@ extension PostgresStore: EventStore {
     // MARK: Events
 
     public func insertEvent(
-        _ event: SourceEvent, notifying: @Sendable (SourceEvent) throws -> EventNotification?
+        _ event: SourceEvent, notifying: @escaping @Sendable (SourceEvent) throws -> EventNotification?
     ) async throws -> (event: SourceEvent, created: Bool) {
         try await transaction { connection in
             // The same event delivered to two nodes at once is stored once.

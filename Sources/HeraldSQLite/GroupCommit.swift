@@ -1,13 +1,15 @@
 import GRDB
 import Synchronization
 
-/// Small writes from concurrent requests committed together: each runs in its own savepoint of a
-/// shared transaction, and each caller gets its answer only once that transaction has committed.
+/// Small writes from concurrent callers committed together (registrations, accepted sends and
+/// events, and the engine's job claims, page commits and releases): each runs in its own
+/// savepoint of a shared transaction, and each caller gets its answer only once that transaction
+/// has committed.
 ///
 /// SQLite has one writer, and a commit costs far more than a one-row write: the write-ahead log
 /// gets every page the transaction dirtied (the row's table page and one page per index) and an
-/// `fdatasync`. Registrations arriving together dirty the same index pages, so committing them
-/// together writes each page once. A write that throws rolls back its own savepoint only; a
+/// `fdatasync` at checkpoints. Writes arriving together dirty the same index pages, so committing
+/// them together writes each page once. A write that throws rolls back its own savepoint only; a
 /// commit that fails fails every write of the batch, none of which is then stored.
 final class GroupCommit: Sendable {
     /// How many writes one transaction takes at most, so a burst cannot hold the writer long.

@@ -9,7 +9,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
     ) async throws -> (notification: PushNotification, created: Bool) {
         let spec = try sealSpec(notification)
-        return try await database.write { db in
+        return try await groupCommit.write { db in
             if let key = notification.idempotencyKey,
                 let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND idempotency_key = ?"),
@@ -165,7 +165,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         arguments += kinds
         arguments += [nowValue, nowValue]
         let values = StatementArguments(arguments.map(\.databaseValue))
-        return try await database.write { db in
+        return try await groupCommit.write { db in
             try Row.fetchOne(
                 db,
                 sql: """
@@ -201,7 +201,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
-        try await database.write { db in
+        try await groupCommit.write { db in
             try db.cachedExecute(
                 sql: """
                     UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = ?, last_error = ?
@@ -212,7 +212,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func finishJob(id: Int64, owner: String) async throws {
-        try await database.write { db in
+        try await groupCommit.write { db in
             try db.cachedExecute(sql: "DELETE FROM jobs WHERE id = ? AND locked_by = ?", arguments: [id, owner])
         }
     }
@@ -415,7 +415,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func commit(_ page: PageCommit) async throws -> Bool {
-        try await database.write { db in
+        try await groupCommit.write { db in
             guard
                 try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT 1 FROM jobs WHERE id = ? AND locked_by = ?"),

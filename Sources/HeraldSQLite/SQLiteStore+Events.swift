@@ -95,9 +95,9 @@ extension SQLiteStore: EventStore {
     // MARK: Events
 
     public func insertEvent(
-        _ event: SourceEvent, notifying: @Sendable (SourceEvent) throws -> EventNotification?
+        _ event: SourceEvent, notifying: @escaping @Sendable (SourceEvent) throws -> EventNotification?
     ) async throws -> (event: SourceEvent, created: Bool) {
-        try await database.write { db in
+        try await groupCommit.write { db in
             if let earlier = try self.fetchEvent(
                 db, where: "e.app_id = ? AND e.producer = ? AND e.external_id = ?",
                 [event.appID, event.producer, event.externalID])

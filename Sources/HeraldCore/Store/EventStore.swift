@@ -28,7 +28,7 @@ public protocol EventStore: Sendable {
     /// - Throws: `HeraldError` `event_exists` (409) when another event of the app has its record id;
     ///   what `notifying` throws. Nothing is stored then.
     func insertEvent(
-        _ event: SourceEvent, notifying: @Sendable (SourceEvent) throws -> EventNotification?
+        _ event: SourceEvent, notifying: @escaping @Sendable (SourceEvent) throws -> EventNotification?
     ) async throws -> (event: SourceEvent, created: Bool)
 
     /// One event of an app and producer by the producer's record id or else Herald's id, with
