@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import Synchronization
 
 /// Accepts events from producers (a camera's classified event, an NVR's detection) and the
 /// notification each one causes: event, notification, job and link are committed in one
@@ -36,14 +37,23 @@ public struct EventIntake: Sendable {
     ) async throws -> Result {
         let now = dispatcher.now()
         let dispatcher = self.dispatcher
+        // The notification made here is the one stored with a new event: kept, it need not be read back.
+        let made = Mutex<PushNotification?>(nil)
         let (stored, created) = try await store.insertEvent(event) { stored throws(HeraldError) in
             guard let request = notify(stored) else { return nil }
             let notification = try dispatcher.notification(for: request, appID: stored.appID, now: now)
+            made.withLock { $0 = notification }
             return EventNotification(
                 notification: notification, runAt: notification.notBefore ?? now, onlyWithAudience: onlyWithAudience)
         }
         var notification: PushNotification?
-        if let id = stored.notificationID { notification = try await store.notification(appID: stored.appID, id: id) }
+        if let id = stored.notificationID {
+            if created, let kept = made.withLock({ $0 }), kept.id == id {
+                notification = kept
+            } else {
+                notification = try await store.notification(appID: stored.appID, id: id)
+            }
+        }
         if created, let notification { dispatcher.accepted(notification) }
         return Result(event: stored, notification: notification, created: created)
     }
