@@ -89,19 +89,19 @@ extension Dispatcher {
                 ["herald.sent": "\(counts.sent)", "herald.failed": "\(counts.failed)"], uniquingKeysWith: { $1 }))
     }
 
-    /// What the pages of ``sendTarget(of:after:job:owner:isStopping:)`` committed.
-    private struct SentPages {
-        /// Their counts, summed.
+    /// What pages committed: one page's as its child task reports it, or the sum of a target's.
+    private struct PageTally: Sendable {
+        /// Whether every page committed (false: the job's lock was lost).
+        var committed = true
         var counts = NotificationCounts()
         /// Whether any page left deliveries pending (retries, local push times, offline devices).
         var leftPending = false
-    }
 
-    /// One page's commit, as its child task reports it.
-    private struct PageOutcome: Sendable {
-        var committed: Bool
-        var counts = NotificationCounts()
-        var leftPending = false
+        mutating func add(_ page: PageTally) {
+            committed = committed && page.committed
+            counts.add(page.counts)
+            leftPending = leftPending || page.leftPending
+        }
     }
 
     /// Sends the target from the cursor on, batch by batch in keyset order, with
@@ -115,20 +115,16 @@ extension Dispatcher {
     private func sendTarget(
         of notification: PushNotification, after cursor: String?, job: Job, owner: String,
         isStopping: @Sendable () -> Bool
-    ) async throws -> SentPages? {
+    ) async throws -> PageTally? {
         let sequencer = CommitSequencer()
-        return try await withThrowingTaskGroup(of: PageOutcome.self) { group in
+        return try await withThrowingTaskGroup(of: PageTally.self) { group in
             var launched = 0
             var finished = 0
-            var lockLost = false
-            var sent = SentPages()
-            /// Waits for the oldest batch in flight; notes a commit that failed.
+            var sent = PageTally()
+            var lockLost: Bool { !sent.committed }
+            /// Waits for the oldest batch in flight and adds what it committed.
             func settle() async throws {
-                if let outcome = try await group.next() {
-                    if !outcome.committed { lockLost = true }
-                    sent.counts.add(outcome.counts)
-                    sent.leftPending = sent.leftPending || outcome.leftPending
-                }
+                if let page = try await group.next() { sent.add(page) }
                 finished += 1
             }
             var batch = try await readBatch(of: notification, after: cursor)
@@ -151,7 +147,7 @@ extension Dispatcher {
                     break
                 }
                 let (index, recipients, preferences, started) = (launched, batch.recipients, batch.preferences, now())
-                let pageCursor = done ? "done" : last ?? "done"
+                let pageCursor = batch.exhausted ? "done" : last ?? "done"
                 group.addTask {
                     try await self.sendAndCommit(
                         recipients, preferences: preferences, of: notification, job: job, owner: owner,
@@ -172,7 +168,7 @@ extension Dispatcher {
     private func sendAndCommit(
         _ recipients: [Recipient], preferences: [String: Preferences]?, of notification: PushNotification, job: Job,
         owner: String, cursor: String, started: Date, index: Int, sequencer: CommitSequencer
-    ) async throws -> PageOutcome {
+    ) async throws -> PageTally {
         var page = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
         do {
             page.status = .sending
@@ -187,7 +183,7 @@ extension Dispatcher {
         }
         guard await sequencer.turn(index) else {
             await sequencer.finish(index, committed: false)
-            return PageOutcome(committed: false)
+            return PageTally(committed: false)
         }
         page.lockedUntil = leaseEnd()
         let committed: Bool
@@ -201,7 +197,7 @@ extension Dispatcher {
         if !committed {
             logger.warning("job lock lost; another worker has the notification", metadata: notification.logMetadata)
         }
-        return PageOutcome(committed: committed, counts: page.counts, leftPending: !page.pending.isEmpty)
+        return PageTally(committed: committed, counts: page.counts, leftPending: !page.pending.isEmpty)
     }
 
     /// The notification expired: what waits is counted as expired, the rest of the target too.
