@@ -71,6 +71,17 @@ public final class PostgresStore: Store, Sendable {
         _ = try await read { connection in try await connection.rows("SELECT 1") }
     }
 
+    public func probeWrite() async throws {
+        try await transaction { connection in
+            try await connection.run(
+                "CREATE TABLE IF NOT EXISTS herald_write_probe (id integer PRIMARY KEY, at double precision NOT NULL)")
+            try await connection.run(
+                "INSERT INTO herald_write_probe (id, at) VALUES (1, $1) "
+                    + "ON CONFLICT (id) DO UPDATE SET at = EXCLUDED.at",
+                [Date().timeIntervalSince1970])
+        }
+    }
+
     // MARK: Job signals
 
     public func jobSignals() -> AsyncStream<Void> {
@@ -155,8 +166,14 @@ extension PostgresConnection {
                 throw HeraldError.invalidValue(
                     "where", code: "invalid_query", "The $regex pattern is not one Herald can run here: \(message).")
             }
-            throw HeraldError(
-                kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")
+            switch state {
+            case "53100": throw HeraldError.storageUnavailable("PostgreSQL's disk is full")
+            case "25006": throw HeraldError.storageUnavailable("PostgreSQL is read-only")
+            case _ where state.hasPrefix("53"): throw HeraldError.storageUnavailable("PostgreSQL is out of resources")
+            default:
+                throw HeraldError(
+                    kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")
+            }
         }
     }
 

@@ -56,6 +56,16 @@ public final class SQLiteStore: Store {
         _ = try await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
+    public func probeWrite() async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "CREATE TABLE IF NOT EXISTS herald_write_probe (id INTEGER PRIMARY KEY, at REAL NOT NULL)")
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO herald_write_probe (id, at) VALUES (1, ?)",
+                arguments: [Date().timeIntervalSince1970])
+        }
+    }
+
     /// Applies migrations up to and including `target` only (to test upgrades from older versions).
     public func migrate(upTo target: String) throws {
         try Self.migrator.migrate(database, upTo: target)

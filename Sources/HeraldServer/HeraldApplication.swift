@@ -85,8 +85,9 @@ public enum HeraldApplication {
                 configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
                 consoleSecret: consoleSecret
             ).router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter(store: store, apps: apps, dispatcher: dispatcher)),
+            server: .herald(
+                webSocketRouter: webSocketRouter(store: store, apps: apps, dispatcher: dispatcher),
+                limits: configuration.http),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

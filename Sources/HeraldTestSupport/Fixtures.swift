@@ -46,6 +46,9 @@ public struct TemporaryDirectory: Sendable {
         Self.created.withLock { paths in
             if !Self.exitHookInstalled.exchange(true, ordering: .relaxed) {
                 atexit { TemporaryDirectory.removeAllCreated() }
+                // Files the tests write hold keys and secrets, as an operator's do: owner-only, as
+                // `herald serve` requires of a config file with secrets.
+                umask(0o077)
             }
             paths.insert(path)
         }

@@ -32,6 +32,12 @@ public struct PostgresTestDatabase: Sendable {
         try await Self.administer(server, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
+    /// Runs one statement on the cluster's maintenance database (as the cluster's owner): settings of
+    /// this database, or ending its connections.
+    public func administer(_ statement: String) async throws {
+        try await Self.administer(server, statement)
+    }
+
     /// The cluster's URL: `HERALD_TEST_POSTGRES`, else what `scripts/postgres` prints (run once per process).
     public static func serverURL() async throws -> String {
         if let url = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"], !url.isEmpty { return url }

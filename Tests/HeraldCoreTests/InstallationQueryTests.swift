@@ -203,12 +203,35 @@ struct InstallationQueryTests {
             (#"{"name": {"$options": "i"}}"#, "invalid_query", "target.where.name.$options"),
             (#"{"badge": {"$regex": "1"}}"#, "invalid_query", "target.where.badge.$regex"),
             (#"{"created_at": {"$regex": "2026"}}"#, "invalid_query", "target.where.created_at.$regex"),
+            (#"{"name": {"$regex": "(a+)+$"}}"#, "query_too_complex", "target.where.name.$regex"),
+            (#"{"name": {"$regex": "(a|ab)*c"}}"#, "query_too_complex", "target.where.name.$regex"),
+            (#"{"name": {"$regex": "(?:x*y){2,}"}}"#, "query_too_complex", "target.where.name.$regex"),
+            (#"{"name": {"$regex": "(a)\\1"}}"#, "query_too_complex", "target.where.name.$regex"),
+            (#"{"name": {"$regex": "a*b*c*d*e*"}}"#, "query_too_complex", "target.where.name.$regex"),
         ]
         for (json, code, field) in cases {
             let error = #expect(throws: HeraldError.self, "\(json)") { try parse(json) }
             #expect(error?.code == code, "\(json)")
             #expect(error?.field == field, "\(json)")
             #expect(error?.kind == .badRequest, "\(json)")
+        }
+    }
+
+    @Test("$regex patterns that could backtrack without bound are refused; ordinary ones pass")
+    func regexComplexity() {
+        let refused = [
+            "(a+)+$", "(a*)*", "(a|b)+", "(x+x+)+y", "(?:a+){2,}", "(?<n>a+)*", "(a)\\1", "\\k<n>",
+            ".*.*.*.*.*", "a+b+c+d+e{2,}", "((a+))+",
+        ]
+        for pattern in refused {
+            #expect(QueryRegex.complexityProblem(pattern) != nil, "\(pattern)")
+        }
+        let accepted = [
+            "^iPhone", "pixel", "^.*a.*b.*c.*$", "(https?://)?example", "(?:ab)*", "[(+*]+x", "\\Q(a+)+\\E",
+            "^[0-9a-f]{64}$", "(ab){2,3}", "(?i)iphone", "a\\+b\\(", "(?=a)b",
+        ]
+        for pattern in accepted {
+            #expect(QueryRegex.complexityProblem(pattern) == nil, "\(pattern)")
         }
     }
 

@@ -98,6 +98,32 @@ struct AuthTests {
         }
     }
 
+    @Test("A user cannot register another user's device id: 409, and the installation is neither shown nor changed")
+    func deviceIDIsNotTakenOver() async throws {
+        let harness = try await ServerHarness()
+        let alice = try await harness.userToken("alice")
+        let bob = try await harness.userToken("bob")
+        try await harness.run { api async throws in
+            let bobs = try await api.registerIOS(
+                bearer: bob, extra: #","device_id":"bob-phone-1","channels":["private"],"attributes":{"plan":"pro"}"#)
+            #expect(bobs.status == .created)
+            let bobID = try #require(bobs.string("id"))
+            let taken = try await api.registerIOS(bearer: alice, extra: #","device_id":"bob-phone-1""#)
+            #expect(taken.status == .conflict)
+            #expect(taken.errorCode == "device_id_in_use")
+            #expect(taken.string("id") == nil)
+            let still = try await api.call(.get, "/v1/installations/\(bobID)", bearer: bob)
+            #expect(still.string("user_id") == "bob")
+            #expect(still["attributes"] == .object(["plan": .string("pro")]))
+            #expect(still.string("token") == bobs.string("token"))
+            #expect(try await api.call(.get, "/v1/installations", bearer: alice).items.isEmpty)
+            // With a key, the installation moves between users as it is.
+            let moved = try await api.registerIOS(extra: #","device_id":"bob-phone-1","user_id":"carol""#)
+            #expect(moved.status == .ok)
+            #expect(moved.string("id") == bobID)
+        }
+    }
+
     @Test("Expired, not-yet-valid, badly signed and mis-addressed user tokens are 401")
     func badUserTokens() async throws {
         let harness = try await ServerHarness()

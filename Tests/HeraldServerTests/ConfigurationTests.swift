@@ -141,6 +141,44 @@ struct ConfigurationTests {
         #expect(app.userTokens.isEnabled)
     }
 
+    @Test("A config file holding secrets is refused while its group or others may read it")
+    func secretFilePermissions() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let secrets = directory.file("secrets.yaml")
+        try """
+        apps: [shop]
+        app:
+          shop: {server_key: hsk_shop-server-key-000, client_key: hck_shop-client-key-000}
+        """.write(toFile: secrets, atomically: false, encoding: .utf8)
+        let plain = directory.file("plain.yaml")
+        try "server: {port: 9000}\nhttp: {header_timeout_seconds: 5}\n".write(
+            toFile: plain, atomically: false, encoding: .utf8)
+        for mode in [0o644, 0o640, 0o604, 0o620] {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: secrets)
+            let error = await #expect(throws: HeraldError.self) {
+                try await HeraldConfiguration.load(file: secrets, environment: [:])
+            }
+            #expect(error?.code == "invalid_configuration")
+            #expect(error?.field == "config")
+            #expect(error?.message.contains("chmod 600") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("hsk_shop") == false, "the secret itself is never named")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secrets)
+        #expect(try await HeraldConfiguration.load(file: secrets, environment: [:]).apps.first?.id == "shop")
+        // Without secrets a file may be world-readable; secrets may come from the environment.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain)
+        let configuration = try await HeraldConfiguration.load(
+            file: plain,
+            environment: [
+                "HERALD_APPS": "shop", "HERALD_APP_SHOP_SERVER_KEY": "hsk_shop-server-key-000",
+                "HERALD_APP_SHOP_CLIENT_KEY": "hck_shop-client-key-000",
+            ])
+        #expect(configuration.port == 9000)
+        #expect(configuration.http.headerTimeoutSeconds == 5)
+        #expect(configuration.apps.first?.serverKey == "hsk_shop-server-key-000")
+    }
+
     @Test(
         "Bad settings are refused naming the key",
         arguments: [
@@ -152,6 +190,9 @@ struct ConfigurationTests {
             (["HERALD_APPS": "Bad.Id"], "apps"),
             (["HERALD_APP_DEFAULT_JWT_HS256_SECRET": "short"], "jwt.hs256_secret"),
             (["HERALD_ENGINE_PIPELINE_DEPTH": "0"], "engine.pipeline_depth"),
+            (["HERALD_HTTP_HEADER_TIMEOUT_SECONDS": "0"], "http.header_timeout_seconds"),
+            (["HERALD_HTTP_BODY_TIMEOUT_SECONDS": "soon"], "http.body_timeout_seconds"),
+            (["HERALD_HTTP_MAX_HEADER_BYTES": "100"], "http.max_header_bytes"),
             (["HERALD_ENGINE_PIPELINE_DEPTH": "deep"], "engine.pipeline_depth"),
             (["HERALD_ENGINE_PAGE_SIZE": "20000"], "engine.page_size"),
             (["HERALD_ENGINE_CLEANUP_UNDELIVERED_DAYS": "-1"], "engine.cleanup.undelivered_days"),

@@ -335,6 +335,17 @@ struct SNSAPITests {
                 #expect(reply.status == .badRequest, "\(message)")
                 #expect(reply.errorCode == "InvalidParameter", "\(message)")
             }
+            // Characters XML cannot carry are refused, and never echoed raw: the answer stays XML.
+            for (name, value) in [("TopicArn", "\u{0}"), ("Attributes.entry.1.value", "a\u{1}b")] {
+                let reply = try await sns.call(
+                    name == "TopicArn" ? "DeleteTopic" : "CreatePlatformApplication",
+                    [("Name", "ctl"), ("Platform", "APNS"), ("Attributes.entry.1.key", "Note"), (name, value)])
+                #expect(reply.status == .badRequest, "\(name)")
+                #expect(reply.errorCode == "InvalidParameter", "\(name)")
+                #expect(!reply.xml.unicodeScalars.contains { $0.value < 0x20 }, "\(reply.xml)")
+            }
+            #expect(
+                try await sns.ok("ListPlatformApplications").values("PlatformApplicationArn") == [application])
             let huge = try await sns.call(
                 "Publish", [("TargetArn", endpoint), ("Message", String(repeating: "x", count: 70_000))])
             #expect(huge.status == .contentTooLarge)

@@ -95,6 +95,93 @@ struct CrashRecoveryTests {
     }
 }
 
+@Suite("herald keeps what waits across a kill -9", .serialized)
+struct WaitingWorkCrashTests {
+    @Test(
+        "kill -9 while a delivery waits for its Retry-After and a notification for its push time: both go out once after a restart"
+    )
+    func killWhileWaiting() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let config = try ProviderFixture.config(directory: directory, ca: ca, key: key, apnsPort: apns.port)
+        let tokens = (0..<3).map { _ in Fixtures.apnsToken() }
+        // The first device asks for a pause of its own (429 with Retry-After: 2), then takes the push.
+        apns.script(token: tokens[0], .tooManyRequests(retryAfter: 2), times: 1)
+
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        for token in tokens {
+            let created = try await request(
+                "POST", "\(address)/v1/installations", bearer: serverKey,
+                json: #"{"platform":"ios","token":"\#(token)","user_id":"ann"}"#)
+            #expect(created.status == 201, "\(created.body)")
+        }
+        func send(_ json: String) async throws -> String {
+            let sent = try await request("POST", "\(address)/v1/notifications", bearer: serverKey, json: json)
+            #expect(sent.status == 202, "\(sent.body)")
+            return try #require(
+                (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        }
+        let pushTime = ISO8601DateFormatter().string(from: Date().addingTimeInterval(4))
+        let now = try await send(#"{"target":{"user_ids":["ann"]},"payload":{"title":"Now"}}"#)
+        let later = try await send(
+            #"{"target":{"user_ids":["ann"]},"payload":{"title":"Later"},"push_time":"\#(pushTime)"}"#)
+
+        // Killed once the first notification's page is committed with one delivery waiting for its retry.
+        try await apns.waitForRequests(count: 3, timeout: .seconds(30))
+        let database = directory.file("herald.sqlite")
+        let deadline = ContinuousClock.now + .seconds(10)
+        var waiting = ""
+        while ContinuousClock.now < deadline {
+            let (_, out, _) = try await ScriptProcess.run(
+                ["sqlite3", database, "SELECT count(*) FROM pending_deliveries"])
+            waiting = out.trimmingCharacters(in: .whitespacesAndNewlines)
+            if waiting == "1" { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(waiting == "1", "the retry was never stored")
+        kill(server.process.processIdentifier, SIGKILL)
+        _ = try await server.exitStatus()
+        #expect(apns.requests.count == 3, "the retry or the scheduled push went out before the kill")
+
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
+        var records: [String: [String: Any]] = [:]
+        let finish = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < finish {
+            for id in [now, later] {
+                let response = try await request("GET", "\(secondAddress)/v1/notifications/\(id)", bearer: serverKey)
+                records[id] =
+                    (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
+            }
+            if records.values.allSatisfy({ $0["status"] as? String == "done" }) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        second.process.terminate()
+        #expect(try await second.exitStatus() == 0)
+        for id in [now, later] {
+            #expect(records[id]?["status"] as? String == "done", "\(records[id] ?? [:])")
+            #expect((records[id]?["counts"] as? [String: Any])?["sent"] as? Int == 3, "\(records[id] ?? [:])")
+        }
+        // Each device got each notification once; the first device's 429 and its retry are one delivery.
+        func received(_ id: String) -> [String] {
+            apns.requests.filter { request in
+                guard let herald = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+                else { return false }
+                return (herald["herald"] as? [String: Any])?["id"] as? String == id && request.status == 200
+            }.compactMap(\.token)
+        }
+        #expect(received(now).sorted() == tokens.sorted())
+        #expect(received(later).sorted() == tokens.sorted())
+        #expect(apns.requests.count == 7, "\(apns.requests.map { "\($0.status) …\($0.token?.suffix(8) ?? "")" })")
+        try await apns.shutdown()
+    }
+}
+
 @Suite("herald stops gracefully mid-broadcast", .serialized)
 struct GracefulShutdownTests {
     static let devices = 4_000

@@ -210,6 +210,9 @@ private struct QueryParser {
         guard pattern.utf8.count <= InstallationQuery.maxPatternLength else {
             throw tooComplex(patternPath, "A pattern is at most \(InstallationQuery.maxPatternLength) bytes.")
         }
+        if let problem = QueryRegex.complexityProblem(pattern) {
+            throw tooComplex(patternPath, problem)
+        }
         var caseInsensitive = false
         if let options {
             let optionsPath = join(path, "$options")

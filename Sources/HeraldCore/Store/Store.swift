@@ -10,6 +10,10 @@ public protocol Store: Sendable {
 
     /// Answers when the database is reachable.
     func ping() async throws
+
+    /// Writes one row (of a table of its own): answers when the database can be written, and
+    /// throws a ``StorageError`` or `storage_unavailable` when the disk is full or the database read-only.
+    func probeWrite() async throws
 }
 
 /// What the engine needs of a store: the registry, the job queue, the ledger and the state nodes share.

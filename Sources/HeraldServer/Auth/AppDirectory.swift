@@ -128,6 +128,9 @@ public struct AppDirectory: Sendable {
         return Base64URL.encode(Array(mac))
     }
 
+    /// How Herald's generated server keys, client keys and channel credentials begin.
+    static let heraldCredentialPrefixes = ["hsk_", "hck_", "hch_"]
+
     /// The principal a bearer credential stands for.
     ///
     /// API keys are compared in constant time against every app's keys; anything else is tried as a
@@ -151,6 +154,10 @@ public struct AppDirectory: Sendable {
                 }
             }
         }
+        // Herald's own credential formats (keys, channel credentials) are never anyone's session:
+        // they are not sent to an auth service, where a working credential of one app would reach
+        // another app's operator.
+        guard !Self.heraldCredentialPrefixes.contains(where: { bearer.hasPrefix($0) }) else { throw refusal }
         let introspecting = candidates.filter { $0.sessions != nil }
         if introspecting.count == 1, let entry = introspecting.first, let sessions = entry.sessions {
             return .user(appID: entry.keys.appID, userID: try await sessions.userID(from: bearer))

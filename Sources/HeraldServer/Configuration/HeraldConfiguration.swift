@@ -30,6 +30,8 @@ public struct HeraldConfiguration: Sendable {
     public var metricsToken: String?
     /// Largest request body accepted, in bytes.
     public var maxBodyBytes: Int
+    /// The HTTP server's read timeouts and header limits.
+    public var http: HTTPLimits
     /// Configured apps; empty means the one generated app, `default`.
     public var apps: [AppConfiguration]
     /// User-token settings for the generated `default` app (used only when `apps` is empty).
@@ -49,7 +51,7 @@ public struct HeraldConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
-        maxBodyBytes: Int = 64 * 1024, apps: [AppConfiguration] = [],
+        maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(), apps: [AppConfiguration] = [],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
         engine: EngineConfiguration = .init(), dialects: DialectSettings = .init(),
         console: ConsoleConfiguration = .init()
@@ -64,6 +66,7 @@ public struct HeraldConfiguration: Sendable {
         self.metricsEnabled = metricsEnabled
         self.metricsToken = metricsToken
         self.maxBodyBytes = maxBodyBytes
+        self.http = http
         self.apps = apps
         self.defaultAppUserTokens = defaultAppUserTokens
         self.providers = providers
@@ -83,7 +86,7 @@ public struct HeraldConfiguration: Sendable {
     /// - `log.level` (`trace debug info notice warning error critical`; `info`)
     /// - `log.format` (`text` or `json`: one JSON object per line; `text`)
     /// - `metrics.enabled` (bool, `true`), `metrics.token` (string, secret; none: `/metrics` is open)
-    /// - `http.max_body_bytes` (int, `65536`)
+    /// - `http.max_body_bytes` (int, `65536`); the other `http.*` keys: see ``HTTPLimits/init(reader:)``.
     /// - `apps` (string array of app ids; empty: one generated app, `default`)
     /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
@@ -117,6 +120,7 @@ public struct HeraldConfiguration: Sendable {
         }
         maxBodyBytes = try Self.integer(reader, "http.max_body_bytes", default: 64 * 1024)
         guard maxBodyBytes >= 1024 else { throw Self.invalid("http.max_body_bytes", "must be at least 1024") }
+        http = try HTTPLimits(reader: reader)
         let ids = reader.stringArray(forKey: "apps", default: [])
         var apps: [AppConfiguration] = []
         for id in ids {
@@ -210,4 +214,21 @@ public enum DatabaseLocation: Sendable, Equatable {
             throw HeraldConfiguration.invalid("database", "has no file path")
         }
     }
+}
+
+extension HeraldConfiguration: CustomStringConvertible, CustomReflectable {
+    /// Where Herald listens and what it serves, without a key or secret: safe to log.
+    public var description: String {
+        "HeraldConfiguration(host: \(host), port: \(port), apps: \(apps.map(\.id)))"
+    }
+
+    /// Hides the secrets from `dump` and debuggers' default rendering too.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
+extension AppConfiguration: CustomStringConvertible, CustomReflectable {
+    /// The app's id only: everything else of it is keys and secrets.
+    public var description: String { "AppConfiguration(id: \(id))" }
+
+    public var customMirror: Mirror { Mirror(self, children: ["id": id]) }
 }

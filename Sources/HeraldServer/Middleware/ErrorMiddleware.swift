@@ -37,6 +37,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw HeraldError(
                 kind: .badRequest, code: "http_\(error.status.code)", message: error.status.reasonPhrase)
         } catch {
+            if let failure = HeraldError.classify(error) {
+                context.logger.error("request failed", metadata: ["herald.error": "\(failure.message)"])
+                throw failure
+            }
             context.logger.error("unexpected error", metadata: ["herald.error": "\(type(of: error))"])
             throw HeraldError.internal()
         }

@@ -150,9 +150,16 @@ public struct ConfigurationReloader: Service {
         if old.logLevel != new.logLevel { changed.append("log.level") }
         if old.logFormat != new.logFormat { changed.append("log.format") }
         if old.maxBodyBytes != new.maxBodyBytes { changed.append("http.max_body_bytes") }
+        if old.http != new.http { changed.append("http") }
         if old.metricsToken != new.metricsToken || old.metricsEnabled != new.metricsEnabled {
             changed.append("metrics")
         }
         return changed
     }
+}
+
+extension ConfigurationReloader: CustomStringConvertible {
+    /// Names the service only: its configuration holds keys and secrets, and service lifecycle logs
+    /// print each service's description.
+    public var description: String { "ConfigurationReloader(file: \(file ?? "none"))" }
 }

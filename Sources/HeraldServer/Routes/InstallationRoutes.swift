@@ -27,6 +27,7 @@ struct InstallationRoutes: Sendable {
         if let userID = principal.userID {
             try Self.requireSameUser(registration.userID, as: userID)
             registration.userID = userID
+            try await requireDeviceFree(registration, for: userID, appID: principal.appID)
         }
         var result = try await store.register(registration, appID: principal.appID, now: now())
         result.installation = await dispatcher.installationChanged(result.installation, previous: nil)
@@ -39,6 +40,25 @@ struct InstallationRoutes: Sendable {
             ])
         return .json(
             InstallationView.json(result.installation, token: .full), status: result.created ? .created : .ok)
+    }
+
+    /// A user may not register a device id that another user's installation holds: that
+    /// installation is neither shown nor changed, and the registration is refused as `PATCH` refuses
+    /// a device id in use. (Keys move an installation between users as it is; the previous owner
+    /// signing out, or deleting it, frees the device id.)
+    /// - Throws: `HeraldError` `device_id_in_use` (409).
+    private func requireDeviceFree(
+        _ registration: InstallationRegistration, for userID: String, appID: String
+    )
+        async throws
+    {
+        guard let deviceID = registration.deviceID else { return }
+        let held = try await store.installations(appID: appID, deviceID: deviceID)
+        if held.contains(where: { $0.service == registration.service && $0.userID != nil && $0.userID != userID }) {
+            throw HeraldError(
+                kind: .conflict, code: "device_id_in_use",
+                message: "Another installation of this service already has this device_id.", field: "device_id")
+        }
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> Response {

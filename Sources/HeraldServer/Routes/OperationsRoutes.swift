@@ -20,11 +20,20 @@ struct OperationsRoutes: Sendable {
         table.on(group, prefix: "", Self.readyOperation) { _, context in
             do {
                 try await store.ping()
-                return .json(.object(["status": .string("ready")]))
             } catch {
                 context.logger.warning("readiness check failed: database does not answer")
                 throw HeraldError.unavailable("The database does not answer.")
             }
+            do {
+                try await store.probeWrite()
+            } catch {
+                let failure = HeraldError.classify(error) ?? .storageUnavailable("the write failed")
+                context.logger.warning(
+                    "readiness check failed: database cannot be written",
+                    metadata: ["herald.error": "\(failure.message)"])
+                throw failure
+            }
+            return .json(.object(["status": .string("ready")]))
         }
         table.on(group, prefix: "", Self.documentOperation) { _, _ in
             Response(

@@ -6,6 +6,8 @@ enum ConnectionScript: Sendable, Equatable {
     /// Answer n streams, then close the TCP connection without GOAWAY or TLS close_notify; later streams are never
     /// answered.
     case drop(afterStreams: Int)
+    /// Like ``drop(afterStreams:)``, but the close resets the TCP connection (`SO_LINGER` 0: an RST, not a FIN).
+    case reset(afterStreams: Int)
 }
 
 /// What a connection does with a newly opened stream.
@@ -30,6 +32,8 @@ struct ConnectionScriptState: Sendable {
         case close
         /// Close the TCP connection at once.
         case drop
+        /// Reset the TCP connection at once (RST).
+        case reset
     }
 
     private var opened = 0
@@ -77,7 +81,7 @@ struct ConnectionScriptState: Sendable {
                 return (serve(counted: true), .sendGoAway(lastStreamID: streamID))
             }
             return (.refuse, .none)
-        case .drop(let limit):
+        case .drop(let limit), .reset(let limit):
             if position <= limit { return (serve(counted: true), .none) }
             return (.hold, .none)
         }
@@ -104,6 +108,11 @@ struct ConnectionScriptState: Sendable {
                 finished = true
                 return .drop
             }
+        case .reset(let limit):
+            if counted && finishedCounted == limit {
+                finished = true
+                return .reset
+            }
         }
         return .none
     }
@@ -112,4 +121,17 @@ struct ConnectionScriptState: Sendable {
         active += 1
         return .serve(counted: counted)
     }
+}
+
+/// How a mock treats the connections it accepts, before any HTTP/2 is spoken: a provider host that is sick at the
+/// connection level (``MockHTTP2Server/setAcceptFault(_:)``).
+public enum AcceptFault: Sendable, Equatable {
+    /// The TLS handshake completes, then the server sends nothing at all (not even HTTP/2 SETTINGS) and ignores
+    /// what arrives: a black-holed connection.
+    case stall
+    /// The server presents a certificate for the right host from a CA the client does not trust: the handshake
+    /// fails.
+    case untrustedCertificate
+    /// The server resets the TCP connection (RST) as soon as it is accepted, before the TLS handshake.
+    case reset
 }

@@ -34,12 +34,14 @@ final class HTTP1TestServer: Sendable {
     }
 
     /// Binds an ephemeral port on 127.0.0.1 and starts serving; `tls`'s ALPN list is replaced by
-    /// `http/1.1`.
+    /// `http/1.1`. Without `tls` it serves plain HTTP/1.1.
     /// - Throws: When the TLS context cannot be built or the port cannot be bound.
-    static func start(tls: TLSConfiguration, handler: @escaping Handler) async throws -> HTTP1TestServer {
-        var tls = tls
-        tls.applicationProtocols = ["http/1.1"]
-        let sslContext = try NIOSSLContext(configuration: tls)
+    static func start(tls: TLSConfiguration?, handler: @escaping Handler) async throws -> HTTP1TestServer {
+        let sslContext = try tls.map { tls in
+            var tls = tls
+            tls.applicationProtocols = ["http/1.1"]
+            return try NIOSSLContext(configuration: tls)
+        }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -47,7 +49,7 @@ final class HTTP1TestServer: Sendable {
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
                     try sync.configureHTTPServerPipeline()
                     return try Connection(wrappingChannelSynchronously: channel)
                 }

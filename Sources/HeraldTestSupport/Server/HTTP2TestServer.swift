@@ -6,6 +6,10 @@ import NIOSSL
 import Synchronization
 import X509
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The HTTP/2-over-TLS engine under the mock provider servers: it accepts connections on 127.0.0.1, hands every
 /// stream's request to a handler, writes the handler's answer, and plays connection-level scripts (SETTINGS,
 /// GOAWAY, abrupt drops).
@@ -16,15 +20,25 @@ public final class HTTP2TestServer: Sendable {
     /// The bound port.
     let port: Int
 
-    private let registry: Registry
-    private let serverChannel: any Channel
-    private let acceptLoop: Task<Void, Never>
+    /// The listening socket and the task accepting on it; nil while the server is stopped (``stopListening()``).
+    private struct Listener: Sendable {
+        let channel: any Channel
+        let acceptLoop: Task<Void, Never>
+    }
 
-    private init(port: Int, registry: Registry, serverChannel: any Channel, acceptLoop: Task<Void, Never>) {
+    private let registry: Registry
+    private let listener: Mutex<Listener?>
+    private let sslContext: NIOSSLContext
+    private let handler: Handler
+
+    private init(
+        port: Int, registry: Registry, listener: Listener, sslContext: NIOSSLContext, handler: @escaping Handler
+    ) {
         self.port = port
         self.registry = registry
-        self.serverChannel = serverChannel
-        self.acceptLoop = acceptLoop
+        self.listener = Mutex(listener)
+        self.sslContext = sslContext
+        self.handler = handler
     }
 
     /// Binds an ephemeral port on 127.0.0.1 and starts serving.
@@ -34,11 +48,19 @@ public final class HTTP2TestServer: Sendable {
     ) async throws -> HTTP2TestServer {
         let sslContext = try NIOSSLContext(configuration: tls)
         let registry = Registry(maxConcurrentStreams: maxConcurrentStreams)
+        let (port, listener) = try await listen(port: 0, sslContext: sslContext, registry: registry, handler: handler)
+        return HTTP2TestServer(
+            port: port, registry: registry, listener: listener, sslContext: sslContext, handler: handler)
+    }
+
+    private static func listen(
+        port: Int, sslContext: NIOSSLContext, registry: Registry, handler: @escaping Handler
+    ) async throws -> (Int, Listener) {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
+            .bind(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try Self.configure(channel, sslContext: sslContext, registry: registry)
                 }
@@ -51,16 +73,26 @@ public final class HTTP2TestServer: Sendable {
             await withDiscardingTaskGroup { group in
                 do {
                     try await channel.executeThenClose { connections in
-                        for try await connection in connections {
-                            group.addTask { await Self.serve(connection, handler: handler) }
+                        for try await accepted in connections {
+                            switch accepted {
+                            case .http2(let connection):
+                                group.addTask { await Self.serve(connection, handler: handler) }
+                            case .reset(let channel):
+                                // SO_LINGER 0: close() sends an RST.
+                                _ = (channel as? any SocketOptionProvider)?.setSoLinger(
+                                    linger(l_onoff: 1, l_linger: 0))
+                                channel.close(promise: nil)
+                            case .faulted:
+                                break
+                            }
                         }
                     }
                 } catch {
-                    // The listening socket closed: the server is shutting down.
+                    // The listening socket closed: the server is shutting down or stopped listening.
                 }
             }
         }
-        return HTTP2TestServer(port: port, registry: registry, serverChannel: channel.channel, acceptLoop: acceptLoop)
+        return (port, Listener(channel: channel.channel, acceptLoop: acceptLoop))
     }
 
     /// Changes SETTINGS_MAX_CONCURRENT_STREAMS: announced at once on every open connection, and in the initial
@@ -90,12 +122,61 @@ public final class HTTP2TestServer: Sendable {
     /// Stops listening, closes every connection and waits for in-flight handlers (sleeping ones are cancelled).
     func shutdown() async throws {
         let connections = registry.shutDown()
-        try? await serverChannel.close()
+        let listener = self.listener.withLock { $0 }
+        try? await listener?.channel.close()
         for connection in connections {
             connection.channel.close(promise: nil)
         }
-        acceptLoop.cancel()
-        await acceptLoop.value
+        listener?.acceptLoop.cancel()
+        await listener?.acceptLoop.value
+    }
+
+    /// Treats connections accepted from now on as `fault` says, before any HTTP/2; nil serves them normally again.
+    /// Connections already open are left as they are.
+    /// - Throws: When the certificate for ``AcceptFault/untrustedCertificate`` cannot be made.
+    func setAcceptFault(_ fault: AcceptFault?) throws {
+        var untrusted: NIOSSLContext?
+        if fault == .untrustedCertificate {
+            // A certificate for the right host from a CA nobody trusts.
+            untrusted = try NIOSSLContext(configuration: try TestCertificateAuthority().serverTLSConfiguration())
+        }
+        registry.setAcceptFault(fault, untrustedContext: untrusted)
+    }
+
+    /// Closes every open connection at once (TCP FIN, no GOAWAY); the server goes on accepting.
+    func closeConnections() {
+        for connection in registry.openConnections {
+            connection.channel.close(promise: nil)
+        }
+    }
+
+    /// Stops listening (connecting to the port is refused) and resets every open connection, as a provider host
+    /// that goes down; ``resumeListening()`` brings it back on the same port.
+    func stopListening() async {
+        let listener = self.listener.withLock { listener in
+            defer { listener = nil }
+            return listener
+        }
+        guard let listener else { return }
+        try? await listener.channel.close()
+        for connection in registry.openConnections {
+            let channel = connection.channel
+            channel.eventLoop.execute {
+                _ = (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                channel.close(promise: nil)
+            }
+        }
+        listener.acceptLoop.cancel()
+        await listener.acceptLoop.value
+    }
+
+    /// Listens again on the same port after ``stopListening()``; does nothing while listening.
+    /// - Throws: When the port cannot be bound again (another process took it meanwhile).
+    func resumeListening() async throws {
+        guard listener.withLock({ $0 == nil }) else { return }
+        let (_, listener) = try await Self.listen(
+            port: port, sslContext: sslContext, registry: registry, handler: handler)
+        self.listener.withLock { $0 = listener }
     }
 
     // MARK: Pipeline
@@ -113,7 +194,39 @@ public final class HTTP2TestServer: Sendable {
         let request: EventLoopFuture<CollectedRequest>
     }
 
+    /// What the accept loop gets for a new connection.
+    private enum Accepted: Sendable {
+        /// A connection to serve.
+        case http2(AcceptedConnection)
+        /// A connection to reset at once (``AcceptFault/reset``).
+        case reset(any Channel)
+        /// A connection left to its fault (stalled, or failing its TLS handshake).
+        case faulted
+    }
+
     private static func configure(
+        _ channel: any Channel, sslContext: NIOSSLContext, registry: Registry
+    ) throws -> Accepted {
+        let sync = channel.pipeline.syncOperations
+        switch registry.acceptFault {
+        case (.reset?, _):
+            _ = registry.register(channel)
+            return .reset(channel)
+        case (.untrustedCertificate?, let untrusted?):
+            try sync.addHandler(NIOSSLServerHandler(context: untrusted))
+            _ = registry.register(channel)
+            return .faulted
+        case (.stall?, _):
+            // TLS completes; what arrives after it is read and dropped, and nothing is ever written.
+            try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+            _ = registry.register(channel)
+            return .faulted
+        case (nil, _), (.untrustedCertificate?, nil):
+            return .http2(try configureHTTP2(channel, sslContext: sslContext, registry: registry))
+        }
+    }
+
+    private static func configureHTTP2(
         _ channel: any Channel, sslContext: NIOSSLContext, registry: Registry
     ) throws -> AcceptedConnection {
         let sync = channel.pipeline.syncOperations
@@ -240,6 +353,8 @@ extension HTTP2TestServer {
             var scriptGeneration = 0
             var peakConcurrentStreams = 0
             var isShutDown = false
+            var acceptFault: AcceptFault?
+            var untrustedContext: NIOSSLContext?
         }
 
         private let state: Mutex<State>
@@ -276,6 +391,21 @@ extension HTTP2TestServer {
                 channel.closeFuture.whenComplete { _ in self.unregister(connection) }
             }
             return (connection, maxConcurrentStreams)
+        }
+
+        var acceptFault: (AcceptFault?, NIOSSLContext?) {
+            state.withLock { ($0.acceptFault, $0.untrustedContext) }
+        }
+
+        var openConnections: [TestServerConnection] {
+            state.withLock { Array($0.connections.values) }
+        }
+
+        func setAcceptFault(_ fault: AcceptFault?, untrustedContext: NIOSSLContext?) {
+            state.withLock { state in
+                state.acceptFault = fault
+                state.untrustedContext = untrustedContext
+            }
         }
 
         func setMaxConcurrentStreams(_ value: Int) -> [TestServerConnection] {

@@ -32,6 +32,35 @@ extension MockHTTP2Server {
         http2Server.setConnectionScript(.drop(afterStreams: n))
     }
 
+    /// Like ``dropConnections(afterStreams:)``, but the connection is reset (`SO_LINGER` 0: a TCP RST instead of a
+    /// FIN). Replaces any other connection script.
+    public func resetConnections(afterStreams n: Int) {
+        http2Server.setConnectionScript(.reset(afterStreams: n))
+    }
+
+    /// Treats connections accepted from now on as `fault` says (a stall, a TLS handshake that fails, an RST), nil
+    /// serves them normally again. Connections already open are left as they are; ``closeConnections()`` ends them.
+    /// - Throws: When the certificate for ``AcceptFault/untrustedCertificate`` cannot be made.
+    public func setAcceptFault(_ fault: AcceptFault?) throws {
+        try http2Server.setAcceptFault(fault)
+    }
+
+    /// Closes every open connection at once (TCP FIN, no GOAWAY, no TLS close_notify); the mock goes on accepting.
+    public func closeConnections() {
+        http2Server.closeConnections()
+    }
+
+    /// Goes down: stops listening, so connecting is refused, and resets every open connection.
+    public func stopListening() async {
+        await http2Server.stopListening()
+    }
+
+    /// Comes back up on the same port after ``stopListening()``.
+    /// - Throws: When the port cannot be bound again.
+    public func resumeListening() async throws {
+        try await http2Server.resumeListening()
+    }
+
     /// Removes the GOAWAY or drop script; connections already closing still close.
     public func clearConnectionScripts() {
         http2Server.setConnectionScript(nil)

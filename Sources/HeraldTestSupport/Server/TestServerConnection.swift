@@ -5,6 +5,10 @@ import SwiftASN1
 import Synchronization
 import X509
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One accepted connection of an ``HTTP2TestServer``: its channel, its script bookkeeping and the client's
 /// certificate.
 final class TestServerConnection: Sendable {
@@ -81,6 +85,12 @@ final class TestServerConnection: Sendable {
             }
         case .close:
             channel.close(promise: nil)
+        case .reset:
+            channel.eventLoop.execute {
+                // SO_LINGER with a zero timeout makes close() send an RST and discard unsent data.
+                _ = (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                channel.close(promise: nil)
+            }
         case .drop:
             channel.eventLoop.execute {
                 // Closing from the TLS handler's context goes straight to the socket: no close_notify, no GOAWAY.

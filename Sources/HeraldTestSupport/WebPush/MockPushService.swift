@@ -23,12 +23,12 @@ public final class MockPushService: Sendable {
         case http1
     }
 
-    private enum Server {
+    enum Server {
         case http2(HTTP2TestServer)
         case http1(HTTP1TestServer)
     }
 
-    private let server: Server
+    let server: Server
     private let endpoint: PushServiceEndpoint
 
     private init(server: Server, endpoint: PushServiceEndpoint) {

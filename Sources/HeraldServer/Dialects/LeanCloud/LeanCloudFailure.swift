@@ -71,7 +71,7 @@ struct LeanCloudFailure: Error, Sendable, Equatable {
     /// The failure for an error of Herald's validation, engine or store.
     static func from(_ error: any Error) -> Self {
         if let failure = error as? Self { return failure }
-        guard let error = error as? HeraldError else { return .unavailable("The database is unavailable.") }
+        guard let error = HeraldError.classify(error) else { return .unavailable("The database is unavailable.") }
         switch error.kind {
         case _ where error.code == "payload_too_large", .payloadTooLarge: return .objectTooLarge(error.message)
         case _

@@ -58,20 +58,28 @@ struct SNSAPIFailure: Error, Equatable {
     /// Classifies what an action threw: SNS's own failures as they are, Herald's by kind (the
     /// engine's validation of a payload is an invalid parameter), anything else internal.
     init(_ error: any Error) {
-        switch error {
-        case let failure as SNSAPIFailure: self = failure
-        case let error as SigV4Error: self.init(error)
-        case let error as HeraldError:
-            switch error.kind {
-            case .badRequest, .conflict:
-                self = .invalidParameter("Invalid parameter: \(error.field ?? "Message") Reason: \(error.message)")
-            case .payloadTooLarge:
-                self = .invalidParameter("Invalid parameter: Message too long")
-            case .notFound: self = .notFound("\(error.message)")
-            case .tooManyRequests:
-                self.init(type: "Sender", code: "Throttled", status: .tooManyRequests, message: error.message)
-            default: self = .internalError()
-            }
+        if let failure = error as? SNSAPIFailure {
+            self = failure
+            return
+        }
+        if let error = error as? SigV4Error {
+            self.init(error)
+            return
+        }
+        guard let error = HeraldError.classify(error) else {
+            self = .internalError()
+            return
+        }
+        switch error.kind {
+        case .badRequest, .conflict:
+            self = .invalidParameter("Invalid parameter: \(error.field ?? "Message") Reason: \(error.message)")
+        case .payloadTooLarge:
+            self = .invalidParameter("Invalid parameter: Message too long")
+        case .notFound: self = .notFound("\(error.message)")
+        case .tooManyRequests:
+            self.init(type: "Sender", code: "Throttled", status: .tooManyRequests, message: error.message)
+        case .unavailable:
+            self.init(type: "Receiver", code: "ServiceUnavailable", status: .serviceUnavailable, message: error.message)
         default: self = .internalError()
         }
     }

@@ -14,8 +14,14 @@ extension SNSAPIRoutes {
         var environment: PushEnvironment { self == .apnsSandbox ? .sandbox : .production }
     }
 
-    /// Attributes that hold credentials: stored, never answered.
+    /// Attributes that hold credentials: accepted and dropped, never stored (Herald delivers with
+    /// the app's own provider configuration, so it has no use for them).
     static let credentialAttributes: Set<String> = ["PlatformCredential", "PlatformPrincipal"]
+
+    /// A platform application's attributes without its credentials.
+    static func storable(_ attributes: [String: String]) -> [String: String] {
+        attributes.filter { !credentialAttributes.contains($0.key) }
+    }
 
     // MARK: Platform applications
 
@@ -40,7 +46,7 @@ extension SNSAPIRoutes {
         let stored = try await store.putSNSPlatformApplication(
             SNSPlatformApplication(
                 appID: call.appID, name: name, platform: platform.rawValue,
-                attributes: call.parameters.map("Attributes"), createdAt: now()))
+                attributes: Self.storable(call.parameters.map("Attributes")), createdAt: now()))
         let arn = call.arns.string(.application(platform: stored.platform, name: stored.name))
         return SNSXML.element("PlatformApplicationArn", arn)
     }
@@ -52,7 +58,7 @@ extension SNSAPIRoutes {
 
     func setPlatformApplicationAttributes(_ call: Call) async throws -> String? {
         var application = try await platformApplication(call, parameter: "PlatformApplicationArn")
-        application.attributes.merge(call.parameters.map("Attributes")) { $1 }
+        application.attributes.merge(Self.storable(call.parameters.map("Attributes"))) { $1 }
         _ = try await store.putSNSPlatformApplication(application)
         return nil
     }

@@ -129,10 +129,12 @@ struct SNSAPIRoutes: Dialect {
         else { throw SNSAPIFailure.invalidClientTokenID() }
         let verifier = SigV4Verifier(service: Self.service, region: settings.region, now: now)
         try verifier.verify(signed, authorization: authorization, secretAccessKey: credentials.secretAccessKey)
+        let parameters = SNSQueryParameters(form: String(decoding: body, as: UTF8.self))
+        try parameters.requireXMLText()
         return Call(
             appID: appID, settings: settings,
             arns: SNSARN.Scope(region: settings.region, accountID: settings.accountID),
-            parameters: SNSQueryParameters(form: String(decoding: body, as: UTF8.self)), requestID: requestID)
+            parameters: parameters, requestID: requestID)
     }
 
     /// The actions served.

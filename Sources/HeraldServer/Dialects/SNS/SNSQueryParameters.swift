@@ -29,6 +29,17 @@ struct SNSQueryParameters {
 
     subscript(name: String) -> String? { values[name] }
 
+    /// Refuses a parameter whose name or value holds a character XML 1.0 cannot carry (NUL and
+    /// other control characters): whatever Herald stores it answers in XML, which SDKs' parsers
+    /// would then refuse whole.
+    /// - Throws: SNS's `InvalidParameter` naming the parameter.
+    func requireXMLText() throws(SNSAPIFailure) {
+        for (name, value) in values where !SNSXML.isText(name) || !SNSXML.isText(value) {
+            let shown = SNSXML.isText(name) ? name : "(name)"
+            throw .invalidParameter("Invalid parameter: \(shown) Reason: holds a character XML cannot carry")
+        }
+    }
+
     /// A required, non-empty parameter.
     /// - Throws: SNS's `InvalidParameter` naming it.
     func required(_ name: String) throws(SNSAPIFailure) -> String {
@@ -63,7 +74,7 @@ struct SNSQueryParameters {
         var map: [String: String] = [:]
         var index = 1
         while let key = values["\(prefix).entry.\(index).key"] {
-            map[key] = values["\(prefix).entry.\(index).value"] ?? ""
+            if !key.isEmpty { map[key] = values["\(prefix).entry.\(index).value"] ?? "" }
             index += 1
         }
         return map

@@ -37,16 +37,30 @@ enum SNSXML {
     static func escape(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": escaped += "&amp;"
             case "<": escaped += "&lt;"
             case ">": escaped += "&gt;"
             case "\"": escaped += "&quot;"
             case "'": escaped += "&apos;"
-            default: escaped.append(character)
+            // A character XML 1.0 cannot carry, even as a reference: the replacement character.
+            case _ where !isCharacter(scalar): escaped.unicodeScalars.append("\u{FFFD}")
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
         return escaped
+    }
+
+    /// Whether every character of `text` is one XML 1.0 allows (§2.2 `Char`).
+    static func isText(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy(isCharacter)
+    }
+
+    private static func isCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
+        default: false
+        }
     }
 }

@@ -1,0 +1,1011 @@
+import Foundation
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `kill -9` in a loop, under mixed traffic, on both stores.
+///
+/// Each run starts a fresh `herald serve` (SQLite file, or a fresh PostgreSQL database) against a mock APNs and a mock
+/// FCM whose devices answer 200, 500 once then 200, an invalid token (APNs 410 Unregistered or 400 BadDeviceToken,
+/// FCM 404 UNREGISTERED or 400 INVALID_ARGUMENT on the token) or a 400 that rejects the message every time;
+/// registers devices of some users, then drives registrations, badge-incrementing sends to users and broadcasts
+/// concurrently, and kills the server at one of three points: during accept (POSTs in flight), during fan-out (the
+/// mock holding answers back) or during result commit (a few milliseconds after a batch's last answer left the
+/// mock). It restarts the server, lets every notification finish and checks that no accepted notification was
+/// lost, that what was sent twice stays within one page, and that installations, ledger and jobs are consistent.
+///
+/// `HERALD_CRASH_RUNS` sets the runs per store (default 3 on SQLite, 2 on PostgreSQL, so CI stays fast; by hand run
+/// e.g. `HERALD_CRASH_RUNS=50 swift test --filter CrashLoop`), `HERALD_CRASH_SEED` replays a seed the output printed
+/// (each run prints the variables that replay it alone: the kill point, traffic mix and devices follow from them; the
+/// timing of a live server does not), and `HERALD_CRASH_POINT` (`accept`, `fanout`, `commit`) fixes the kill point. PostgreSQL runs when
+/// `HERALD_TEST_POSTGRES` names a cluster (`export HERALD_TEST_POSTGRES=$(scripts/postgres)`).
+@Suite("herald survives kill -9 in a loop, under mixed traffic", .serialized)
+struct CrashLoopTests {
+    @Test("SQLite: kill -9 at accept, fan-out or commit, restart: nothing accepted lost, state intact")
+    func sqlite() async throws {
+        try await CrashLoop.run(store: .sqlite, defaultRuns: 3)
+    }
+
+    @Test(
+        "PostgreSQL: kill -9 at accept, fan-out or commit, restart: nothing accepted lost, state intact",
+        .enabled(
+            if: ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"].map { !$0.isEmpty } ?? false,
+            "HERALD_TEST_POSTGRES is unset: export HERALD_TEST_POSTGRES=$(scripts/postgres) to run the crash loop on PostgreSQL"
+        ))
+    func postgres() async throws {
+        try await CrashLoop.run(store: .postgres, defaultRuns: 2)
+    }
+}
+
+/// The crash loop's settings, runs and report.
+enum CrashLoop {
+    enum Store: String {
+        case sqlite = "SQLite"
+        case postgres = "PostgreSQL"
+    }
+
+    enum KillPoint: String, CaseIterable {
+        case accept, fanout, commit
+    }
+
+    /// Small pages, so "at most one page twice" means something.
+    static let pageSize = 20
+    static let pipelineDepth = 4
+    static var batchSize: Int { pageSize / pipelineDepth }
+    static let workers = 8
+    static let maxFailures = 3
+    static let topic = "com.example.crash"
+    static let users = 32
+
+    static func run(store: Store, defaultRuns: Int) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let runs = environment["HERALD_CRASH_RUNS"].flatMap(Int.init) ?? defaultRuns
+        let seed =
+            environment["HERALD_CRASH_SEED"].flatMap { UInt64($0.replacingOccurrences(of: "0x", with: ""), radix: 16) }
+            ?? UInt64.random(in: 0...UInt64.max)
+        let point = environment["HERALD_CRASH_POINT"].flatMap(KillPoint.init(rawValue:))
+        print(
+            "crash loop \(store.rawValue): \(runs) runs, HERALD_CRASH_SEED=\(String(seed, radix: 16)), page size \(pageSize)"
+        )
+        var figures: [CrashRun.Figures] = []
+        for index in 0..<runs {
+            let runSeed = seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
+            let killPoint = point ?? KillPoint.allCases[(Int(seed % 3) + index) % 3]
+            let run = CrashRun(store: store, index: index + 1, runs: runs, seed: runSeed, killPoint: killPoint)
+            let result = try await run.execute()
+            print(result.line)
+            figures.append(result)
+        }
+        print("crash loop \(store.rawValue) summary (seed \(String(seed, radix: 16))):")
+        print(CrashRun.Figures.tableHeader)
+        for result in figures { print(result.tableRow) }
+    }
+}
+
+/// A deterministic generator (SplitMix64), so a printed seed replays a run's choices.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// How a device answers at its provider's mock.
+enum DeviceKind: String, Sendable {
+    /// 200 after a few milliseconds.
+    case good
+    /// 500 to its first request (retried), 200 afterwards.
+    case flaky
+    /// 410 Unregistered (dated after its registration): invalid at once.
+    case gone
+    /// 400 BadDeviceToken: invalid at once.
+    case bad
+    /// 400 with a reason that is not about the token: a failure that counts, every time.
+    case rejecting
+
+    var receivesEverything: Bool { self == .good || self == .flaky }
+
+    static func random(using rng: inout SeededGenerator) -> DeviceKind {
+        switch Int.random(in: 0..<100, using: &rng) {
+        case 0..<66: .good
+        case 66..<78: .flaky
+        case 78..<86: .gone
+        case 86..<92: .bad
+        default: .rejecting
+        }
+    }
+}
+
+/// The provider a device is reached through.
+enum Route: String, Sendable {
+    case apns, fcm
+
+    static func random(using rng: inout SeededGenerator) -> Route {
+        Int.random(in: 0..<5, using: &rng) < 3 ? .apns : .fcm
+    }
+}
+
+/// The two mock providers of a run.
+struct Providers: Sendable {
+    let apns: ObservedAPNsServer
+    let fcm: MockFCMServer
+}
+
+/// A request one of the mocks received, whichever it was.
+struct ProviderRequest {
+    var token: String
+    var status: Int
+    var notificationID: String
+    var badge: Int?
+}
+
+/// What the traffic did, as the clients saw it.
+final class TrafficLog: Sendable {
+    struct Device: Sendable {
+        var token: String
+        var user: String
+        var kind: DeviceKind
+        var service: Route
+        /// The registration clock when its registration was answered (nil: never answered).
+        var registeredAt: Int?
+        var id: String?
+    }
+
+    struct Send: Sendable {
+        var seq: Int
+        var key: String
+        /// The target users; nil: a broadcast.
+        var users: [String]?
+        var badge: Bool
+        /// The registration clock when the POST started: devices answered before it are in its audience.
+        var startClock: Int
+        /// The status answered; nil: no answer (the server died).
+        var status: Int?
+        var id: String?
+    }
+
+    struct State: Sendable {
+        var clock = 0
+        var devices: [String: Device] = [:]
+        /// Users with an answered good device: the ones sends pick.
+        var users: [String] = []
+        var sends: [Send] = []
+        var accepted = 0
+        var postsInFlight = 0
+        var registrationsInFlight = 0
+        var nextUser = 0
+        var reRegistrations = 0
+    }
+
+    let state = Mutex(State())
+}
+
+/// `kill -9` for the running server, fired once, from wherever the kill point is detected.
+final class KillSwitch: Sendable {
+    let pid = Atomic<Int32>(0)
+    let fired = Atomic<Bool>(false)
+    let detail = Mutex("")
+
+    /// Kills the server unless it was killed already; returns whether this call did.
+    @discardableResult
+    func fire(_ why: @autoclosure () -> String) -> Bool {
+        let pid = pid.load(ordering: .acquiring)
+        guard pid > 0, fired.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        kill(pid, SIGKILL)
+        let text = why()
+        detail.withLock { $0 = text }
+        return true
+    }
+
+    var hasFired: Bool { fired.load(ordering: .acquiring) }
+}
+
+/// Counts each notification's answers at the mock, to find the end of a batch, and schedules one kill.
+final class BatchWatch: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    private let scheduled = Atomic<Bool>(false)
+
+    /// Counts an answer for the notification `id`; returns its answers so far.
+    func answered(_ id: String) -> Int {
+        counts.withLock { counts in
+            counts[id, default: 0] += 1
+            return counts[id] ?? 0
+        }
+    }
+
+    /// Whether this call is the first to schedule the kill.
+    func schedule() -> Bool {
+        scheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+}
+
+/// One run of the loop: fresh store, traffic, one kill, restart, checks.
+struct CrashRun {
+    let store: CrashLoop.Store
+    let index: Int
+    let runs: Int
+    let seed: UInt64
+    let killPoint: CrashLoop.KillPoint
+
+    /// What one run did, for the printed line and the summary table.
+    struct Figures {
+        var store: String
+        var run: String
+        var seed: UInt64
+        var killPoint: String
+        var killDetail = ""
+        var posts = 0
+        var accepted = 0
+        var unanswered = 0
+        var unansweredExisting = 0
+        var notifications = 0
+        var registrations = 0
+        var devices = 0
+        var requests = 0
+        /// Distinct (notification, device) pairs the providers answered 200.
+        var delivered = 0
+        var duplicates = 0
+        var maxDuplicatesPerNotification = 0
+        var badgeCauses = ""
+        var restartListening: Duration = .zero
+        var restartDone: Duration = .zero
+
+        static let tableHeader = """
+            | store | run | kill point | POSTs | accepted | unanswered (exist) | notifications | devices | \
+            provider requests | delivered | devices twice (max per notification) | restart: listening / all done |
+            |---|---|---|---|---|---|---|---|---|---|---|---|
+            """
+
+        var tableRow: String {
+            "| \(store) | \(run) | \(killPoint) | \(posts) | \(accepted) | \(unanswered) (\(unansweredExisting)) | "
+                + "\(notifications) | \(devices) | \(requests) | \(delivered) | \(duplicates) "
+                + "(\(maxDuplicatesPerNotification)) | \(CrashRun.seconds(restartListening)) / "
+                + "\(CrashRun.seconds(restartDone)) |"
+        }
+
+        var line: String {
+            "crash run \(store) \(run) (HERALD_CRASH_SEED=\(String(seed, radix: 16)) HERALD_CRASH_RUNS=1 "
+                + "HERALD_CRASH_POINT=\(killPoint)): kill \(killPoint) (\(killDetail)); "
+                + "POSTs \(posts), accepted \(accepted), unanswered \(unanswered) (\(unansweredExisting) exist), "
+                + "notifications \(notifications); registrations \(registrations), devices \(devices); provider "
+                + "requests \(requests), delivered \(delivered), devices twice \(duplicates) (max "
+                + "\(maxDuplicatesPerNotification) per notification); badges over notifications delivered: "
+                + "\(badgeCauses); restart \(CrashRun.seconds(restartListening)) to listen, "
+                + "\(CrashRun.seconds(restartDone)) until all done"
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return String(format: "%.2f s", value)
+    }
+
+    func execute() async throws -> Figures {
+        var rng = SeededGenerator(state: seed)
+        var figures = Figures(
+            store: store.rawValue, run: "\(index)/\(runs)", seed: seed, killPoint: killPoint.rawValue)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database: PostgresTestDatabase? = store == .postgres ? try await PostgresTestDatabase.create() : nil
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await ObservedAPNsServer.start(ca: ca, credentials: [key.credential(topics: [CrashLoop.topic])])
+        let account = try TestServiceAccount()
+        let fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
+        let providers = Providers(apns: apns, fcm: fcm)
+        let config = try writeConfig(
+            directory: directory, ca: ca, key: key, account: account, providers: providers, database: database)
+        let sql = SQLRunner(
+            sqliteFile: database == nil ? directory.file("herald.sqlite") : nil, postgresURL: database?.url)
+
+        let traffic = TrafficLog()
+        let killSwitch = KillSwitch()
+        // A run that fails half-way leaves no server behind.
+        var servers: [Process] = []
+        defer { for process in servers where process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        servers.append(server.process)
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        killSwitch.pid.store(server.process.processIdentifier, ordering: .releasing)
+
+        // Devices of some users, each user's first one good, registered before any send.
+        var seedTokens: [String] = []
+        for user in 0..<CrashLoop.users {
+            for device in 0..<Int.random(in: 3...5, using: &rng) {
+                let kind = device == 0 ? .good : DeviceKind.random(using: &rng)
+                seedTokens.append(
+                    prepare(
+                        user: "u\(user)", kind: kind, service: .random(using: &rng), providers: providers,
+                        traffic: traffic, rng: &rng))
+            }
+        }
+        traffic.state.withLock { $0.nextUser = CrashLoop.users }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (offset, token) in seedTokens.enumerated() {
+                if offset >= 8 { try await group.next() }
+                group.addTask { _ = try await register(token, address: address, key: serverKey, traffic: traffic) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(traffic.state.withLock { $0.devices.values.allSatisfy { $0.registeredAt != nil } })
+
+        // The kill point.
+        let threshold = Int.random(in: 50...600, using: &rng)
+        let acceptTrigger = Int.random(in: 6...40, using: &rng)
+        let commitDelay = Duration.microseconds(Int.random(in: 0...3000, using: &rng))
+        let batches = BatchWatch()
+        switch killPoint {
+        case .accept: break
+        case .fanout:
+            // Killed from inside the mock, before the threshold-th answer is written: requests are on the wire.
+            apns.onAnswer { answer in
+                guard answer.number >= threshold else { return }
+                killSwitch.fire(
+                    "fan-out: at answer \(answer.number), \(max(0, apns.requests.count - answer.number + 1)) requests unanswered"
+                )
+            }
+        case .commit:
+            // Killed a few milliseconds after the mock answered the last request of a batch (a notification's
+            // answer count reached a multiple of the batch size): the worker is committing that batch.
+            apns.onAnswer { answer in
+                guard let id = Self.heraldID(answer.body) else { return }
+                let count = batches.answered(id)
+                guard answer.number >= threshold, count % CrashLoop.batchSize == 0, batches.schedule() else { return }
+                let number = answer.number
+                Task {
+                    try? await Task.sleep(for: commitDelay)
+                    killSwitch.fire(
+                        "commit: \(commitDelay) after answer \(number), closing a batch of \(id.prefix(8))…")
+                }
+            }
+        }
+
+        // Traffic: six senders, two registrars, until the kill.
+        let senderSeeds = (0..<6).map { _ in rng.next() }
+        let registrarSeeds = (0..<2).map { _ in rng.next() }
+        let run = index
+        await withTaskGroup(of: Void.self) { group in
+            for (number, senderSeed) in senderSeeds.enumerated() {
+                group.addTask {
+                    await sender(
+                        number: number, run: run, seed: senderSeed, address: address, key: serverKey, traffic: traffic,
+                        killSwitch: killSwitch, acceptTrigger: killPoint == .accept ? acceptTrigger : nil)
+                }
+            }
+            for registrarSeed in registrarSeeds {
+                group.addTask {
+                    await registrar(
+                        seed: registrarSeed, address: address, key: serverKey, providers: providers, traffic: traffic,
+                        killSwitch: killSwitch)
+                }
+            }
+            // If the traffic ends before the kill point came (it should not), the kill comes late, and says so.
+            await group.waitForAll()
+        }
+        if !killSwitch.hasFired { killSwitch.fire("late: the traffic ended before the kill point") }
+        _ = try await server.exitStatus()
+        apns.onAnswer(nil)
+        figures.killDetail = killSwitch.detail.withLock { $0 }
+
+        if store == .sqlite {
+            let check = try await sql.rows("PRAGMA integrity_check")
+            #expect(check == ["ok"], "integrity_check right after kill -9: \(check)")
+        }
+
+        // Restart and let everything finish.
+        let restartStart = ContinuousClock.now
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        servers.append(second.process)
+        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
+        figures.restartListening = ContinuousClock.now - restartStart
+        let accepted = traffic.state.withLock { $0.sends.filter { $0.status == 202 }.compactMap(\.id) }
+        var notifications: [[String: Any]] = []
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            notifications = try await list("\(secondAddress)/v1/notifications", key: serverKey)
+            let ids = Set(notifications.compactMap { $0["id"] as? String })
+            let final = notifications.allSatisfy {
+                ["done", "failed", "canceled", "expired"].contains($0["status"] as? String)
+            }
+            if final, ids.isSuperset(of: accepted) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        figures.restartDone = ContinuousClock.now - restartStart
+        let installations = try await list("\(secondAddress)/v1/installations", key: serverKey)
+        second.process.terminate()
+        #expect(try await second.exitStatus(timeout: .seconds(60)) == 0, "graceful stop after the restart")
+        let ledger = try await sql.rows(
+            "SELECT notification_id, coalesce(installation_id, ''), outcome FROM deliveries"
+        )
+        .map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+
+        try await verify(
+            traffic: traffic, providers: providers, notifications: notifications, installations: installations,
+            ledger: ledger,
+            sql: sql, figures: &figures)
+
+        try await apns.shutdown()
+        try await fcm.shutdown()
+        if let database { try await database.drop() }
+        return figures
+    }
+
+    // MARK: Traffic
+
+    /// A token of the route's shape: APNs hex, or an FCM registration token.
+    static func token(_ service: Route, using rng: inout SeededGenerator) -> String {
+        switch service {
+        case .apns:
+            return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+        case .fcm:
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            let part = { (count: Int, rng: inout SeededGenerator) in
+                String((0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
+            }
+            return "\(part(22, &rng)):APA91b\(part(134, &rng))"
+        }
+    }
+
+    /// Makes up a device, scripts its answers at its provider's mock and records it, before it is registered.
+    func prepare(
+        user: String, kind: DeviceKind, service: Route, providers: Providers, traffic: TrafficLog,
+        rng: inout SeededGenerator
+    ) -> String {
+        let token = Self.token(service, using: &rng)
+        let delay = Duration.milliseconds(Int.random(in: 1...6, using: &rng))
+        switch (service, kind) {
+        case (.apns, .good): providers.apns.script(token: token, .success(after: delay))
+        case (.apns, .flaky):
+            providers.apns.script(token: token, .internalServerError, times: 1)
+            providers.apns.script(token: token, .success(after: delay))
+        case (.apns, .gone):
+            // Dated after the registration, so it counts (an older 410 is ignored).
+            providers.apns.script(token: token, .unregistered(since: Date().addingTimeInterval(3600)))
+        case (.apns, .bad): providers.apns.script(token: token, .badDeviceToken)
+        case (.apns, .rejecting): providers.apns.script(token: token, .error(status: 400, reason: "BadExpirationDate"))
+        case (.fcm, .good): providers.fcm.script(token: token, .success(after: delay))
+        case (.fcm, .flaky):
+            providers.fcm.script(token: token, .internalError, times: 1)
+            providers.fcm.script(token: token, .success(after: delay))
+        case (.fcm, .gone): providers.fcm.script(token: token, .unregistered)
+        case (.fcm, .bad): providers.fcm.script(token: token, .invalidToken)
+        case (.fcm, .rejecting):
+            // INVALID_ARGUMENT about the message, not the token: a failure that counts against the device.
+            providers.fcm.script(
+                token: token,
+                .error(
+                    status: 400, rpcStatus: "INVALID_ARGUMENT", message: "Invalid value at 'message.android.ttl'",
+                    errorCode: "INVALID_ARGUMENT"))
+        }
+        traffic.state.withLock {
+            $0.devices[token] = TrafficLog.Device(token: token, user: user, kind: kind, service: service)
+        }
+        return token
+    }
+
+    /// Registers a prepared device; returns the status (nil: no answer).
+    @discardableResult
+    func register(_ token: String, address: String, key: String, traffic: TrafficLog) async throws -> Int? {
+        let (user, platform) = traffic.state.withLock { state in
+            state.registrationsInFlight += 1
+            return (state.devices[token]!.user, state.devices[token]!.service == .apns ? "ios" : "android")
+        }
+        defer { traffic.state.withLock { $0.registrationsInFlight -= 1 } }
+        let answer: (status: Int, body: String)
+        do {
+            answer = try await request(
+                "POST", "\(address)/v1/installations", bearer: key,
+                json: #"{"platform":"\#(platform)","token":"\#(token)","user_id":"\#(user)"}"#)
+        } catch {
+            return nil
+        }
+        let id = Self.object(answer.body)?["id"] as? String
+        traffic.state.withLock { state in
+            guard answer.status == 201 || answer.status == 200, var device = state.devices[token] else { return }
+            if device.registeredAt == nil {
+                device.registeredAt = state.clock
+                state.clock += 1
+            }
+            device.id = id
+            state.devices[token] = device
+            if device.kind == .good, !state.users.contains(user) { state.users.append(user) }
+        }
+        return answer.status
+    }
+
+    func registrar(
+        seed: UInt64, address: String, key: String, providers: Providers, traffic: TrafficLog,
+        killSwitch: KillSwitch
+    ) async {
+        var rng = SeededGenerator(state: seed)
+        for _ in 0..<200 where !killSwitch.hasFired {
+            if Int.random(in: 0..<5, using: &rng) == 0 {
+                // The same good token again: an update, never a second installation.
+                let again = traffic.state.withLock { state in
+                    state.devices.values.filter { $0.kind == .good && $0.registeredAt != nil }.map(\.token).sorted()
+                        .randomElement(using: &rng)
+                }
+                if let again {
+                    let status = try? await register(again, address: address, key: key, traffic: traffic)
+                    if let status, !killSwitch.hasFired { #expect(status == 200, "registering a known token again") }
+                    traffic.state.withLock { $0.reRegistrations += 1 }
+                }
+            } else {
+                let (user, kind): (String, DeviceKind) = traffic.state.withLock { state in
+                    if Int.random(in: 0..<3, using: &rng) == 0 {
+                        defer { state.nextUser += 1 }
+                        return ("n\(state.nextUser)", .good)
+                    }
+                    let user = "u\(Int.random(in: 0..<CrashLoop.users, using: &rng))"
+                    return (user, DeviceKind.random(using: &rng))
+                }
+                let token = prepare(
+                    user: user, kind: kind, service: .random(using: &rng), providers: providers, traffic: traffic,
+                    rng: &rng)
+                let status = try? await register(token, address: address, key: key, traffic: traffic)
+                if let status, !killSwitch.hasFired { #expect(status == 201, "a new registration") }
+            }
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 10...40, using: &rng)))
+        }
+    }
+
+    func sender(
+        number: Int, run: Int, seed: UInt64, address: String, key: String, traffic: TrafficLog,
+        killSwitch: KillSwitch, acceptTrigger: Int?
+    ) async {
+        var rng = SeededGenerator(state: seed)
+        for _ in 0..<60 where !killSwitch.hasFired {
+            let roll = Int.random(in: 0..<10, using: &rng)
+            let (seq, body): (Int, String) = traffic.state.withLock { state in
+                let seq = state.sends.count
+                let key = "crash-r\(run)-s\(seq)"
+                var users: [String]?
+                var badge = false
+                let body: String
+                if roll < 2 {
+                    body = #"{"target":{"all":true},"payload":{"title":"s\#(seq)"},"idempotency_key":"\#(key)"}"#
+                } else {
+                    var chosen: [String] = []
+                    for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                        if let user = state.users.randomElement(using: &rng), !chosen.contains(user) {
+                            chosen.append(user)
+                        }
+                    }
+                    users = chosen
+                    badge = roll >= 4
+                    let list = chosen.map { "\"\($0)\"" }.joined(separator: ",")
+                    let badgeField = badge ? #","badge":"increment""# : ""
+                    body =
+                        #"{"target":{"user_ids":[\#(list)]},"payload":{"title":"s\#(seq)"\#(badgeField)},"idempotency_key":"\#(key)"}"#
+                }
+                state.sends.append(
+                    TrafficLog.Send(seq: seq, key: key, users: users, badge: badge, startClock: state.clock))
+                state.postsInFlight += 1
+                return (seq, body)
+            }
+            // Past the trigger, the kill lands 0–3 ms into this POST: parsing, committing or answering it.
+            let armed = acceptTrigger.map { trigger in traffic.state.withLock { $0.accepted >= trigger } } ?? false
+            let intoPost = Duration.microseconds(Int.random(in: 0...3000, using: &rng))
+            async let posted = Self.post(body, address: address, key: key)
+            if armed {
+                try? await Task.sleep(for: intoPost)
+                let (accepted, inFlight) = traffic.state.withLock { ($0.accepted, $0.postsInFlight) }
+                killSwitch.fire("accept: \(intoPost) into a POST, \(inFlight) in flight, \(accepted) accepted before")
+            }
+            let answer = await posted
+            traffic.state.withLock { state in
+                state.postsInFlight -= 1
+                state.sends[seq].status = answer?.status
+                state.sends[seq].id = answer.flatMap { Self.object($0.body)?["id"] as? String }
+                if answer?.status == 202 { state.accepted += 1 }
+            }
+            if let answer, !killSwitch.hasFired {
+                #expect(answer.status == 202, "send s\(seq): \(answer.body)")
+            }
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 5...30, using: &rng)))
+        }
+    }
+
+    /// POSTs a notification; nil when no answer came (the server died).
+    static func post(_ body: String, address: String, key: String) async -> (status: Int, body: String)? {
+        try? await request("POST", "\(address)/v1/notifications", bearer: key, json: body)
+    }
+
+    // MARK: Checks
+
+    func verify(
+        traffic: TrafficLog, providers: Providers, notifications: [[String: Any]], installations: [[String: Any]],
+        ledger: [[String]], sql: SQLRunner, figures: inout Figures
+    ) async throws {
+        let state = traffic.state.withLock { $0 }
+        let sendsByKey = Dictionary(uniqueKeysWithValues: state.sends.map { ($0.key, $0) })
+        let requests = Self.requests(providers)
+        figures.posts = state.sends.count
+        figures.accepted = state.sends.filter { $0.status == 202 }.count
+        figures.unanswered = state.sends.filter { $0.status == nil }.count
+        figures.registrations = state.devices.count + state.reRegistrations
+        figures.requests = requests.count
+        figures.notifications = notifications.count
+        figures.delivered = Set(requests.filter { $0.status == 200 }.map { "\($0.notificationID) \($0.token)" }).count
+
+        // What the mock saw, per notification and token: the statuses answered, and the badges sent.
+        var answers: [String: [String: [Int]]] = [:]
+        var badgeRequests: [String: Int] = [:]
+        var badgeRetries: [String: Int] = [:]
+        var badgeNotificationsDelivered: [String: Set<String>] = [:]
+        var refusedAsInvalid: Set<String> = []
+        var rejections: [String: Set<String>] = [:]
+        for request in requests {
+            let (token, id) = (request.token, request.notificationID)
+            answers[id, default: [:]][token, default: []].append(request.status)
+            let kind = state.devices[token]?.kind
+            // Every refusal of a gone or bad device says its token is invalid (APNs 410 / 400 BadDeviceToken, FCM
+            // 404 UNREGISTERED / 400 INVALID_ARGUMENT on message.token); a rejecting device's 400 is a failure.
+            if kind == .gone || kind == .bad, request.status != 200, request.status != 500 {
+                refusedAsInvalid.insert(token)
+            }
+            if kind == .rejecting, request.status == 400 { rejections[token, default: []].insert(id) }
+            if request.badge != nil {
+                badgeRequests[token, default: 0] += 1
+                if request.status == 500 { badgeRetries[token, default: 0] += 1 }
+                if request.status == 200 { badgeNotificationsDelivered[token, default: []].insert(id) }
+            }
+        }
+
+        // Every notification is final and came from a POST; every accepted one is done and reached its audience.
+        let byID = Dictionary(notifications.compactMap { n in (n["id"] as? String).map { ($0, n) } }) { a, _ in a }
+        for send in state.sends where send.status == 202 {
+            guard let id = send.id else { continue }
+            #expect(byID[id]?["status"] as? String == "done", "accepted s\(send.seq) \(id): \(byID[id] ?? [:])")
+        }
+        var duplicates = 0
+        var maxDuplicates = 0
+        var ledgerCounts: [String: [String: Int]] = [:]
+        for row in ledger where row.count == 3 { ledgerCounts[row[0], default: [:]][row[2], default: 0] += 1 }
+        for notification in notifications {
+            let id = notification["id"] as? String ?? "?"
+            let status = notification["status"] as? String
+            #expect(status == "done", "notification \(id) ended \(status ?? "nil")")
+            guard let key = notification["idempotency_key"] as? String, let send = sendsByKey[key] else {
+                Issue.record("notification \(id) matches no POST: \(notification)")
+                continue
+            }
+            if send.status == nil { figures.unansweredExisting += 1 }
+            #expect(send.status == nil || send.status == 202, "s\(send.seq) answered \(send.status ?? 0) yet exists")
+            let received = answers[id] ?? [:]
+            // The audience: devices of the target answered before the POST started that receive everything.
+            let audience = state.devices.values.filter { device in
+                guard device.kind.receivesEverything, let at = device.registeredAt, at < send.startClock else {
+                    return false
+                }
+                return send.users.map { $0.contains(device.user) } ?? true
+            }
+            let lost = audience.filter { !(received[$0.token] ?? []).contains(200) }
+            #expect(
+                lost.isEmpty,
+                "s\(send.seq) \(id) (\(send.status.map(String.init) ?? "unanswered")): \(lost.count) of \(audience.count) devices never got it"
+            )
+            if let users = send.users {
+                let strangers = received.keys.filter { token in
+                    state.devices[token].map { !users.contains($0.user) } ?? true
+                }
+                #expect(strangers.isEmpty, "s\(send.seq) reached \(strangers.count) devices outside its users")
+            }
+            // A device that got it twice (a 500 and its retry are one delivery).
+            let twice = received.values.filter { $0.filter { $0 != 500 }.count > 1 }.count
+            duplicates += twice
+            maxDuplicates = max(maxDuplicates, twice)
+            #expect(twice <= CrashLoop.pageSize, "s\(send.seq) \(id): \(twice) devices got it twice")
+
+            // Counts add up and match the ledger (delivery_log: all keeps every outcome).
+            let counts = notification["counts"] as? [String: Any] ?? [:]
+            func count(_ name: String) -> Int { counts[name] as? Int ?? 0 }
+            #expect(
+                count("targeted")
+                    == count("sent") + count("failed") + count("invalid") + count("skipped_preferences")
+                    + count("skipped_expired"), "\(id) counts \(counts)")
+            let rows = ledgerCounts[id] ?? [:]
+            #expect(
+                (rows["delivered"] ?? 0, rows["failed"] ?? 0, rows["invalid"] ?? 0)
+                    == (count("sent"), count("failed"), count("invalid")), "\(id) counts \(counts), ledger \(rows)")
+        }
+        figures.duplicates = duplicates
+        figures.maxDuplicatesPerNotification = maxDuplicates
+        #expect(duplicates <= CrashLoop.pageSize * CrashLoop.workers, "\(duplicates) duplicates in one run")
+
+        // Installations: one per token, every answered registration there, state as the mock's answers make it.
+        figures.devices = installations.count
+        let tokensBySuffix = Dictionary(grouping: state.devices.keys) { String($0.suffix(8)) }
+        var seen: Set<String> = []
+        var failedRows: [String: Int] = [:]
+        for row in ledger where row.count == 3 && row[2] == "failed" { failedRows[row[1], default: 0] += 1 }
+        // The ledger tells only what the providers said: a delivery the provider answered 200, an invalid token
+        // it refused, for that device and notification.
+        var tokenOfInstallation: [String: String] = [:]
+        for installation in installations {
+            if let id = installation["id"] as? String, let suffix = installation["token_suffix"] as? String,
+                let token = tokensBySuffix[suffix]?.first
+            {
+                tokenOfInstallation[id] = token
+            }
+        }
+        var unfounded: [String] = []
+        for row in ledger where row.count == 3 && ["delivered", "invalid"].contains(row[2]) {
+            guard let token = tokenOfInstallation[row[1]] else { continue }
+            let statuses = answers[row[0]]?[token] ?? []
+            let founded = row[2] == "delivered" ? statuses.contains(200) : statuses.contains { $0 != 200 && $0 != 500 }
+            if !founded { unfounded.append("\(row[2]) \(row[0]) …\(token.suffix(8)): \(statuses)") }
+        }
+        #expect(unfounded.isEmpty, "ledger rows no provider answer backs: \(unfounded.prefix(5))")
+        // And the other way: a device that is never refused got a ledger row for every notification it received
+        // (a crash may send a page twice, never leave a delivery unrecorded).
+        let installationOfToken = Dictionary(tokenOfInstallation.map { ($0.value, $0.key) }) { a, _ in a }
+        let recorded = Set(ledger.filter { $0.count == 3 }.map { "\($0[0]) \($0[1])" })
+        var unrecorded: [String] = []
+        for (id, byToken) in answers {
+            for (token, statuses) in byToken where statuses.contains(200) {
+                guard state.devices[token]?.kind.receivesEverything == true,
+                    let installation = installationOfToken[token]
+                else { continue }
+                if !recorded.contains("\(id) \(installation)") { unrecorded.append("\(id) …\(token.suffix(8))") }
+            }
+        }
+        #expect(unrecorded.isEmpty, "\(unrecorded.count) deliveries with no ledger row: \(unrecorded.prefix(5))")
+        // Increments are atomic: no two requests to one device carry the same badge number.
+        var badgeNumbers: [String: [Int]] = [:]
+        for request in requests {
+            if let badge = request.badge { badgeNumbers[request.token, default: []].append(badge) }
+        }
+        let repeatedBadges = badgeNumbers.filter { Set($0.value).count != $0.value.count }
+        #expect(
+            repeatedBadges.isEmpty,
+            "badge numbers sent twice: \(repeatedBadges.prefix(3).map { "…\($0.key.suffix(8)) \($0.value)" })")
+        var badgeCauses = (twice: 0, retried: 0, cutOff: 0)
+        var retriedBadges: [String] = []
+        for installation in installations {
+            let suffix = installation["token_suffix"] as? String ?? ""
+            guard let token = tokensBySuffix[suffix]?.first, let device = state.devices[token] else {
+                Issue.record("installation of no registered token: \(installation)")
+                continue
+            }
+            #expect(!seen.contains(token), "two installations hold the token …\(suffix)")
+            seen.insert(token)
+            let id = installation["id"] as? String ?? ""
+            let valid = installation["valid"] as? Bool
+            let failures = installation["failure_count"] as? Int ?? -1
+            let badge = installation["badge"] as? Int ?? -1
+            #expect(installation["user_id"] as? String == device.user, "…\(suffix) changed user")
+            switch device.kind {
+            case .good, .flaky:
+                #expect(
+                    valid == true && failures == 0,
+                    "\(device.kind) …\(suffix): valid \(valid ?? false), failures \(failures)")
+            case .gone, .bad:
+                #expect(
+                    valid == !refusedAsInvalid.contains(token),
+                    "\(device.kind) …\(suffix): valid \(valid ?? false), refused \(refusedAsInvalid.contains(token))")
+            case .rejecting:
+                #expect(
+                    failures == failedRows[id] ?? 0,
+                    "…\(suffix): failure_count \(failures), ledger \(failedRows[id] ?? 0)")
+                #expect(
+                    failures <= rejections[token]?.count ?? 0, "…\(suffix): \(failures) failures, mock refused fewer")
+                #expect(
+                    valid == (failures < CrashLoop.maxFailures),
+                    "…\(suffix): \(failures) failures, valid \(valid ?? false)")
+            }
+            // Herald increments a badge right before each send, in its own transaction: each badge request the mock
+            // got follows one increment; only a kill between the increment and the send adds one with no request.
+            let sentBadges = badgeRequests[token] ?? 0
+            #expect(
+                badge >= sentBadges && badge <= sentBadges + CrashLoop.workers,
+                "…\(suffix): badge \(badge), \(sentBadges) badge requests")
+            if device.kind.receivesEverything {
+                // What the device shows should count the notifications it got: each one delivered, plus the ones
+                // a crash sent twice (the second carries the next number) and increments a kill cut off before
+                // their send. A send answered 500 and retried is one notification, yet Herald increments the
+                // badge again for the retry (Dispatcher+Fanout.swift, `deliver` runs `incrementBadges` on every
+                // attempt), so the device's badge stays one too high per retried attempt.
+                let delivered = badgeNotificationsDelivered[token]?.count ?? 0
+                let retried = badgeRetries[token] ?? 0
+                let twice = sentBadges - retried - delivered
+                badgeCauses.twice += twice
+                badgeCauses.retried += retried
+                badgeCauses.cutOff += badge - sentBadges
+                if badge > delivered + twice + (badge - sentBadges) {
+                    retriedBadges.append(
+                        "…\(suffix): badge \(badge) for \(delivered) notifications (\(twice) sent twice, \(retried) retried)"
+                    )
+                }
+            }
+        }
+        withKnownIssue("a retried send increments the badge once per attempt", isIntermittent: true) {
+            #expect(retriedBadges.isEmpty, "\(retriedBadges.count) badges count retries: \(retriedBadges.prefix(4))")
+        }
+        figures.badgeCauses =
+            "+\(badgeCauses.twice) sent twice, +\(badgeCauses.retried) retries, +\(badgeCauses.cutOff) cut off"
+        for device in state.devices.values where device.registeredAt != nil {
+            #expect(seen.contains(device.token), "registered …\(device.token.suffix(8)) is missing")
+        }
+
+        // The database itself.
+        try await sql.check(
+            [
+                (
+                    "jobs of missing notifications",
+                    "SELECT count(*) FROM jobs WHERE kind = 'notification' AND reference NOT IN (SELECT id FROM notifications)"
+                ),
+                (
+                    "jobs of final notifications",
+                    "SELECT count(*) FROM jobs j JOIN notifications n ON n.id = j.reference WHERE j.kind = 'notification'"
+                ),
+                ("locked jobs after a graceful stop", "SELECT count(*) FROM jobs WHERE locked_by IS NOT NULL"),
+                ("pending deliveries", "SELECT count(*) FROM pending_deliveries"),
+                (
+                    "notifications not final",
+                    "SELECT count(*) FROM notifications WHERE status NOT IN ('done', 'failed', 'canceled', 'expired')"
+                ),
+                (
+                    "installations sharing a token",
+                    "SELECT count(*) FROM (SELECT 1 FROM installations GROUP BY app_id, service, token_index HAVING count(*) > 1) d"
+                ),
+                (
+                    "ledger rows twice for one device",
+                    "SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE installation_id IS NOT NULL GROUP BY notification_id, installation_id HAVING count(*) > 1) d"
+                ),
+                (
+                    "ledger rows of missing notifications",
+                    "SELECT count(*) FROM deliveries WHERE notification_id NOT IN (SELECT id FROM notifications)"
+                ),
+                (
+                    "ledger rows of missing installations",
+                    "SELECT count(*) FROM deliveries WHERE installation_id IS NOT NULL AND installation_id NOT IN (SELECT id FROM installations)"
+                ),
+                (
+                    "negative badges or failure counts",
+                    "SELECT count(*) FROM installations WHERE badge < 0 OR failure_count < 0"
+                ),
+            ])
+        if store == .sqlite {
+            #expect(try await sql.rows("PRAGMA integrity_check") == ["ok"])
+            #expect(try await sql.rows("PRAGMA foreign_key_check") == [])
+        }
+    }
+
+    // MARK: Helpers
+
+    func writeConfig(
+        directory: TemporaryDirectory, ca: TestCertificateAuthority, key: TestAPNsAuthKey, account: TestServiceAccount,
+        providers: Providers, database: PostgresTestDatabase?
+    ) throws -> String {
+        let keyFile = directory.file("AuthKey.p8")
+        try key.p8PEM.write(toFile: keyFile, atomically: false, encoding: .utf8)
+        let accountFile = directory.file("service-account.json")
+        try account.json(tokenURI: providers.fcm.tokenURI).write(
+            toFile: accountFile, atomically: false, encoding: .utf8)
+        for file in [keyFile, accountFile] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+        let caFile = directory.file("ca.pem")
+        try ca.rootPEM.write(toFile: caFile, atomically: false, encoding: .utf8)
+        let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let databaseLines =
+            database.map { "database: \($0.url)\nsecret_key: \(secret)" }
+            ?? "database: \(directory.file("herald.sqlite"))"
+        let config = directory.file("herald.yaml")
+        try """
+        \(databaseLines)
+        app:
+          default:
+            delivery_log: all
+            apns:
+              key_file: \(keyFile)
+              key_id: \(key.keyID)
+              team_id: \(key.teamID)
+              topic: \(CrashLoop.topic)
+              url: https://127.0.0.1:\(providers.apns.port)
+              ca_file: \(caFile)
+            fcm:
+              service_account_file: \(accountFile)
+              url: https://127.0.0.1:\(providers.fcm.port)
+              ca_file: \(caFile)
+        engine:
+          page_size: \(CrashLoop.pageSize)
+          pipeline_depth: \(CrashLoop.pipelineDepth)
+          workers: \(CrashLoop.workers)
+          poll_interval_ms: 100
+          lease_seconds: 3
+          max_failures: \(CrashLoop.maxFailures)
+          retry:
+            base_ms: 50
+            cap_seconds: 1
+            max_attempts: 4
+        """.write(toFile: config, atomically: false, encoding: .utf8)
+        return config
+    }
+
+    /// Every record of a list route, page after page.
+    func list(_ url: String, key: String) async throws -> [[String: Any]] {
+        var records: [[String: Any]] = []
+        var cursor: String?
+        repeat {
+            let page = try await request(
+                "GET", url + "?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? ""), bearer: key)
+            try #require(page.status == 200, "\(url): \(page.body)")
+            let object = Self.object(page.body) ?? [:]
+            records += object["data"] as? [[String: Any]] ?? []
+            cursor = object["next_cursor"] as? String
+        } while cursor != nil
+        return records
+    }
+
+    static func object(_ body: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+    }
+
+    static func json(_ body: [UInt8]) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    /// The notification id Herald puts beside `aps`.
+    static func heraldID(_ body: [UInt8]) -> String? {
+        (json(body)?["herald"] as? [String: Any])?["id"] as? String
+    }
+
+    /// Every request both mocks received that carried a Herald notification.
+    static func requests(_ providers: Providers) -> [ProviderRequest] {
+        let apns = providers.apns.requests.compactMap { request -> ProviderRequest? in
+            let body = json(request.body)
+            guard let token = request.token, let id = (body?["herald"] as? [String: Any])?["id"] as? String else {
+                return nil
+            }
+            let badge = (body?["aps"] as? [String: Any])?["badge"] as? Int
+            return ProviderRequest(token: token, status: request.status, notificationID: id, badge: badge)
+        }
+        let fcm = providers.fcm.requests.compactMap { request -> ProviderRequest? in
+            let message = json(request.body)?["message"] as? [String: Any]
+            guard let token = request.token, let id = (message?["data"] as? [String: Any])?["herald_id"] as? String
+            else { return nil }
+            let notification = (message?["android"] as? [String: Any])?["notification"] as? [String: Any]
+            return ProviderRequest(
+                token: token, status: request.status, notificationID: id,
+                badge: notification?["notification_count"] as? Int)
+        }
+        return apns + fcm
+    }
+}
+
+/// Runs SQL on the run's database with the `sqlite3` or `psql` command.
+struct SQLRunner {
+    let sqliteFile: String?
+    let postgresURL: String?
+
+    func rows(_ query: String) async throws -> [String] {
+        let arguments =
+            if let sqliteFile { ["sqlite3", "-batch", "-separator", "|", sqliteFile, query] } else {
+                ["psql", postgresURL ?? "", "-X", "-A", "-t", "-F", "|", "-c", query]
+            }
+        let (status, out, err) = try await ScriptProcess.run(arguments)
+        try #require(status == 0, "\(query): \(err)")
+        return out.split(separator: "\n").map(String.init)
+    }
+
+    /// Expects each counting query to answer 0.
+    func check(_ queries: [(String, String)]) async throws {
+        for (what, query) in queries {
+            let answer = try await rows(query)
+            #expect(answer == ["0"], "\(what): \(answer)")
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// A small filesystem of its own (tmpfs) for one test, so the test can fill it or make it
+/// read-only; needs root, as CI has.
+struct ScratchFilesystem {
+    let directory: TemporaryDirectory
+    var path: String { directory.path }
+
+    /// Mounts a tmpfs of `megabytes`, or nil when this machine does not let the tests mount one.
+    static func mount(megabytes: Int) throws -> Self? {
+        let directory = try TemporaryDirectory()
+        guard run("/bin/mount", "-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0700", "tmpfs", directory.path) else {
+            directory.remove()
+            return nil
+        }
+        return Self(directory: directory)
+    }
+
+    /// Remounts read-only (`true`) or read-write.
+    func setReadOnly(_ readOnly: Bool) {
+        #expect(Self.run("/bin/mount", "-o", "remount,\(readOnly ? "ro" : "rw")", path))
+    }
+
+    /// Fills the filesystem with one file until the disk is full.
+    func fill() throws -> String {
+        let filler = path + "/filler"
+        FileManager.default.createFile(atPath: filler, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
+        defer { try? handle.close() }
+        let chunk = Data(count: 64 * 1024)
+        while (try? handle.write(contentsOf: chunk)) != nil {}
+        return filler
+    }
+
+    func unmount() {
+        _ = Self.run("/bin/umount", "-l", path)
+        directory.remove()
+    }
+
+    @discardableResult
+    static func run(_ executable: String, _ arguments: String...) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
+
+@Suite("A full disk and a read-only database")
+struct StorageFailureTests {
+    /// Registers one new installation; the answer's status and body.
+    static func register(_ address: String, key: String) async throws -> (status: Int, body: String) {
+        try await request(
+            "POST", "\(address)/v1/installations", bearer: key,
+            json: #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+    }
+
+    /// Polls `GET /readyz` until its status is `status` and its body contains `text`; the last answer.
+    static func readiness(
+        _ address: String, becomes status: Int, containing text: String = ""
+    ) async throws -> (status: Int, body: String) {
+        var answer = (status: 0, body: "")
+        for _ in 0..<200 {
+            answer = try await request("GET", "\(address)/readyz")
+            if answer.status == status, text.isEmpty || answer.body.contains(text) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return answer
+    }
+
+    @Test("Writes fail with 503 storage_unavailable, readyz says why, and both recover when space returns")
+    func fullDiskAndReadOnly() async throws {
+        guard let scratch = try ScratchFilesystem.mount(megabytes: 24) else {
+            print("skipped: this machine does not let the tests mount a tmpfs (not root)")
+            return
+        }
+        defer { scratch.unmount() }
+        let server = try HeraldProcess(
+            ["serve", "--database", "sqlite://\(scratch.path)/herald.sqlite", "--port", "0"])
+        defer { server.process.terminate() }
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let key = try await server.line(startingWith: "server key: ")
+        #expect(try await request("GET", "\(address)/readyz").status == 200)
+        var accepted: [String] = []
+        for _ in 0..<20 {
+            let answer = try await Self.register(address, key: key)
+            #expect(answer.status == 201, "\(answer.body)")
+            accepted.append(answer.body)
+        }
+
+        // Disk full: every write is refused cleanly, never 500, until the space returns.
+        let filler = try scratch.fill()
+        var refused = 0
+        for _ in 0..<400 where refused < 5 {
+            let answer = try await Self.register(address, key: key)
+            #expect(answer.status == 201 || answer.status == 503, "\(answer.body)")
+            if answer.status == 503 {
+                refused += 1
+                #expect(answer.body.contains("storage_unavailable"), "\(answer.body)")
+            } else {
+                accepted.append(answer.body)
+            }
+        }
+        #expect(refused == 5, "a full disk refused \(refused) of the registrations")
+        let full = try await Self.readiness(address, becomes: 503, containing: "storage_unavailable")
+        #expect(full.status == 503 && full.body.contains("storage_unavailable"), "\(full.body)")
+        #expect(try await request("GET", "\(address)/healthz").status == 200, "the process itself is alive")
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(try await Self.readiness(address, becomes: 200).status == 200)
+        let afterFull = try await Self.register(address, key: key)
+        #expect(afterFull.status == 201, "\(afterFull.body)")
+
+        // Nothing accepted was lost.
+        for body in accepted {
+            let id = try #require(
+                (try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"] as? String)
+            #expect(try await request("GET", "\(address)/v1/installations/\(id)", bearer: key).status == 200)
+        }
+        #expect(!server.text.contains("internal_error"), "\(server.text)")
+
+        // SQLite holds its file open for writing, so the kernel will not remount the volume
+        // read-only under it; a server started on a read-only volume stops with a clear error.
+        server.process.terminate()
+        _ = try await server.exitStatus()
+        scratch.setReadOnly(true)
+        defer { scratch.setReadOnly(false) }
+        let readOnly = try HeraldProcess(
+            ["serve", "--database", "sqlite://\(scratch.path)/herald.sqlite", "--port", "0"])
+        #expect(try await readOnly.exitStatus() != 0)
+        #expect(readOnly.text.contains("Cannot create") || readOnly.text.contains("read-only"), "\(readOnly.text)")
+    }
+
+    @Test("PostgreSQL turned read-only: writes answer 503 storage_unavailable, readyz says so, both recover")
+    func postgresReadOnly() async throws {
+        let database = try await PostgresTestDatabase.create()
+        defer { Task { try? await database.drop() } }
+        let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let server = try HeraldProcess(
+            ["serve", "--port", "0"], environment: ["HERALD_SECRET_KEY": key, "HERALD_DATABASE": database.url])
+        defer { server.process.terminate() }
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        let first = try await Self.register(address, key: serverKey)
+        #expect(first.status == 201, "\(first.body)")
+
+        // As after a fail-over to a standby: every new transaction is read-only.
+        let endSessions =
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database.name)' "
+            + "AND pid <> pg_backend_pid()"
+        try await database.administer("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
+        try await database.administer(endSessions)
+        let readOnly = try await Self.readiness(address, becomes: 503, containing: "read-only")
+        #expect(readOnly.status == 503 && readOnly.body.contains("read-only"), "\(readOnly.body)")
+        var refused = (status: 0, body: "")
+        for _ in 0..<50 {
+            refused = try await Self.register(address, key: serverKey)
+            if refused.status == 503 { break }
+        }
+        #expect(refused.status == 503 && refused.body.contains("storage_unavailable"), "\(refused.body)")
+        #expect(try await request("GET", "\(address)/healthz").status == 200)
+
+        try await database.administer("ALTER DATABASE \(database.name) RESET default_transaction_read_only")
+        try await database.administer(endSessions)
+        #expect(try await Self.readiness(address, becomes: 200).status == 200)
+        var recovered = 0
+        for _ in 0..<50 where recovered == 0 {
+            recovered = try await Self.register(address, key: serverKey).status == 201 ? 1 : 0
+        }
+        #expect(recovered == 1)
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(first.body.utf8)) as? [String: Any])?["id"] as? String)
+        #expect(try await request("GET", "\(address)/v1/installations/\(id)", bearer: serverKey).status == 200)
+    }
+}
