@@ -12,6 +12,8 @@
 # Environment: BENCH_PAGE_SIZE (engine.page_size, default 2000), BENCH_PERF=<file> (perf record the server while it sends),
 # BENCH_HERALD=<binary> (use that release build instead of building one).
 set -euo pipefail
+# Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
+umask 077
 cd "$(dirname "$0")/.."
 count=${1:-1000000}
 connections=${2:-2}

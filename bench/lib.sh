@@ -1,5 +1,8 @@
 # Shared by bench/register.sh and bench/latency.sh (sourced, from the repository root).
 
+# Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
+umask 077
+
 # The script's own shell: its EXIT trap must clean up there only. Bash has been seen to run the trap in
 # a forked child too (about one start in five here), which removed the work directory under the server.
 bench_shell=$BASHPID

@@ -15,6 +15,8 @@
 # Environment: BENCH_SETUPS (default "sqlite postgres postgres2"), BENCH_PAGE_SIZE (engine.page_size, 2000),
 # BENCH_HERALD=<binary> (a release build made elsewhere).
 set -euo pipefail
+# Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
+umask 077
 cd "$(dirname "$0")/.."
 count=${1:-200000}
 connections=${2:-2}
