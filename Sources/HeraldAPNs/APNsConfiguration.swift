@@ -60,13 +60,16 @@ public struct APNsConfiguration: Sendable {
     /// Streams Herald keeps open per connection (below the peer's limit when that is lower).
     public var maxStreamsPerConnection: Int
     public var requestTimeout: TimeAmount
+    /// The most a connection may take to be ready: TCP, TLS and APNs' HTTP/2 preface.
+    public var connectTimeout: TimeAmount
     /// Where each request's time to its answer is recorded; nil records nothing.
     public var requestDuration: CoreMetrics.Timer?
 
     /// Creates a configuration.
     public init(
         environment: Environment, authentication: Authentication, trustRoots: [NIOSSLCertificate]? = nil,
-        connections: Int = 2, maxStreamsPerConnection: Int = 100, requestTimeout: TimeAmount = .seconds(30)
+        connections: Int = 2, maxStreamsPerConnection: Int = 100, requestTimeout: TimeAmount = .seconds(30),
+        connectTimeout: TimeAmount = .seconds(10)
     ) {
         self.environment = environment
         self.authentication = authentication
@@ -74,6 +77,7 @@ public struct APNsConfiguration: Sendable {
         self.connections = connections
         self.maxStreamsPerConnection = maxStreamsPerConnection
         self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
     }
 
     var poolConfiguration: HTTP2PoolConfiguration {
@@ -85,7 +89,8 @@ public struct APNsConfiguration: Sendable {
         }
         var pool = HTTP2PoolConfiguration(
             host: environment.host, port: environment.port, tls: tls, connections: connections,
-            maxStreamsPerConnection: maxStreamsPerConnection, requestTimeout: requestTimeout)
+            maxStreamsPerConnection: maxStreamsPerConnection, connectTimeout: connectTimeout,
+            requestTimeout: requestTimeout)
         pool.requestDuration = requestDuration
         return pool
     }

@@ -25,6 +25,11 @@ public struct EngineConfiguration: Sendable {
     /// How often idle workers look for due jobs (a new notification also wakes them).
     public var pollInterval: Duration
     public var retryPolicy: RetryPolicy
+    /// How long a provider that answered none of a batch's pushes (no connection, or timeouts) is
+    /// paused for the app: `base`, doubling with each such batch in a row, at most `cap`. While it
+    /// is paused its deliveries wait without a request, so a provider that is down sees a few
+    /// requests per pause, not a retry storm, and the other providers' batches do not wait on it.
+    public var unreachablePause: (base: Duration, cap: Duration)
     /// Failures in a row (no success between) that deactivate an installation.
     public var maxFailures: Int
     /// A repeated idempotency key within this window returns the first notification.
@@ -49,7 +54,9 @@ public struct EngineConfiguration: Sendable {
     public init(
         pageSize: Int = 2000, pipelineDepth: Int = 4, workers: Int = 8, lease: Duration = .seconds(60),
         pollInterval: Duration = .seconds(1),
-        retryPolicy: RetryPolicy = RetryPolicy(), maxFailures: Int = 5, idempotencyWindow: Duration = .seconds(86_400),
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        unreachablePause: (base: Duration, cap: Duration) = (.seconds(1), .seconds(30)), maxFailures: Int = 5,
+        idempotencyWindow: Duration = .seconds(86_400),
         deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,
         cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy(),
         channelConfirmWindow: Duration = .seconds(10), channelMaxWait: Duration = .seconds(28 * 86_400),
@@ -61,6 +68,7 @@ public struct EngineConfiguration: Sendable {
         self.lease = lease
         self.pollInterval = pollInterval
         self.retryPolicy = retryPolicy
+        self.unreachablePause = (base: max(.milliseconds(1), unreachablePause.base), cap: unreachablePause.cap)
         self.maxFailures = max(1, maxFailures)
         self.idempotencyWindow = idempotencyWindow
         self.deliveryLog = deliveryLog

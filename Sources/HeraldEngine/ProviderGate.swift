@@ -3,9 +3,11 @@ import HeraldCore
 import Synchronization
 
 /// Provider-wide pauses: when a provider answers every sender with `Retry-After` (FCM quota, APNs
-/// 503), deliveries through that provider for that app wait, and the other providers go on. The
-/// pauses live in the store (``ClusterState``), so every node sharing it holds back; this is the
-/// node's copy, read again at most every `refreshInterval`.
+/// 503), or answers nothing at all (down, stalled, TLS failing), deliveries through that provider
+/// for that app wait, and the other providers go on. The pauses live in the store
+/// (``ClusterState``), so every node sharing it holds back; this is the node's copy, read again at
+/// most every `refreshInterval`. An unreachable provider's pause grows with each batch in a row it
+/// left unanswered (the streak is this node's own) and the streak ends with its first answer.
 final class ProviderGate: Sendable {
     private struct Key: Hashable {
         var appID: String
@@ -15,6 +17,8 @@ final class ProviderGate: Sendable {
     private struct State {
         var pauses: [Key: Date] = [:]
         var refreshedAt: Date?
+        /// Batches in a row each provider left unanswered.
+        var unanswered: [Key: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -61,5 +65,32 @@ final class ProviderGate: Sendable {
             state.pauses[key] = until
             return true
         }
+    }
+
+    /// A provider answered none of a batch's pushes: it is paused for the app for `base` doubled
+    /// once for each batch in a row before this one that it left unanswered, at most `cap`.
+    /// - Returns: Until when it is paused (the caller stores it for the other nodes).
+    func unreachable(appID: String, service: PushService, now: Date, base: Duration, cap: Duration) -> Date {
+        state.withLock { state in
+            let key = Key(appID: appID, service: service)
+            let streak = (state.unanswered[key] ?? 0) + 1
+            state.unanswered[key] = streak
+            let seconds = min(Self.seconds(cap), Self.seconds(base) * pow(2, Double(min(streak, 60) - 1)))
+            let until = now.addingTimeInterval(seconds)
+            state.pauses[Key(appID: appID, service: service)] = max(state.pauses[key] ?? until, until)
+            return until
+        }
+    }
+
+    /// A provider answered (whatever it said): its unanswered streak ends.
+    func answered(appID: String, service: PushService) {
+        state.withLock { state in
+            _ = state.unanswered.removeValue(forKey: Key(appID: appID, service: service))
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) * 1e-18
     }
 }

@@ -16,6 +16,9 @@ public struct Recipient: Sendable {
     public var bundleID: String?
     /// Attempts made before this one.
     public var attempts = 0
+    /// The installation's stored badge when this notification already counted itself in it (an
+    /// earlier attempt of an `increment` badge, retried now): sent as it is, not incremented again.
+    public var countedBadge: Int?
 
     /// The recipient of an installation.
     public init(_ target: DeliveryTarget) {

@@ -31,13 +31,16 @@ public final class FCMClient: Sendable {
         public var trustRoots: [NIOSSLCertificate]?
         public var connections: Int
         public var requestTimeout: TimeAmount
+        /// The most a connection may take to be ready: TCP, TLS and FCM's HTTP/2 preface.
+        public var connectTimeout: TimeAmount
         /// Where each request's time to its answer is recorded; nil records nothing.
         public var requestDuration: CoreMetrics.Timer?
 
         /// Creates a configuration.
         public init(
             account: FCMServiceAccount, host: String = "fcm.googleapis.com", port: Int = 443,
-            trustRoots: [NIOSSLCertificate]? = nil, connections: Int = 2, requestTimeout: TimeAmount = .seconds(30)
+            trustRoots: [NIOSSLCertificate]? = nil, connections: Int = 2, requestTimeout: TimeAmount = .seconds(30),
+            connectTimeout: TimeAmount = .seconds(10)
         ) {
             self.account = account
             self.host = host
@@ -45,6 +48,7 @@ public final class FCMClient: Sendable {
             self.trustRoots = trustRoots
             self.connections = connections
             self.requestTimeout = requestTimeout
+            self.connectTimeout = connectTimeout
         }
     }
 
@@ -64,7 +68,7 @@ public final class FCMClient: Sendable {
         if let roots = configuration.trustRoots { tls.trustRoots = .certificates(roots) }
         var poolConfiguration = HTTP2PoolConfiguration(
             host: configuration.host, port: configuration.port, tls: tls, connections: configuration.connections,
-            requestTimeout: configuration.requestTimeout)
+            connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
         poolConfiguration.requestDuration = configuration.requestDuration
         pool = try HTTP2ConnectionPool(configuration: poolConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         path = "/v1/projects/\(configuration.account.projectID)/messages:send"

@@ -119,15 +119,29 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
     /// Requests on this connection, sent or waiting.
     var load: Int { machine.load }
 
-    /// Completes when the connection is ready for requests, fails if it closes before.
+    /// Completes when the connection is ready for requests (TLS is up and the server's preface, its
+    /// first SETTINGS, has arrived); fails if it closes before, or when that takes longer than the
+    /// configuration's `connectTimeout`.
     private(set) var ready: EventLoopFuture<Void>?
     private var readiness: EventLoopPromise<Void>?
+    /// Closes a connection that is not ready within `connectTimeout` (a server that accepts and then
+    /// sends nothing, in the TLS handshake or after it).
+    private var establishmentTimer: Scheduled<Void>?
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let promise = context.eventLoop.makePromise(of: Void.self)
         readiness = promise
         ready = promise.futureResult
+        let timeout = configuration.connectTimeout
+        establishmentTimer = context.eventLoop.scheduleTask(in: timeout) { [weak self] in
+            guard let self, let readiness = self.readiness else { return }
+            self.readiness = nil
+            readiness.fail(
+                HTTP2ClientError.connectFailed(
+                    "no TLS handshake and HTTP/2 preface from the server within \(timeout.nanoseconds / 1_000_000) ms"))
+            self.context?.close(promise: nil)
+        }
         let interval = min(configuration.pingInterval, configuration.readTimeout, configuration.pingTimeout)
         keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) {
             [weak self] _ in self?.checkLiveness()
@@ -138,6 +152,7 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        establishmentTimer?.cancel()
         keepAlive?.cancel()
         deadlineSweep?.cancel()
         // A channel that closes before it ever connected never saw channelActive or channelInactive.
@@ -191,6 +206,11 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         case .settings(.settings(let settings)):
             let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value
             perform(machine.settingsReceived(maxConcurrentStreams: limit))
+            // The server's preface (RFC 9113 §3.4): the connection is ready.
+            establishmentTimer?.cancel()
+            establishmentTimer = nil
+            readiness?.succeed()
+            readiness = nil
         case .ping(_, ack: true):
             pingSentAt = nil
         default:
@@ -203,8 +223,9 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    /// The connection speaks HTTP/2: TLS is up and the preface is out (NIOSSLHandler forwards
-    /// channelActive once the handshake completes, and NIOHTTP2Handler writes its preface then).
+    /// TLS is up and Herald's preface is out (NIOSSLHandler forwards channelActive once the
+    /// handshake completes, and NIOHTTP2Handler writes its preface then); the connection is ready
+    /// once the server's preface arrives.
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
         // Open the connection window from RFC 9113's 65,535 bytes to the target at once.
@@ -216,8 +237,6 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
                         payload: .windowUpdate(windowSizeIncrement: configuration.connectionWindowSize - 65_535))),
                 promise: nil)
         }
-        readiness?.succeed()
-        readiness = nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -230,6 +249,8 @@ final class HTTP2ClientConnectionHandler: ChannelDuplexHandler {
     /// inactive, and from the channel's close future, because NIOHTTP2Handler does not forward
     /// channelInactive for a connection that never became active.
     func closed() {
+        establishmentTimer?.cancel()
+        establishmentTimer = nil
         readiness?.fail(HTTP2ClientError.connectionClosed)
         readiness = nil
         retire()

@@ -160,7 +160,10 @@ public final class HTTP2ConnectionPool: Sendable {
             }) {
                 return .connection(best, openAnother: canConnect)
             }
-            if state.connecting > 0 {
+            // Requests wait for a connection being opened, unless the host is failing: then only the
+            // requests that open a new attempt wait for it (a probe), and the others fail at once
+            // instead of each waiting out a connect timeout behind an attempt that may stall too.
+            if canConnect || (state.connecting > 0 && state.consecutiveFailures == 0) {
                 state.waiting.append(contentsOf: ready)
                 return .wait(openAnother: canConnect)
             }
@@ -216,7 +219,7 @@ public final class HTTP2ConnectionPool: Sendable {
                 channel.pipeline.handler(type: HTTP2ClientConnectionHandler.self).flatMap { handler in
                     let bound = NIOLoopBound(handler, eventLoop: channel.eventLoop)
                     channel.closeFuture.whenComplete { _ in bound.value.closed() }
-                    // Live only once TLS is up and the HTTP/2 preface is out.
+                    // Live only once TLS is up and the server's HTTP/2 preface has arrived.
                     return (handler.ready ?? channel.eventLoop.makeSucceededVoidFuture()).map {
                         Connection(id: id, channel: channel, handler: bound.value)
                     }

@@ -44,7 +44,7 @@ public struct HTTP2PoolConfiguration: Sendable {
         connectTimeout: TimeAmount = .seconds(10), requestTimeout: TimeAmount = .seconds(30),
         pingInterval: TimeAmount = .seconds(60), pingTimeout: TimeAmount = .seconds(10),
         readTimeout: TimeAmount = .seconds(30), reconnectBase: TimeAmount = .milliseconds(100),
-        reconnectCap: TimeAmount = .seconds(30), maxAttempts: Int = 3
+        reconnectCap: TimeAmount = .seconds(10), maxAttempts: Int = 3
     ) {
         self.host = host
         self.port = port

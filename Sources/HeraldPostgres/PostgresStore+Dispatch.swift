@@ -328,7 +328,7 @@ extension PostgresStore: JobQueue, DispatchLedger {
             try await connection.rows(
                 """
                 SELECT * FROM pending_deliveries WHERE notification_id = $1 AND run_at <= $2
-                ORDER BY recipient LIMIT $3
+                ORDER BY run_at, attempts LIMIT $3
                 """, [notificationID, now.timeIntervalSince1970, limit])
         }.map { row in
             PendingDelivery(

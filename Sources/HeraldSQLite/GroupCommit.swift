@@ -7,15 +7,26 @@ import Synchronization
 /// has committed.
 ///
 /// SQLite has one writer, and a commit costs far more than a one-row write: the write-ahead log
-/// gets every page the transaction dirtied (the row's table page and one page per index) and an
-/// `fdatasync` at checkpoints. Writes arriving together dirty the same index pages, so committing
-/// them together writes each page once. A write that throws rolls back its own savepoint only; a
-/// commit that fails fails every write of the batch, none of which is then stored.
+/// gets every page the transaction dirtied (the row's table page and one page per index) and, for
+/// a durable write, an `fdatasync`. Writes arriving together dirty the same index pages, so
+/// committing them together writes each page and syncs the log once. A write that throws rolls back
+/// its own savepoint only; a commit that fails fails every write of the batch, none of which is
+/// then stored.
+///
+/// Durability. The writer runs with `synchronous = FULL`: a commit returns once the log is on disk,
+/// so what Herald answered `2xx` for (a registration, an accepted send or event) survives a power
+/// loss. The engine's own bookkeeping (job claims, page commits, releases) is committed with
+/// `synchronous = NORMAL`, without its own sync: a process crash loses none of it either (the log
+/// is written), and after a power loss the engine resumes from the last synced commit, which the
+/// next durable write or checkpoint (every 250 ms under `herald serve`) makes recent: the log is
+/// sequential, so syncing it for one commit syncs every commit before it.
 final class GroupCommit: Sendable {
     /// How many writes one transaction takes at most, so a burst cannot hold the writer long.
     static let maximumBatch = 256
 
     private struct Write: Sendable {
+        /// Whether the caller is answered only once the write is on disk.
+        let durable: Bool
         /// Runs the write in its savepoint and returns how to answer the caller after the commit.
         let run: @Sendable (Database) -> @Sendable () -> Void
         /// Answers the caller with the commit's failure.
@@ -39,10 +50,14 @@ final class GroupCommit: Sendable {
     /// How many writes have been submitted since the start (tests use it to know a batch has formed).
     var submitted: Int { queue.withLock { $0.submitted } }
 
-    /// Runs `body` in the next shared transaction and returns its result once that has committed.
-    func write<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
+    /// Runs `body` in the next shared transaction and returns its result once that has committed
+    /// (`durable`: and reached the disk; a batch holding one durable write is synced whole).
+    func write<Value: Sendable>(
+        durable: Bool, _ body: @escaping @Sendable (Database) throws -> Value
+    ) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             let write = Write(
+                durable: durable,
                 run: { db in
                     let result: Result<Value, any Error> = Result {
                         var value: Value?
@@ -78,7 +93,10 @@ final class GroupCommit: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
+            let durable = batch.contains(where: \.durable)
             do {
+                if !durable { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                defer { if !durable { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
                 var answers: [@Sendable () -> Void] = []
                 try db.inTransaction {
                     answers = batch.map { $0.run(db) }

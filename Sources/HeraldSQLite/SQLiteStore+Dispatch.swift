@@ -9,7 +9,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
     ) async throws -> (notification: PushNotification, created: Bool) {
         let spec = try sealSpec(notification)
-        return try await groupCommit.write { db in
+        return try await groupCommit.write(durable: true) { db in
             if let key = notification.idempotencyKey,
                 let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND idempotency_key = ?"),
@@ -168,7 +168,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         // `+kind`: the due index (run_at) finds the earliest due job at once; the (kind, reference)
         // one would read every job of the kind and sort them, on each claim, which slows as a
         // backlog grows, just when workers are behind. (Cached: one statement per count of kinds.)
-        return try await groupCommit.write { db in
+        return try await groupCommit.write(durable: false) { db in
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
@@ -204,7 +204,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws {
-        try await groupCommit.write { db in
+        try await groupCommit.write(durable: false) { db in
             try db.cachedExecute(
                 sql: """
                     UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = ?, last_error = ?
@@ -215,7 +215,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func finishJob(id: Int64, owner: String) async throws {
-        try await groupCommit.write { db in
+        try await groupCommit.write(durable: false) { db in
             try db.cachedExecute(sql: "DELETE FROM jobs WHERE id = ? AND locked_by = ?", arguments: [id, owner])
         }
     }
@@ -363,7 +363,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                 db.cachedStatement(
                     sql: """
                         SELECT * FROM pending_deliveries WHERE notification_id = ? AND run_at <= ?
-                        ORDER BY recipient LIMIT ?
+                        ORDER BY run_at, attempts LIMIT ?
                         """),
                 arguments: [notificationID, now.timeIntervalSince1970, limit]
             ).map { row in
@@ -418,7 +418,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func commit(_ page: PageCommit) async throws -> Bool {
-        try await groupCommit.write { db in
+        try await groupCommit.write(durable: false) { db in
             guard
                 try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT 1 FROM jobs WHERE id = ? AND locked_by = ?"),

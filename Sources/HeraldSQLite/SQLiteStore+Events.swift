@@ -97,7 +97,7 @@ extension SQLiteStore: EventStore {
     public func insertEvent(
         _ event: SourceEvent, notifying: @escaping @Sendable (SourceEvent) throws -> EventNotification?
     ) async throws -> (event: SourceEvent, created: Bool) {
-        try await groupCommit.write { db in
+        try await groupCommit.write(durable: true) { db in
             if let earlier = try self.fetchEvent(
                 db, where: "e.app_id = ? AND e.producer = ? AND e.external_id = ?",
                 [event.appID, event.producer, event.externalID])

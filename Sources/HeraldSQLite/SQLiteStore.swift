@@ -43,6 +43,10 @@ public final class SQLiteStore: Store {
             }
         }
         self.database = try DatabasePool(path: path, configuration: configuration)
+        // What Herald answers 2xx for is on disk first (GRDB's WAL default is NORMAL, which a power
+        // loss can roll back); the engine's own commits relax it (``GroupCommit``). Set here, on the
+        // writer, after the pool opened: enabling WAL resets it.
+        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         self.cipher = cipher
         self.path = path
         self.groupCommit = GroupCommit(database: database)
@@ -116,7 +120,7 @@ public final class SQLiteStore: Store {
         -> RegistrationResult
     {
         let sealed = try seal(registration)
-        return try await groupCommit.write { db in
+        return try await groupCommit.write(durable: true) { db in
             try self.register(registration, sealed: sealed, appID: appID, now: now, db)
         }
     }

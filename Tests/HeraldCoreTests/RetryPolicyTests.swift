@@ -68,13 +68,14 @@ struct RetryPolicyTests {
         #expect(policy.delay(afterAttempt: -3, retryAfter: nil, random: Self.highest) == .seconds(1))
     }
 
-    @Test("Retry-After is a floor, even above the cap")
+    @Test("Retry-After is a floor, even above the cap, with the jitter added to it")
     func retryAfter() {
         let policy = RetryPolicy(maxAttempts: 20)
         #expect(policy.delay(afterAttempt: 1, retryAfter: .seconds(10), random: Self.lowest) == .seconds(10))
-        #expect(policy.delay(afterAttempt: 4, retryAfter: .seconds(3), random: Self.highest) == .seconds(8))
+        #expect(policy.delay(afterAttempt: 4, retryAfter: .seconds(3), random: Self.highest) == .seconds(11))
         #expect(policy.delay(afterAttempt: 4, retryAfter: .seconds(3), random: Self.lowest) == .seconds(3))
-        #expect(policy.delay(afterAttempt: 12, retryAfter: .seconds(600), random: Self.highest) == .seconds(600))
+        #expect(policy.delay(afterAttempt: 12, retryAfter: .seconds(600), random: Self.highest) == .seconds(900))
+        #expect(policy.delay(afterAttempt: 12, retryAfter: .seconds(600), random: Self.lowest) == .seconds(600))
         #expect(policy.delay(afterAttempt: 1, retryAfter: .zero, random: Self.lowest) == .zero)
     }
 

@@ -60,12 +60,15 @@ struct OutcomeRecorderTests {
             into: &commit, now: noon)
         #expect(pause == .init(service: .fcm, until: noon.addingTimeInterval(120)))
         #expect(commit.counts.rateLimited == 1)
-        #expect(commit.ledger.isEmpty)
-        // Retry-After (120 s) is above the backoff ceiling (10 s after the first attempt).
+        // The ledger shows the attempt that failed, and that another is coming.
+        #expect(commit.ledger.map(\.outcome) == [.retrying])
+        #expect(commit.ledger.first?.reason == "QUOTA_EXCEEDED")
+        #expect(commit.ledger.first?.attempts == 1)
+        // The jitter (the top of its range here: 10 s after the first attempt) is added to Retry-After (120 s).
         #expect(
             commit.pending == [
                 PendingDelivery(
-                    notificationID: "n-1", recipient: "i-1", runAt: noon.addingTimeInterval(120), attempts: 1,
+                    notificationID: "n-1", recipient: "i-1", runAt: noon.addingTimeInterval(130), attempts: 1,
                     reason: .retry)
             ])
         var single = page()

@@ -27,7 +27,7 @@ struct GroupCommitTests {
             for n in 0..<count {
                 group.addTask {
                     do {
-                        let value = try await store.groupCommit.write { db in
+                        let value = try await store.groupCommit.write(durable: n % 3 == 0) { db in
                             try db.execute(sql: "INSERT INTO probe (n) VALUES (?)", arguments: [n])
                             if n % 2 == 1 { throw DatabaseError(message: "write \(n) refused") }
                             return n
@@ -63,6 +63,19 @@ struct GroupCommitTests {
         }
         let stored = try await store.database.read { db in try Int.fetchAll(db, sql: "SELECT n FROM probe ORDER BY n") }
         #expect(stored == Array(stride(from: 0, to: count, by: 2)))
+    }
+
+    @Test("Durable writes commit with synchronous = FULL, the engine's alone with NORMAL; the writer stays FULL")
+    func durability() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteStore(path: directory.file("d.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        let mode: @Sendable (Database) throws -> Int = { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+        // 2 is FULL (the log is synced at each commit), 1 NORMAL (synced at checkpoints).
+        #expect(try await store.database.write { db in try mode(db) } == 2)
+        #expect(try await store.groupCommit.write(durable: true) { db in try mode(db) } == 2)
+        #expect(try await store.groupCommit.write(durable: false) { db in try mode(db) } == 1)
+        #expect(try await store.database.write { db in try mode(db) } == 2)
     }
 }
 

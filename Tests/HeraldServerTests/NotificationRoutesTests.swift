@@ -280,15 +280,16 @@ struct NotificationRoutesTests {
             #expect(record.int("counts.skipped_expired") == 1)
             #expect(harness.fcm.requests.isEmpty)
 
-            // Retry-After 20 s: the second attempt is due before expiry (30 s), a third would not be.
+            // Retry-After 20 s (plus up to 1 s of jitter): the second attempt is due before expiry (30 s), a third
+            // would not be.
             harness.fcm.script(token: token, .unavailable(retryAfter: 20))
             let retried = try await api.send(
                 #"{"target":{"all":true},"payload":{"title":"x"},"expiration_interval":30}"#)
             try await harness.drain()
             #expect(harness.fcm.requests.count == 1)
             #expect(try await api.notification(retried).string("status") == "sending")
-            for _ in 0..<3 {
-                harness.server.clock.advance(by: 10)
+            for _ in 0..<6 {
+                harness.server.clock.advance(by: 5)
                 try await harness.drain()
             }
             #expect(harness.fcm.requests.count == 2)

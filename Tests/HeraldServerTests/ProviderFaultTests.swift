@@ -92,10 +92,18 @@ struct ProviderFaultTests {
 }
 
 extension ProviderFaultTests {
-    @Test("A stalled APNs does not hold back FCM deliveries of the same broadcast")
+    /// How long APNs stalls: it accepts connections and completes TLS, then sends nothing.
+    static let stallSeconds = 60
+
+    @Test("A stalled APNs (60 s) holds FCM deliveries of the broadcast back by a connect timeout, no more")
     func stallDoesNotBlockOtherProvider() async throws {
-        // Herald's default request timeout: what a stalled provider costs before Herald gives up on a request.
-        let harness = try await FaultHarness(requestTimeoutMilliseconds: 30_000)
+        // Herald's defaults: a connection must be ready (TCP, TLS, the server's HTTP/2 preface) within 10 s, a request
+        // answered within 30 s; an unreachable provider pauses for 1 s, doubling up to 30 s.
+        let connectTimeout = 10
+        let defaults = EngineConfiguration().unreachablePause
+        let harness = try await FaultHarness(
+            requestTimeoutMilliseconds: 30_000, connectTimeoutMilliseconds: Int64(connectTimeout) * 1000,
+            unreachablePause: defaults)
         do {
             try await harness.run { api in
                 var ios: [FaultDevice] = []
@@ -106,28 +114,43 @@ extension ProviderFaultTests {
                 }
                 _ = try await harness.fcmClient.accessTokens.accessToken()
                 try harness.apns.setAcceptFault(.stall)
+                let stalled = ContinuousClock.now
                 let id = try await api.send(
                     #"{"target":{"all":true},"payload":{"title":"Stall"},"expiration_interval":300}"#)
                 let fcmKeys = Set(android.map(\.key))
-                // Each batch of the fan-out mixes both providers and commits once its last answer is in; only
-                // `pipelineDepth` batches are in flight. A stalled APNs holds each batch until its requests time
-                // out, so the FCM devices of the later batches wait for that, 30 s, every `pipelineDepth` batches.
-                await withKnownIssue("A stalled provider holds back the other providers' deliveries (batches mix them)")
-                {
-                    try await waitUntil("FCM devices delivered while APNs is stalled", timeout: .seconds(5)) {
-                        harness.delivered(.fcm).isSuperset(of: fcmKeys)
-                    }
+                // Each batch mixes both providers and commits once its last answer is in, `pipelineDepth` in
+                // flight: the first batches wait for APNs' connection until the connect timeout, then APNs is paused
+                // and the later batches send to FCM alone. Every FCM device is delivered within the stall.
+                try await waitUntil(
+                    "FCM devices delivered while APNs is stalled", timeout: .seconds(Self.stallSeconds)
+                ) {
+                    harness.delivered(.fcm).isSuperset(of: fcmKeys)
                 }
-                let blocked = harness.delivered(.fcm).intersection(fcmKeys).count
+                let fcmDone = seconds(ContinuousClock.now - stalled)
+                #expect(harness.delivered(.apns).isEmpty, "APNs answered nothing during the stall")
+                try await Task.sleep(until: stalled + .seconds(Self.stallSeconds))
+                let connections = harness.connectionCount(.apns)
+                // Connections are tried when a batch finds APNs unpaused, at most two at once (the pool's size):
+                // the first batches, then one probe per pause, the pauses doubling from 1 s up to 30 s.
+                let probes = FaultScenario.pauses(
+                    in: Double(Self.stallSeconds), base: seconds(defaults.base), cap: seconds(defaults.cap))
+                let bound = FaultHarness.connections * (1 + probes)
+                #expect(connections <= bound, "\(connections) connections in \(Self.stallSeconds) s, bound \(bound)")
                 try harness.apns.setAcceptFault(nil)
                 harness.apns.closeConnections()
-                try await waitUntil("the notification done") {
+                let cleared = ContinuousClock.now
+                try await waitUntil("the notification done", timeout: .seconds(120)) {
                     try await api.notification(id).string("status") == "done"
                 }
+                let recovery = seconds(ContinuousClock.now - cleared)
+                let record = try await api.notification(id)
+                #expect(record.int("counts.sent") == 2 * Self.devicesPerProvider)
                 #expect(harness.delivered(.fcm).isSuperset(of: fcmKeys))
                 #expect(harness.delivered(.apns).isSuperset(of: Set(ios.map(\.key))))
                 print(
-                    "fault-matrix provider=apns fault=stall-30s-timeout fcm-delivered-in-5s=\(blocked)/\(fcmKeys.count)"
+                    "fault-matrix provider=apns fault=stall-\(Self.stallSeconds)s connect-timeout=\(connectTimeout)s"
+                        + " fcm-delivered=\(fcmKeys.count)/\(fcmKeys.count) fcm-done=\(format(fcmDone))s"
+                        + " apns-connections=\(connections) connection-bound=\(bound) recovery=\(format(recovery))s"
                         + " batches=\(2 * Self.devicesPerProvider / 10) in-flight=\(FaultHarness.pipelineDepth)")
             }
         } catch {
@@ -230,17 +253,9 @@ struct FaultScenario {
         if fault.retriesAfter {
             // Every device is tried during the fault, not only those first in line.
             let starved = faultedKeys.subtracting(harness.failureCounts(faulted).keys)
-            if harness.pausesProvider(faulted, fault) {
-                // A provider-wide `Retry-After` pauses the provider; when the pause ends, the devices whose retries
-                // come first in the pending queue (a page of them) go, are refused, and pause it again before the
-                // others' turn: the rest wait for the whole fault, never tried, while the first burn their
-                // attempts once per `Retry-After` (with the default 5 attempts they fail for good in ~5 s).
-                withKnownIssue("A provider-wide pause starves all but the first page of pending deliveries") {
-                    #expect(starved.isEmpty, "\(starved.count) of \(count) devices never tried during the fault")
-                }
-            } else {
-                #expect(starved.isEmpty, "\(starved.count) of \(count) devices never tried during the fault")
-            }
+            // A provider-wide `Retry-After` pauses the provider; when the pause ends, the devices it held back go
+            // before those it refused (their retry adds its jitter to the `Retry-After`), so each pause tries others.
+            #expect(starved.isEmpty, "\(starved.count) of \(count) devices never tried during the fault")
             print(
                 "fault-matrix provider=\(faulted.rawValue) fault=\(fault.rawValue) starved=\(starved.count)/\(count)"
                     + " most-refused=\(harness.failureCounts(faulted).values.max() ?? 0)")
@@ -267,13 +282,10 @@ struct FaultScenario {
         let retried = faultedDevices.filter { (rows[$0.installationID]?.first?.attempts ?? 0) > 1 }
         if let sample = retried.first {
             let failedRows = ledger.filter { $0.installationID == sample.installationID && $0.outcome != "delivered" }
-            // The ledger keeps only a delivery's final outcome: a failed attempt that is retried writes no row (no
-            // `retrying` outcome, no reason), so even `delivery_log: all` cannot show each attempt.
-            withKnownIssue("A retried attempt leaves no ledger row") {
-                let expected = (rows[sample.installationID]?.first?.attempts ?? 1) - 1
-                #expect(failedRows.count == expected, "one row per failed attempt, with its reason")
-                #expect(failedRows.allSatisfy { $0.reason != nil })
-            }
+            // Each failed attempt that was retried has its `retrying` row, with the provider's reason.
+            let expected = (rows[sample.installationID]?.first?.attempts ?? 1) - 1
+            #expect(failedRows.count == expected, "one row per failed attempt, with its reason")
+            #expect(failedRows.allSatisfy { $0.outcome == "retrying" && $0.reason != nil })
         }
 
         let duplicates = harness.successCounts(faulted).values.filter { $0 > 1 }.count
@@ -303,9 +315,12 @@ struct FaultScenario {
                 return keys.allSatisfy { counts[$0, default: 0] >= 3 }
             }
         case .tooManyRequestsRetryAfter, .serviceUnavailableRetryAfter:
-            // A round of refusals and the start of the next, after `Retry-After` (a provider-wide pause may hold
-            // some devices back: see the starvation check).
-            try await waitUntil("a second round of refusals") { harness.log(faulted).count > keys.count }
+            // Every device refused once, and a round more: a provider-wide pause lets a page of the waiting devices
+            // through when it ends (those it held back before those it refused), so this takes a few pauses; a
+            // device left waiting for good would time this out (the starvation check).
+            try await waitUntil("every device refused, and a second round") {
+                harness.failureCounts(faulted).keys.count >= keys.count && harness.log(faulted).count > keys.count
+            }
         case .goAwayStorm, .connectionResets:
             // The storm goes on while every device gets its notification: delivery under the fault itself.
             try await waitUntil("every device delivered through the storm") {
@@ -335,8 +350,10 @@ struct FaultScenario {
     ///   (the sum over a hundred devices cannot plausibly reach twice its mean);
     /// - GOAWAY and reset storms answer requests too: each engine attempt is at most three wire requests (the pool
     ///   retries a stream refused by GOAWAY on up to `maxAttempts` = 3 connections), so three times the above.
-    /// Connections: a stalled connection is still a live one, so Herald should hold its pool size (2) and open no
-    /// more; refused TLS handshakes are bounded by the attempts (one connect per attempt at most).
+    /// Connections: Herald closes a connection that is not ready (TLS and the server's preface) within the connect
+    /// timeout, and an unanswered batch pauses the provider; connections are opened by a batch that finds it
+    /// unpaused, at most the pool's size at once: the first `pipelineDepth` batches, then one probe per pause
+    /// (``pauses(in:base:cap:)``). Refused TLS handshakes are bounded the same way.
     func requestBound(devices: Int, window: Double, retry: RetryPolicy) -> (requests: Int, connections: Int?) {
         let hard = devices * retry.maxAttempts
         let perDevice: Int
@@ -351,11 +368,25 @@ struct FaultScenario {
         case .goAwayStorm, .connectionResets: return (3 * requests, nil)
         // Web Push also probes the origin's ALPN with a connection of its own, once per batch in flight until one
         // probe answers.
-        case .stall:
-            return (requests, FaultHarness.connections + (faulted == .webpush ? FaultHarness.pipelineDepth : 0))
-        case .untrustedCertificate: return (requests, requests)
+        case .stall, .untrustedCertificate:
+            let probes = FaultHarness.pipelineDepth + Self.pauses(in: window, base: 0.1, cap: 1)
+            // Web Push also probes the origin's ALPN with a connection of its own before each batch it sends there
+            // while no probe has answered.
+            return (requests, FaultHarness.connections * probes + (faulted == .webpush ? probes : 0))
         default: return (requests, nil)
         }
+    }
+
+    /// How many pauses of an unreachable provider begin within `window` seconds: the first at once, each next one
+    /// when the one before ends, `base` seconds doubling up to `cap`.
+    static func pauses(in window: Double, base: Double, cap: Double) -> Int {
+        var elapsed = 0.0
+        var count = 0
+        while elapsed <= window {
+            elapsed += min(cap, base * pow(2, Double(count)))
+            count += 1
+        }
+        return count
     }
 
     /// The attempts one device makes in `window` seconds while every attempt fails, if every full-jitter wait took
@@ -416,7 +447,11 @@ struct FaultHarness {
     let sns: (moto: MotoServer, proxy: FaultInjectingProxy)?
     let transports: AppTransports
 
-    init(requestTimeoutMilliseconds: Int64 = Self.requestTimeoutMilliseconds, withSNS: Bool = false) async throws {
+    init(
+        requestTimeoutMilliseconds: Int64 = Self.requestTimeoutMilliseconds,
+        connectTimeoutMilliseconds: Int64 = Self.requestTimeoutMilliseconds,
+        unreachablePause: (base: Duration, cap: Duration) = (.milliseconds(100), .seconds(1)), withSNS: Bool = false
+    ) async throws {
         directory = try TemporaryDirectory()
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
@@ -425,21 +460,23 @@ struct FaultHarness {
         fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
         push = try await MockPushService.start(ca: ca)
         let timeout = TimeAmount.milliseconds(requestTimeoutMilliseconds)
+        let connectTimeout = TimeAmount.milliseconds(connectTimeoutMilliseconds)
         let apnsClient = try APNsClient(
             configuration: APNsConfiguration(
                 environment: .custom(host: "127.0.0.1", port: apns.port),
                 authentication: .token(try APNsSigningKey(teamID: key.teamID, keyID: key.keyID, pem: key.p8PEM)),
-                trustRoots: [ca.rootCertificate], connections: Self.connections, requestTimeout: timeout))
+                trustRoots: [ca.rootCertificate], connections: Self.connections, requestTimeout: timeout,
+                connectTimeout: connectTimeout))
         fcmClient = try FCMClient(
             configuration: .init(
                 account: try FCMServiceAccount(json: Array(account.json(tokenURI: fcm.tokenURI).utf8)),
                 host: "127.0.0.1", port: fcm.port, trustRoots: [ca.rootCertificate], connections: Self.connections,
-                requestTimeout: timeout))
+                requestTimeout: timeout, connectTimeout: connectTimeout))
         vapidKey = VAPIDKey.generate()
         let webPushClient = try WebPushClient(
             configuration: try .init(
                 vapidKey: vapidKey, subject: "mailto:ops@example.com", trustRoots: [ca.rootCertificate],
-                connectionsPerOrigin: Self.connections, requestTimeout: timeout, connectTimeout: timeout))
+                connectionsPerOrigin: Self.connections, requestTimeout: timeout, connectTimeout: connectTimeout))
         var all: [any Transport] = [
             APNsTransport(production: apnsClient, sandbox: apnsClient, topic: Self.topic),
             FCMTransport(client: fcmClient), WebPushTransport(client: webPushClient),
@@ -472,7 +509,7 @@ struct FaultHarness {
             configuration: EngineConfiguration(
                 // Batches of 10: a broadcast of 200 is 20 batches, 4 in flight, each mixing both providers.
                 pageSize: 40, pipelineDepth: Self.pipelineDepth, workers: 1, pollInterval: .milliseconds(50),
-                retryPolicy: Self.retry,
+                retryPolicy: Self.retry, unreachablePause: unreachablePause,
                 defaultDeliveryLog: .all, cleanupInterval: nil))
     }
 
@@ -559,11 +596,13 @@ struct FaultHarness {
         return counts
     }
 
-    /// Whether the provider's answer in `fault` is provider-wide for Herald: a pause of the provider for the app.
+    /// Whether `fault` pauses the provider for the app: a provider-wide `Retry-After`, or no answer at all (a
+    /// provider that cannot be reached is paused after each batch it left unanswered). Devices a pause holds back
+    /// may be tried first after the fault.
     func pausesProvider(_ provider: FaultProvider, _ fault: ProviderFaultTests.Fault) -> Bool {
         switch (provider, fault) {
         case (.apns, .serviceUnavailableRetryAfter), (.fcm, .serviceUnavailableRetryAfter),
-            (.fcm, .tooManyRequestsRetryAfter):
+            (.fcm, .tooManyRequestsRetryAfter), (_, .stall), (_, .untrustedCertificate), (_, .down):
             true
         default: false
         }

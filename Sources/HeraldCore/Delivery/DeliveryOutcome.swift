@@ -26,3 +26,11 @@ public enum DeliveryOutcome: Sendable, Equatable {
         }
     }
 }
+
+extension DeliveryOutcome {
+    /// Whether the outcome is a transient failure, to be tried again.
+    public var isRetry: Bool {
+        if case .retry = self { return true }
+        return false
+    }
+}

@@ -2,7 +2,9 @@ import Foundation
 
 /// How long to wait before trying a failed delivery again: exponential backoff with full jitter
 /// (a uniform delay between zero and `min(cap, base × 2^(attempt − 1))`), at most `maxAttempts`
-/// attempts in all, never sooner than a provider's `Retry-After`, never past the notification's expiry.
+/// attempts in all, never sooner than a provider's `Retry-After` (the jitter is added to it, so the
+/// devices a provider-wide `Retry-After` held back do not all come back at the same instant, and
+/// the ones it refused come back after those it made wait), never past the notification's expiry.
 ///
 /// Pure: the random source and the current time are passed in, so schedules are tested without
 /// sleeping.
@@ -25,7 +27,8 @@ public struct RetryPolicy: Sendable, Equatable {
     /// was the last one allowed.
     ///
     /// - Parameters:
-    ///   - retryAfter: the provider's `Retry-After`, a floor on the delay even above `cap`.
+    ///   - retryAfter: the provider's `Retry-After`, a floor on the delay even above `cap`; the
+    ///     jitter is added to it.
     ///   - random: returns a number in the range it is given (the jittered delay in seconds); a value
     ///     outside the range is clamped into it.
     public func delay(
@@ -36,7 +39,7 @@ public struct RetryPolicy: Sendable, Equatable {
         let ceiling = ceiling(afterAttempt: attempt)
         let jitter = Duration.seconds(min(max(random(0...ceiling), 0), ceiling))
         guard let retryAfter else { return jitter }
-        return max(jitter, retryAfter)
+        return retryAfter + jitter
     }
 
     /// `delay(afterAttempt:retryAfter:random:)` drawing from `generator`.

@@ -47,7 +47,9 @@ public protocol DispatchLedger: Sendable {
     /// How many installations the target resolves to now (for dry runs), by service.
     func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int]
 
-    /// Pending deliveries of a notification due at `now`, in recipient order.
+    /// Pending deliveries of a notification due at `now`: those due longest first and, among those
+    /// due at the same instant (a provider pause ending), those with the fewest attempts, so that a
+    /// page at a time never keeps serving the same recipients while others wait.
     func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery]
 
     /// The earliest run time among a notification's pending deliveries.

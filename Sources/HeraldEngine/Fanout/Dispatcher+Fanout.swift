@@ -316,6 +316,13 @@ extension Dispatcher {
             }
             if var recipient {
                 recipient.attempts = pending.attempts
+                // A delivery tried before (or handed to a direct channel that has not confirmed it)
+                // already counted this notification in its installation's badge.
+                if pending.attempts > 0 || pending.reason == .offline,
+                    let installation = recipient.installationID.flatMap({ installations[$0] })
+                {
+                    recipient.countedBadge = installation.badge
+                }
                 result.append(recipient)
             }
         }
@@ -358,10 +365,13 @@ extension Dispatcher {
         case .set(let value)?:
             for index in outgoing.indices { outgoing[index].badge = value }
         case .increment?:
-            let badges = try await store.incrementBadges(
-                installationIDs: outgoing.compactMap(\.recipient.installationID), now: now)
+            // Each installation counts a notification once, on its first attempt: a retry sends the
+            // badge that attempt stored.
+            let first = outgoing.filter { $0.recipient.countedBadge == nil }.compactMap(\.recipient.installationID)
+            let badges = first.isEmpty ? [:] : try await store.incrementBadges(installationIDs: first, now: now)
             for index in outgoing.indices {
-                outgoing[index].badge = outgoing[index].recipient.installationID.flatMap { badges[$0] } ?? 1
+                let recipient = outgoing[index].recipient
+                outgoing[index].badge = recipient.countedBadge ?? recipient.installationID.flatMap { badges[$0] } ?? 1
             }
         case nil: break
         }
@@ -412,19 +422,43 @@ extension Dispatcher {
         }
     }
 
-    /// Records the providers' answers, pausing a provider that asked every sender to slow down.
+    /// Records the providers' answers, pausing a provider that asked every sender to slow down, or
+    /// that answered none of the batch's pushes (see ``EngineConfiguration/unreachablePause``).
     /// - Returns: The pauses that are new on this node, for the store (and so the other nodes).
     private func record(
         _ results: [TransportResult], of pushes: [OutgoingPush], recorder: OutcomeRecorder,
         into commit: inout PageCommit, now: Date
     ) -> [(service: PushService, until: Date)] {
+        let appID = recorder.notification.appID
         var pauses: [(service: PushService, until: Date)] = []
+        var answered: Set<PushService> = []
+        var unanswered: Set<PushService> = []
         for (push, result) in zip(pushes, results) {
             if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now),
-                gate.pause(appID: recorder.notification.appID, service: pause.service, until: pause.until)
+                gate.pause(appID: appID, service: pause.service, until: pause.until)
             {
                 pauses.append((pause.service, pause.until))
             }
+            if result.unreachable {
+                unanswered.insert(push.recipient.service)
+            } else if case .configurationFailure = result.outcome {
+                continue  // Nothing was asked of the provider.
+            } else {
+                answered.insert(push.recipient.service)
+            }
+        }
+        for service in answered { gate.answered(appID: appID, service: service) }
+        for service in unanswered.subtracting(answered) {
+            let until = gate.unreachable(
+                appID: appID, service: service, now: now, base: configuration.unreachablePause.base,
+                cap: configuration.unreachablePause.cap)
+            pauses.append((service, until))
+            logger.warning(
+                "provider unreachable: its deliveries wait",
+                metadata: [
+                    "herald.app": "\(appID)", "herald.service": "\(service.rawValue)",
+                    "herald.until": "\(until.formatted(.iso8601))",
+                ])
         }
         return pauses
     }

@@ -76,6 +76,8 @@ struct OutcomeRecorder: Sendable {
                 var waiting = recipient
                 waiting.attempts = attempt
                 commit.pending.append(wait(waiting, until: next, .retry))
+                // The ledger shows each attempt: this one failed, and another is scheduled.
+                commit.ledger.append(record(recipient, .retrying, reason: reason, attempts: attempt, at: now))
             } else if attempt < retryPolicy.maxAttempts, notification.expiresAt != nil {
                 commit.counts.skippedExpired += 1
                 commit.ledger.append(record(recipient, .expired, reason: reason, attempts: attempt, at: now))

@@ -122,8 +122,10 @@ public struct APNsTransport: Transport {
             switch answer {
             case .success(let response):
                 // 503 and 500 concern APNs as a whole; 429 TooManyRequests is about one device token.
+                // Status 0: no answer (no connection, or a timeout).
                 results[position] = TransportResult(
-                    response.outcome, providerWide: response.status == 503 || response.status == 500)
+                    response.outcome, providerWide: response.status == 503 || response.status == 500,
+                    unreachable: response.status == 0 && response.outcome.isRetry)
             case .failure(let error):
                 results[position] = TransportResult(.rejected(reason: error.message))
             }

@@ -67,10 +67,12 @@ public struct FCMTransport: Transport {
                     do throws(FCMError) {
                         let response = try await client.send(message)
                         // QUOTA_EXCEEDED and UNAVAILABLE are project-wide: the whole provider slows down.
+                        // Status 0: no answer (no connection, or a timeout).
                         return (
                             index,
                             TransportResult(
-                                response.outcome, providerWide: response.status == 429 || response.status == 503)
+                                response.outcome, providerWide: response.status == 429 || response.status == 503,
+                                unreachable: response.status == 0 && response.outcome.isRetry)
                         )
                     } catch {
                         return (index, TransportResult(.rejected(reason: error.message)))

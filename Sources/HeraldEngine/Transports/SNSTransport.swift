@@ -161,7 +161,8 @@ public struct SNSTransport: Transport {
         } catch {
             let outcome = SNSResponseClassifier.outcome(for: error)
             if case .invalidToken = outcome { endpoints.forget(application: application, token: token) }
-            return TransportResult(outcome, providerWide: error.awsCode == "Throttling")
+            return TransportResult(
+                outcome, providerWide: error.awsCode == "Throttling", unreachable: error.code == .unreachable)
         }
     }
 }
@@ -196,7 +197,8 @@ extension SNSTransport: BroadcastRoute {
             return TransportResult(.delivered(providerID: id))
         } catch {
             return TransportResult(
-                SNSResponseClassifier.outcome(for: error), providerWide: error.awsCode == "Throttling")
+                SNSResponseClassifier.outcome(for: error), providerWide: error.awsCode == "Throttling",
+                unreachable: error.code == .unreachable)
         }
     }
 

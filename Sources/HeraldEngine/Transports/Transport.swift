@@ -56,11 +56,16 @@ public struct TransportResult: Sendable, Equatable {
     public var outcome: DeliveryOutcome
     /// True when the provider asked every sender to slow down (not only this device).
     public var providerWide: Bool
+    /// True when the provider gave no answer at all: no connection could be made (refused, TLS
+    /// failed, no HTTP/2 preface in time) or the request timed out. When every push of a batch to
+    /// one provider ends this way, the engine pauses the provider for the app (see `ProviderGate`).
+    public var unreachable: Bool
 
     /// Creates a result.
-    public init(_ outcome: DeliveryOutcome, providerWide: Bool = false) {
+    public init(_ outcome: DeliveryOutcome, providerWide: Bool = false, unreachable: Bool = false) {
         self.outcome = outcome
         self.providerWide = providerWide
+        self.unreachable = unreachable
     }
 }
 

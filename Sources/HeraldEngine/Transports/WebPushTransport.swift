@@ -62,7 +62,8 @@ public struct WebPushTransport: Transport {
         for (position, result) in zip(positions, await client.send(batch: outgoing)) {
             switch result {
             case .success(let response):
-                results[position] = TransportResult(response.outcome, providerWide: false)
+                results[position] = TransportResult(
+                    response.outcome, unreachable: response.status == 0 && response.outcome.isRetry)
             case .failure(let error):
                 // What the client refuses before sending: the subscription's keys or the size.
                 let outcome: DeliveryOutcome =

@@ -48,7 +48,8 @@ public struct ProviderConfiguration: Sendable {
 extension EngineConfiguration {
     /// Reads `engine.page_size` (2000), `engine.pipeline_depth` (4), `engine.workers` (8), `engine.lease_seconds` (60),
     /// `engine.poll_interval_ms` (1000), `engine.retry.base_ms` (1000), `engine.retry.cap_seconds` (300),
-    /// `engine.retry.max_attempts` (5), `engine.max_failures` (5), `engine.cleanup.interval_hours`
+    /// `engine.retry.max_attempts` (5), `engine.unreachable_pause.base_ms` (1000),
+    /// `engine.unreachable_pause.cap_seconds` (30), `engine.max_failures` (5), `engine.cleanup.interval_hours`
     /// (24; 0 turns the job off), `engine.cleanup.invalid_days` (30), `engine.cleanup.failing_days` (7),
     /// `engine.cleanup.unseen_days` (0: off), `engine.cleanup.undelivered_days` (0: off),
     /// `engine.cleanup.retention_days` (30), `engine.cleanup.stale_days` (0: off), `engine.channel.confirm_ms` (10000),
@@ -76,6 +77,10 @@ extension EngineConfiguration {
                 base: .milliseconds(try integer("engine.retry.base_ms", 1000, 1...3_600_000)),
                 cap: .seconds(try integer("engine.retry.cap_seconds", 300, 1...86_400)),
                 maxAttempts: try integer("engine.retry.max_attempts", 5, 1...100)),
+            unreachablePause: (
+                base: .milliseconds(try integer("engine.unreachable_pause.base_ms", 1000, 1...3_600_000)),
+                cap: .seconds(try integer("engine.unreachable_pause.cap_seconds", 30, 1...86_400))
+            ),
             maxFailures: try integer("engine.max_failures", 5, 1...1000),
             deliveryLog: deliveryLog,
             cleanupInterval: cleanupHours == 0 ? nil : .seconds(cleanupHours * 3600),

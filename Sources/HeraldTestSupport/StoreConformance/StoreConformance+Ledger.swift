@@ -167,7 +167,7 @@ extension StoreConformance {
             let bobTarget = try #require(page.first { $0.installationID == bob.id })
             #expect(bobTarget == DeliveryTarget(bob))
         },
-        .init("ledger: pending deliveries are stored, due in recipient order, resolved, and woken when offline") {
+        .init("ledger: pending deliveries are stored, due longest-due first, resolved, and woken when offline") {
             store in
             let item = notification()
             let job = try await insertAndClaim(item, in: store)
@@ -200,15 +200,15 @@ extension StoreConformance {
             #expect(try await store.nextPending(notificationID: item.id) == at(30))
             #expect(
                 try await store.duePending(notificationID: item.id, now: at(60), limit: 10)
-                    == [next.pending[0], page.pending[0]].sorted { $0.recipient < $1.recipient })
+                    == [page.pending[0], next.pending[0]])
 
             // The offline device connects: its delivery is due now, and the job wakes up.
             try await store.releaseJob(id: job.id, owner: "w1", runAt: at(86_400), error: nil)
             #expect(try await store.wakeOfflineDeliveries(recipient: "device-9", now: at(70)) == 1)
             #expect(try await store.wakeOfflineDeliveries(recipient: "nobody", now: at(70)) == 0)
             let woken = try await store.duePending(notificationID: item.id, now: at(70), limit: 10)
-            #expect(woken.map(\.recipient) == ["device-9", "r1", "r3"])
-            #expect(woken.first?.runAt == at(70))
+            #expect(woken.map(\.recipient) == ["r3", "r1", "device-9"])
+            #expect(woken.last?.runAt == at(70))
             let rescheduled = try await store.claimJob(
                 kinds: ["notification"], owner: "w2", now: at(70), lockedUntil: at(90))
             #expect(rescheduled?.id == job.id)
