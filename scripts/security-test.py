@@ -5,16 +5,15 @@
 
 Environment (optional): HERALD_BINARY; HERALD_TEST_POSTGRES (a PostgreSQL cluster URL as
 `scripts/postgres` prints it: adds the tokens-at-rest check on PostgreSQL, skipped when unset);
-HERALD_SECURITY_VERBOSE=1 prints every check's detail, not only failures'; HERALD_SECURITY_ASSUME_LIMITS=1
-runs the guarded limit checks as if the server knew their keys (they fail on a server that ignores them).
+HERALD_SECURITY_VERBOSE=1 prints every check's detail, not only failures'.
 
 Every check prints PASS, FAIL (with the request and the answers), SKIP (why) or WARN (a documented
 behaviour that leaks more than the rest of the API does; not a failure). One server (apps a, b, c, d;
-SQLite; log level debug as the harness sets it) runs almost every check; a second one runs the limit
-checks that are being added (when the server knows their keys), a third the PostgreSQL at-rest check.
+SQLite; log level debug as the harness sets it) runs almost every check; a second one runs the
+registration and refused-credential limits at their boundaries, a third the PostgreSQL at-rest check.
 The last line is `security: N passed, N failed, N skipped` (the total and the warnings are on the line
 before it); the exit status is 1 when any check failed. Needs Python 3.11, `cryptography` (via scripts/herald_harness.py) and,
-for the direct-channel checks, `websockets` (those checks SKIP without it).
+for the direct-channel checks, `websockets` (scripts/test installs it; they fail without it).
 
 ROUTE INVENTORY: every user- or tenant-scoped route, who may call it, and what this script checks
 (B = another user of the same app, or another app; "like missing" = same status and body as a
@@ -66,7 +65,7 @@ EXISTING SWIFT COVERAGE (audited 2026-11-25; what this script adds is marked +):
 | tokens at rest | SQLiteStoreTests.encryptedAtRest, PostgresStoreTests (store level) | + every dialect's registration through HTTP, .sqlite/-wal raw bytes and a sqlite3 dump; SNS PlatformCredential |
 | secrets in logs | ServeProcessTests (default info level, keys and one token) | + debug-level JSON log, every credential, JWT, signature, cookie and token used here |
 | opaque sessions (introspection) | SessionIntrospectionTests (mock auth service) | + cross-app: which other tenants' credentials reach an app's auth service |
-| auth-failure limit, registration limit | (being added) | + guarded boundary checks |
+| auth-failure limit, registration limit | RateLimitTests (every surface's 429 shape, refill) | + boundaries on the binary, lock-out of the right key, public routes open |
 """
 
 from __future__ import annotations
@@ -92,7 +91,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from herald_harness import Herald, b64url, deep_merge  # noqa: E402
+from herald_harness import Herald, b64url  # noqa: E402
 
 VERBOSE = os.environ.get("HERALD_SECURITY_VERBOSE") == "1"
 ISSUER, AUDIENCE = "https://id.c.example", "herald-c"
@@ -266,50 +265,6 @@ def claims(sub: str, **extra) -> dict:
 
 
 # --- set-up of the main server -------------------------------------------------------------------
-
-def limit_keys_supported(h: Herald) -> dict[str, bool]:
-    """Whether the server knows `http.auth_failures_per_minute` and `app.<id>.registrations_per_minute`:
-    a malformed value of a known key stops start-up naming it (README, Configuration), an unknown
-    key is ignored. Checked with `herald migrate`, which loads the configuration the same way."""
-    result = {}
-    probes = {
-        "http.auth_failures_per_minute": {"http": {"auth_failures_per_minute": "not-a-number"}},
-        "app.<id>.registrations_per_minute": {"app": {"a": {"registrations_per_minute": "not-a-number"}}},
-    }
-    for key, extra in probes.items():
-        with tempfile.TemporaryDirectory() as directory:
-            config = Path(directory) / "probe.json"
-            config.write_text(json.dumps(deep_merge(h.config, extra)))
-            config.chmod(0o600)  # a configuration holding secrets must not be group/world readable
-            run = subprocess.run([h.binary, "migrate", "--config", str(config), "--database",
-                                  f"sqlite://{directory}/probe.sqlite"], capture_output=True, text=True, timeout=30)
-            output = run.stdout + run.stderr
-            named = key.replace("<id>", "a")
-            result[key] = run.returncode != 0 and named in output
-            if run.returncode != 0 and named not in output:
-                print(f"note: herald migrate refused the probe configuration for another reason: {short(output, 300)}")
-    return result
-
-
-def accepted_value(h: Herald, extra_for) -> int | None:
-    """The largest of a few values the configuration accepts for a (known) limit key."""
-    for value in (100000, 10000, 1000, 600, 100):
-        with tempfile.TemporaryDirectory() as directory:
-            config = Path(directory) / "probe.json"
-            config.write_text(json.dumps(deep_merge(h.config, extra_for(value))))
-            config.chmod(0o600)
-            run = subprocess.run([h.binary, "migrate", "--config", str(config), "--database",
-                                  f"sqlite://{directory}/probe.sqlite"], capture_output=True, text=True, timeout=30)
-            if run.returncode == 0:
-                return value
-    return None
-
-
-def reconfigure(h: Herald, extra: dict) -> None:
-    h.config = deep_merge(h.config, extra)
-    h.config_path.write_text(json.dumps(h.config, indent=2))
-    h.config_path.chmod(0o600)
-
 
 class World:
     """What the checks act on: users alice (A) and bob (B) of app a, app b (another tenant; relay off,
@@ -750,7 +705,7 @@ def channel_bola(w: World, s: dict) -> None:
     try:
         from websockets.sync.client import connect
     except ImportError:
-        R.skip("channel: WebSocket checks", "python package websockets is not installed")
+        R.check("channel: WebSocket checks", False, "python package websockets is not installed (scripts/test installs it)")
         return
     h = w.h
     url = f"ws://{h.host}:{h.port}/api/websocket"
@@ -1203,48 +1158,40 @@ def relay_rate_limit(w: World) -> None:
     R.check("HA relay: another token still has its own allowance", answer.status == 201, describe(answer))
 
 
-# --- guarded limits (being added) -------------------------------------------------------------------
+# --- registration and refused-credential limits ------------------------------------------------------
 
-def guarded_limits(support: dict[str, bool]) -> list[Herald]:
-    servers = []
-    if not any(support.values()):
-        for key in support:
-            R.skip(f"limit {key}", "the server does not know this configuration key yet (a malformed value is accepted)")
-        return servers
-    extra = {}
-    if support["http.auth_failures_per_minute"]:
-        extra["http"] = {"auth_failures_per_minute": LIMIT_N}
-    if support["app.<id>.registrations_per_minute"]:
-        extra["app"] = {"a": {"registrations_per_minute": LIMIT_N}, "b": {"registrations_per_minute": LIMIT_N}}
+def limit_checks() -> list[Herald]:
+    """A server of its own with app.<id>.registrations_per_minute and http.auth_failures_per_minute at LIMIT_N:
+    each allowance to its boundary, the next request 429 rate_limited with Retry-After, what stays open."""
+    extra = {"http": {"auth_failures_per_minute": LIMIT_N},
+             "app": {"a": {"registrations_per_minute": LIMIT_N}, "b": {"registrations_per_minute": LIMIT_N}}}
     h = Herald(apps=("a", "b"), extra_config=extra)
-    servers.append(h)
     h.start()
-    if support["app.<id>.registrations_per_minute"]:
-        for label, app, headers in (("client key", "a", h.key_headers("a", "client")), ("user token", "b", h.user_headers("b", "reg-user"))):
-            used_headers(headers)
-            answers = []
-            for _ in range(LIMIT_N + 1):
-                token = apns_token()
-                answers.append(call(h, "POST", "/v1/installations", headers, {"platform": "ios", "token": token}))
-            last = answers[-1]
-            ok = all(a.status in (200, 201) for a in answers[:-1]) and last.status == 429 and err_code(last) == "rate_limited"
-            R.check(f"registrations_per_minute {LIMIT_N} ({label}): {LIMIT_N} accepted, the next 429 rate_limited", ok,
-                    f"{[a.status for a in answers]}; last {describe(last)} Retry-After={last.headers.get('Retry-After')}")
-            server = call(h, "POST", "/v1/installations", h.key_headers(app), {"platform": "ios", "token": apns_token()})
-            R.check(f"registrations_per_minute: the server key still registers after the {label} limit", server.status in (200, 201), describe(server))
-    else:
-        R.skip("limit app.<id>.registrations_per_minute", "the server does not know this configuration key yet")
-    if support["http.auth_failures_per_minute"]:
-        answers = [call(h, "GET", "/v1/installations", {"Authorization": f"Bearer hsk_wrong-{i}-{secrets.token_hex(6)}"})
-                   for i in range(LIMIT_N + 1)]
+    for label, app, headers in (("client key", "a", h.key_headers("a", "client")), ("user token", "b", h.user_headers("b", "reg-user"))):
+        used_headers(headers)
+        answers = []
+        for _ in range(LIMIT_N + 1):
+            answers.append(call(h, "POST", "/v1/installations", headers, {"platform": "ios", "token": apns_token()}))
         last = answers[-1]
-        ok = all(a.status == 401 for a in answers[:-1]) and last.status == 429 and err_code(last) == "rate_limited" \
+        ok = all(a.status in (200, 201) for a in answers[:-1]) and last.status == 429 and err_code(last) == "rate_limited" \
             and (last.headers.get("Retry-After") or "").isdigit()
-        R.check(f"auth_failures_per_minute {LIMIT_N}: {LIMIT_N} failures answered 401, the next 429 rate_limited + Retry-After", ok,
-                f"{[a.status for a in answers]}; last {describe(last)}")
-    else:
-        R.skip("limit http.auth_failures_per_minute", "the server does not know this configuration key yet")
-    return servers
+        R.check(f"registrations_per_minute {LIMIT_N} ({label}): {LIMIT_N} accepted, the next 429 rate_limited + Retry-After", ok,
+                f"{[a.status for a in answers]}; last {describe(last)} Retry-After={last.headers.get('Retry-After')}")
+        server = call(h, "POST", "/v1/installations", h.key_headers(app), {"platform": "ios", "token": apns_token()})
+        R.check(f"registrations_per_minute: the server key still registers after the {label} limit", server.status in (200, 201), describe(server))
+    answers = [call(h, "GET", "/v1/installations", {"Authorization": f"Bearer hsk_wrong-{i}-{secrets.token_hex(6)}"})
+               for i in range(LIMIT_N + 1)]
+    last = answers[-1]
+    ok = all(a.status == 401 for a in answers[:-1]) and last.status == 429 and err_code(last) == "rate_limited" \
+        and (last.headers.get("Retry-After") or "").isdigit()
+    R.check(f"auth_failures_per_minute {LIMIT_N}: {LIMIT_N} failures answered 401, the next 429 rate_limited + Retry-After", ok,
+            f"{[a.status for a in answers]}; last {describe(last)}")
+    right = call(h, "GET", "/v1/installations", h.key_headers("a"))
+    R.check("auth_failures_per_minute: while limited, the right key is refused too (no oracle for guesses)",
+            right.status == 429, describe(right))
+    health = call(h, "GET", "/healthz", {})
+    R.check("auth_failures_per_minute: public routes stay open to a limited address", health.status == 200, describe(health))
+    return [h]
 
 
 # --- tokens at rest -------------------------------------------------------------------------------
@@ -1504,9 +1451,9 @@ def session_checks(w: World, s: dict, mock: Introspection) -> None:
     fresh, _ = native_register(h, s["A"], "alice (channel credential)")
     channel = used((jbody(call(h, "POST", f"/v1/installations/{fresh}/channel-credential", s["A"])) or {}).get("credential", ""))
     expired_a = h.mint_jwt("a", "alice", exp=int(time.time()) - 600)
-    for label, credential, valid in (("app a's (valid) channel credential", channel, True),
-                                     ("an expired user token of app a", expired_a, False),
-                                     ("a mistyped server key of app a", w.a.server_key[:-1] + "x", False)):
+    for label, credential in (("app a's (valid) channel credential", channel),
+                              ("an expired user token of app a", expired_a),
+                              ("a mistyped server key of app a", w.a.server_key[:-1] + "x")):
         used(credential)
         seen = len(mock.seen)
         answer = call(h, "GET", "/v1/installations", {"Authorization": f"Bearer {credential}"})
@@ -1514,12 +1461,7 @@ def session_checks(w: World, s: dict, mock: Introspection) -> None:
         detail = (f"GET /v1/installations with it as Bearer, no X-Herald-App -> {describe(answer)}; app d's introspection "
                   "endpoint received it (README: 'a token is sent to an auth service only when its app is known: named by "
                   "X-Herald-App, or the only app that introspects')")
-        if valid:
-            R.check(f"session: {label} is never disclosed to app d's auth service", not forwarded and answer.status == 401, detail)
-        elif forwarded:
-            R.warn(f"session: {label} (no X-Herald-App) is sent to app d's auth service", detail)
-        else:
-            R.check(f"session: {label} is not sent to app d's auth service", answer.status == 401, describe(answer))
+        R.check(f"session: {label} is never disclosed to app d's auth service", not forwarded and answer.status == 401, detail)
 
 
 # --- main ----------------------------------------------------------------------------------------
@@ -1538,21 +1480,6 @@ def main() -> int:
         },
     })
     servers = [h]
-    support = limit_keys_supported(h)
-    if os.environ.get("HERALD_SECURITY_ASSUME_LIMITS") == "1":  # self-test of the guarded checks' code
-        support = {key: True for key in support}
-    print("limit keys known to the server:", ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in support.items()))
-    high = {}
-    if support["http.auth_failures_per_minute"]:
-        value = accepted_value(h, lambda v: {"http": {"auth_failures_per_minute": v}})
-        if value is not None:
-            high["http"] = {"auth_failures_per_minute": value}
-    if support["app.<id>.registrations_per_minute"]:
-        value = accepted_value(h, lambda v: {"app": {"a": {"registrations_per_minute": v}}})
-        if value is not None:
-            high["app"] = {app: {"registrations_per_minute": value} for app in ("a", "b", "c", "d")}
-    if high:
-        reconfigure(h, high)  # the main server's own checks must not trip the limits being added
     try:
         try:
             h.start()
@@ -1593,12 +1520,12 @@ def main() -> int:
             f"exit status {code} after {time.monotonic() - stopping:.1f} s; log ends: {short(h.log_tail(8), 1500)}")
     try:
         R.run("at rest (SQLite, stopped)", scan_sqlite, "SQLite, after shutdown", Path(h.config["database"]), dict(TOKENS))
-        print(f"== limits being added  ({time.monotonic() - started:.1f} s)")
+        print(f"== registration and refused-credential limits  ({time.monotonic() - started:.1f} s)")
         extra_servers: list[Herald] = []
         try:
-            extra_servers = guarded_limits(support)
+            extra_servers = limit_checks()
         except Exception as error:  # noqa: BLE001
-            R.check("guarded limits", False, f"{type(error).__name__}: {error}")
+            R.check("limits", False, f"{type(error).__name__}: {error}")
         finally:
             for server in extra_servers:
                 server.stop(remove=False)

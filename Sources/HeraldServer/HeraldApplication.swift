@@ -28,14 +28,23 @@ public enum HeraldApplication {
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorMiddleware(routes: table.index))
+        if configuration.http.authFailuresPerMinute > 0 {
+            router.add(
+                middleware: AuthFailureGuard(
+                    limiter: FailureLimiter(capacity: configuration.http.authFailuresPerMinute, per: 60), now: now))
+        }
+        let registrations = RegistrationLimit(perMinute: configuration.registrationsPerMinute, store: store)
         let console = ConsoleGate(
             sessions: ConsoleSessions(
                 secret: consoleSecret, lifetime: TimeInterval(configuration.console.sessionHours * 3600)),
             apps: apps, now: now)
         let authenticator = BearerAuthenticator(apps: apps, console: console)
         let api = router.group("v1").add(middleware: authenticator)
-        InstallationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
-            .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
+        InstallationRoutes(
+            store: store, dispatcher: dispatcher, limit: registrations, maxBodyBytes: configuration.maxBodyBytes,
+            now: now
+        )
+        .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         PreferenceRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         UserRoutes(store: store, dispatcher: dispatcher).register(

@@ -121,6 +121,33 @@ struct SessionIntrospectionTests {
         #expect(auth.requestCount == 1)
     }
 
+    @Test("A JWT an app signed is never sent to an auth service, even expired or for another audience")
+    func signedTokensStayLocal() async throws {
+        let auth = IntrospectionServer()
+        try await auth.run { url in
+            let harness = try await ServerHarness(introspection: Self.configuration(url))
+            let expired = try await harness.users.token(
+                subject: "bob", now: harness.clock.now.addingTimeInterval(-7200), issuer: ServerHarness.issuer,
+                audience: ServerHarness.audience)
+            let otherAudience = try await harness.users.token(
+                subject: "bob", now: harness.clock.now, issuer: ServerHarness.issuer, audience: "another-service")
+            try await harness.run { api in
+                for token in [expired, otherAudience] {
+                    let refused = try await api.call(.get, "/v1/installations", bearer: token)
+                    #expect(refused.status == .unauthorized)
+                    #expect(refused.errorCode != "invalid_session")
+                }
+                // A JWT no key of the app signed is the auth service's to judge.
+                let foreign = try await await UserTokenIssuer.hs256(secret: "another-apps-secret-0123456789abcdef")
+                    .token(
+                        subject: "eve", now: harness.clock.now, issuer: ServerHarness.issuer,
+                        audience: ServerHarness.audience)
+                #expect(try await api.call(.get, "/v1/installations", bearer: foreign).status == .unauthorized)
+            }
+        }
+        #expect(auth.requestCount == 1)
+    }
+
     @Test("A revoked session stops working once the positive TTL ends; inactive answers are cached for their own TTL")
     func cacheLifetimes() async throws {
         let auth = IntrospectionServer()

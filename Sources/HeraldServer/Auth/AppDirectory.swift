@@ -137,23 +137,28 @@ public struct AppDirectory: Sendable {
     /// user token, against the app named by `appHint` (the `X-Herald-App` header) or else every app
     /// that accepts user tokens: first as a JWT (when it has a JWT's shape), then as an opaque session
     /// token with the app's auth service. A token goes to an auth service only when its app is known:
-    /// named by `appHint`, or the one app that introspects.
+    /// named by `appHint`, or the one app that introspects; and never a JWT an app's key signed (an
+    /// expired or otherwise refused token of one app must not reach another app's auth service).
     /// - Throws: `HeraldError.unauthorized` saying why (never echoing the credential); `invalid_session`
     ///   when an auth service refused the session or did not answer.
     public func authenticate(bearer: String, appHint: String?) async throws(HeraldError) -> Principal {
         if let match = principal(forKey: bearer) { return match }
         var refusal = HeraldError.unauthorized("The bearer credential is not a valid key or user token.")
         let candidates = entries.filter { appHint == nil || appHint == $0.keys.appID }
+        var signedByAnApp = false
         if bearer.split(separator: ".", omittingEmptySubsequences: false).count == 3 {
             for entry in candidates {
                 guard let verifier = entry.userTokens else { continue }
                 do {
                     return .user(appID: entry.keys.appID, userID: try await verifier.userID(from: bearer))
                 } catch {
-                    refusal = error
+                    // The refusal of the app that signed the token says most.
+                    if !signedByAnApp { refusal = error }
+                    if error != UserTokenVerifier.unsignedRefusal { signedByAnApp = true }
                 }
             }
         }
+        guard !signedByAnApp else { throw refusal }
         // Herald's own credential formats (keys, channel credentials) are never anyone's session:
         // they are not sent to an auth service, where a working credential of one app would reach
         // another app's operator.

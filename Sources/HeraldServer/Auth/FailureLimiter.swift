@@ -2,10 +2,11 @@ import Foundation
 import HeraldCore
 import Synchronization
 
-/// Counts failed console sign-ins per client address with token buckets (``TokenBucketLimiter``'s
-/// generic cell rate step): an address that spent its allowance waits before it may try again.
-/// Successful sign-ins cost nothing.
-final class SignInLimiter: Sendable {
+/// Counts failures per client address with token buckets (``TokenBucketLimiter``'s generic cell
+/// rate step): an address that spent its allowance waits before it may try again, whatever it
+/// presents then. Successes cost nothing. The console's sign-ins and every surface's refused
+/// credentials (``AuthFailureGuard``) are counted this way, in memory: each node counts its own.
+final class FailureLimiter: Sendable {
     private let capacity: Int
     private let interval: TimeInterval
     private let buckets = Mutex<[String: Date]>([:])
@@ -26,7 +27,7 @@ final class SignInLimiter: Sendable {
         }
     }
 
-    /// Records a failed sign-in from the address.
+    /// Records a failure from the address.
     func fail(_ address: String, now: Date) {
         buckets.withLock { buckets in
             let (_, fullAt) = TokenBucketLimiter.acquire(

@@ -54,14 +54,19 @@ public struct UserTokenVerifier: Sendable {
         self.now = now
     }
 
+    /// The refusal of a token none of the app's keys signed (any other refusal is of a token the app
+    /// signed whose claims it does not accept).
+    static let unsignedRefusal = HeraldError.unauthorized("The user token's signature does not verify.")
+
     /// The user id (`sub`) of a valid token.
-    /// - Throws: `HeraldError.unauthorized` with a reason that names no secret.
+    /// - Throws: `HeraldError.unauthorized` with a reason that names no secret: ``unsignedRefusal``
+    ///   when no key of the app signed it.
     public func userID(from token: String) async throws(HeraldError) -> String {
         let claims: UserClaims
         do {
             claims = try await keys.verify(token, as: UserClaims.self, iteratingKeys: true)
         } catch {
-            throw .unauthorized("The user token's signature does not verify.")
+            throw Self.unsignedRefusal
         }
         let leeway = TimeInterval(configuration.leewaySeconds)
         let current = now()

@@ -14,22 +14,27 @@ public struct HTTPLimits: Sendable, Equatable {
     public var maxHeaderBytes: Int
     /// The most header lines of one request.
     public var maxHeaderCount: Int
+    /// Requests with refused credentials one client address may make a minute (a token bucket of
+    /// that size, refilled over a minute) before it is answered `429` whatever it presents; 0: no limit.
+    public var authFailuresPerMinute: Int
 
     /// The documented defaults.
     public init(
         headerTimeoutSeconds: Int = 10, bodyTimeoutSeconds: Int = 30, idleTimeoutSeconds: Int = 60,
-        maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100
+        maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, authFailuresPerMinute: Int = 0
     ) {
         self.headerTimeoutSeconds = headerTimeoutSeconds
         self.bodyTimeoutSeconds = bodyTimeoutSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
+        self.authFailuresPerMinute = authFailuresPerMinute
     }
 
     /// Reads the `http.*` keys (type, default): `header_timeout_seconds` (int 1–3600, `10`),
     /// `body_timeout_seconds` (int 1–3600, `30`), `idle_timeout_seconds` (int 1–3600, `60`),
-    /// `max_header_bytes` (int 1024–1048576, `32768`), `max_header_count` (int 8–10000, `100`).
+    /// `max_header_bytes` (int 1024–1048576, `32768`), `max_header_count` (int 8–10000, `100`),
+    /// `auth_failures_per_minute` (int 0–100000, `0`: no limit).
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
         func value(_ name: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
@@ -46,5 +51,6 @@ public struct HTTPLimits: Sendable, Equatable {
         idleTimeoutSeconds = try value("idle_timeout_seconds", defaults.idleTimeoutSeconds, 1...3600)
         maxHeaderBytes = try value("max_header_bytes", defaults.maxHeaderBytes, 1024...1_048_576)
         maxHeaderCount = try value("max_header_count", defaults.maxHeaderCount, 8...10000)
+        authFailuresPerMinute = try value("auth_failures_per_minute", defaults.authFailuresPerMinute, 0...100_000)
     }
 }

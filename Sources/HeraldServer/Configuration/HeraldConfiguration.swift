@@ -34,6 +34,9 @@ public struct HeraldConfiguration: Sendable {
     public var http: HTTPLimits
     /// Configured apps; empty means the one generated app, `default`.
     public var apps: [AppConfiguration]
+    /// Registrations a minute through a client key (per client address) or a user token (per user),
+    /// by app id (`app.<id>.registrations_per_minute`); an app not listed, or 0, has no limit.
+    public var registrationsPerMinute: [String: Int]
     /// User-token settings for the generated `default` app (used only when `apps` is empty).
     public var defaultAppUserTokens: UserTokenConfiguration
     /// Push providers per app id.
@@ -52,6 +55,7 @@ public struct HeraldConfiguration: Sendable {
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
         maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(), apps: [AppConfiguration] = [],
+        registrationsPerMinute: [String: Int] = [:],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
         engine: EngineConfiguration = .init(), dialects: DialectSettings = .init(),
         console: ConsoleConfiguration = .init()
@@ -68,6 +72,7 @@ public struct HeraldConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.http = http
         self.apps = apps
+        self.registrationsPerMinute = registrationsPerMinute
         self.defaultAppUserTokens = defaultAppUserTokens
         self.providers = providers
         self.engine = engine
@@ -89,6 +94,8 @@ public struct HeraldConfiguration: Sendable {
     /// - `http.max_body_bytes` (int, `65536`); the other `http.*` keys: see ``HTTPLimits/init(reader:)``.
     /// - `apps` (string array of app ids; empty: one generated app, `default`)
     /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
+    /// - `app.<id>.registrations_per_minute` (int 0–100000, `0`: no limit): registrations through the
+    ///   client key per client address, and through a user token per user
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
     /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
@@ -136,6 +143,14 @@ public struct HeraldConfiguration: Sendable {
             reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "introspection"])),
             key: "app.\(AppConfiguration.defaultID).introspection")
         let appIDs = ids.isEmpty ? [AppConfiguration.defaultID] : ids
+        var registrationsPerMinute: [String: Int] = [:]
+        for id in appIDs {
+            let key = "app.\(id).registrations_per_minute"
+            let limit = try Self.integer(reader, key, default: 0)
+            guard (0...100_000).contains(limit) else { throw Self.invalid(key, "must be 0 to 100000") }
+            if limit > 0 { registrationsPerMinute[id] = limit }
+        }
+        self.registrationsPerMinute = registrationsPerMinute
         var providers: [String: ProviderConfiguration] = [:]
         for id in appIDs {
             providers[id] = try ProviderConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id])))

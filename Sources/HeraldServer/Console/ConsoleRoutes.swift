@@ -19,7 +19,7 @@ struct ConsoleRoutes: Sendable {
     let configuration: HeraldConfiguration
     /// The engine, whose provider connection pools the overview shows.
     let dispatcher: Dispatcher
-    let limiter: SignInLimiter
+    let limiter: FailureLimiter
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
@@ -32,7 +32,7 @@ struct ConsoleRoutes: Sendable {
         self.apps = apps
         self.gate = gate
         self.configuration = configuration
-        self.limiter = SignInLimiter(
+        self.limiter = FailureLimiter(
             capacity: configuration.console.signInAttempts,
             per: TimeInterval(configuration.console.signInWindowSeconds))
         self.maxBodyBytes = configuration.maxBodyBytes

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import Hummingbird
@@ -24,6 +25,23 @@ protocol Dialect: Sendable {
 
     /// Registers the dialect's routes and their middleware (its authentication) on `router`.
     func register(on router: Router<HeraldRequestContext>, table: inout RouteTable)
+
+    /// Whether an answer of `status` on `path` (one of the dialect's routes) refused the caller's
+    /// credentials, beyond the `401` every surface answers (``AuthFailureGuard`` counts both).
+    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool
+
+    /// The `429` for a caller at `path` (one of the dialect's routes) whose address had too many
+    /// credentials refused, in the dialect's error body; nil when `path` is not the dialect's or the
+    /// route answers Herald's native error body.
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response?
+}
+
+extension Dialect {
+    /// Only a `401` refuses credentials.
+    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool { false }
+
+    /// The native body.
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? { nil }
 }
 
 /// What every dialect is built from.

@@ -23,6 +23,8 @@ struct TimedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try operations.addHandler(
                 RequestReadTimeoutHandler(limits: limits, logger: logger), position: .after(decoder))
+            // After the upgrade handler: it sees the WebSocket upgrade complete, with the frame decoder in place.
+            try operations.addHandler(WebSocketUpgradeWatcher())
             return value
         }
     }

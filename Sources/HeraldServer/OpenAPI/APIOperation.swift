@@ -42,7 +42,10 @@ struct APIOperation: Sendable {
     ///   - headers: Request header parameters.
     ///   - body: The request body's schema, when the route takes one (always required).
     ///   - bodyEncoding: How the body is encoded: JSON unless said.
-    ///   - responses: Each status the route answers and what it carries.
+    ///   - responses: Each status the route answers and what it carries. An operation that answers
+    ///     the native error body also answers, in that body, `429 rate_limited` when it authenticates
+    ///     (`http.auth_failures_per_minute`), and `503 storage_unavailable` when it writes (a full
+    ///     disk, a read-only database); both are added here unless declared.
     init(
         _ method: HTTPRequest.Method, _ path: String, tags: [String] = [], summary: String,
         description: String? = nil, security: Security = .bearer, pathParameters: [String: JSONSchema] = [:],
@@ -57,6 +60,12 @@ struct APIOperation: Sendable {
         }
         parameters += query.map { .b($0.openAPI) }
         parameters += headers.map { .b($0) }
+        var responses = responses
+        if responses.contains(where: { if case .error = $0.1 { true } else { false } }) {
+            let declared = Set(responses.map(\.0))
+            if security != .none, !declared.contains(429) { responses.append((429, .error)) }
+            if method != .get, !path.hasPrefix("/console"), !declared.contains(503) { responses.append((503, .error)) }
+        }
         var map: OpenAPI.Response.Map = [:]
         for (status, response) in responses {
             map[OpenAPI.Response.StatusCode(integerLiteral: status)] = response.openAPI

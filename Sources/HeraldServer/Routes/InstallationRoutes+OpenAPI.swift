@@ -10,13 +10,16 @@ extension InstallationRoutes {
         description: """
             Identity is (app, device_id, service) when device_id is given, else (app, service, token). A known \
             token updates its installation, re-validates it and resets its failure count. Server key, client \
-            key or user token; a user registers as themselves.
+            key or user token; a user registers as themselves, and not with a device_id another user's \
+            installation holds with another token (409 device_id_in_use). Client-key registrations count per \
+            client address and users' per user against app.<id>.registrations_per_minute (429 rate_limited \
+            with Retry-After).
             """,
         body: .ref("InstallationRegistration"),
         responses: [
             (200, .json("An existing installation was updated.", .ref("Installation"))),
             (201, .json("A new installation was created.", .ref("Installation"))),
-        ] + .errors(400, 401, 403, 413))
+        ] + .errors(400, 401, 403, 409, 413, 429))
 
     /// The filters of the list, as `/openapi.yaml` documents them and ``ListQuery`` checks them.
     static let listParameters: [QueryParameter] = [

@@ -10,6 +10,8 @@ struct InstallationRoutes: Sendable {
     let store: any InstallationRegistry
     /// Tells transports with provider-side endpoints (SNS) about changes.
     let dispatcher: Dispatcher
+    /// The client key's and user tokens' allowance of registrations.
+    let limit: RegistrationLimit
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
@@ -23,6 +25,18 @@ struct InstallationRoutes: Sendable {
 
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let principal = try context.principal()
+        let caller: RegistrationLimit.Caller? =
+            switch principal {
+            case .client: .address(context.remoteAddress?.ipAddress ?? "unknown")
+            case .user(_, let userID): .user(userID)
+            default: nil
+            }
+        if let caller, let retryAfter = try await limit.spend(appID: principal.appID, by: caller, now: now()) {
+            var response = try RegistrationLimit.exceeded(retryAfter: retryAfter).response(
+                from: request, context: context)
+            response.headers[.retryAfter] = String(retryAfter)
+            return response
+        }
         var registration = try InstallationRegistration(json: try await request.jsonBody(limit: maxBodyBytes))
         if let userID = principal.userID {
             try Self.requireSameUser(registration.userID, as: userID)
@@ -42,10 +56,11 @@ struct InstallationRoutes: Sendable {
             InstallationView.json(result.installation, token: .full), status: result.created ? .created : .ok)
     }
 
-    /// A user may not register a device id that another user's installation holds: that
-    /// installation is neither shown nor changed, and the registration is refused as `PATCH` refuses
-    /// a device id in use. (Keys move an installation between users as it is; the previous owner
-    /// signing out, or deleting it, frees the device id.)
+    /// A user may not register a device id that another user's installation holds with another
+    /// token: that installation is neither shown nor changed, and the registration is refused as
+    /// `PATCH` refuses a device id in use. The same token is the device itself, signed into another
+    /// account: it moves to this user. (Keys move an installation between users as it is; the
+    /// previous owner deleting it frees the device id.)
     /// - Throws: `HeraldError` `device_id_in_use` (409).
     private func requireDeviceFree(
         _ registration: InstallationRegistration, for userID: String, appID: String
@@ -54,7 +69,10 @@ struct InstallationRoutes: Sendable {
     {
         guard let deviceID = registration.deviceID else { return }
         let held = try await store.installations(appID: appID, deviceID: deviceID)
-        if held.contains(where: { $0.service == registration.service && $0.userID != nil && $0.userID != userID }) {
+        if held.contains(where: {
+            $0.service == registration.service && $0.userID != nil && $0.userID != userID
+                && $0.token != registration.token
+        }) {
             throw HeraldError(
                 kind: .conflict, code: "device_id_in_use",
                 message: "Another installation of this service already has this device_id.", field: "device_id")

@@ -4,12 +4,15 @@ import Hummingbird
 import Logging
 
 /// The error bodies of the AOVIS register route, exactly as §4 of the guide lists them:
-/// `401 {"error":"invalid_session"}`, `400 {"error":"invalid_body"}`, `500 {"error":"internal_error"}`.
+/// `401 {"error":"invalid_session"}`, `400 {"error":"invalid_body"}`, `500 {"error":"internal_error"}`;
+/// and, in the same shape, Herald's limits: `429 {"error":"rate_limited"}` (with `Retry-After`).
 enum AOVISFailure: Error, Equatable {
     /// The app token is missing or does not verify (or is not a user's).
     case invalidSession
     /// A malformed body, or a `deviceId` the user does not actively own.
     case invalidBody
+    /// Too many registrations, or too many refused credentials from the caller's address.
+    case rateLimited
     /// Anything unexpected.
     case internalError
 
@@ -21,6 +24,7 @@ enum AOVISFailure: Error, Equatable {
             switch error.kind {
             case .unauthorized: self = .invalidSession
             case .badRequest, .payloadTooLarge: self = .invalidBody
+            case .tooManyRequests: self = .rateLimited
             default: self = .internalError
             }
         default: self = .internalError
@@ -31,6 +35,7 @@ enum AOVISFailure: Error, Equatable {
         switch self {
         case .invalidSession: .unauthorized
         case .invalidBody: .badRequest
+        case .rateLimited: .tooManyRequests
         case .internalError: .internalServerError
         }
     }
@@ -39,6 +44,7 @@ enum AOVISFailure: Error, Equatable {
         switch self {
         case .invalidSession: "invalid_session"
         case .invalidBody: "invalid_body"
+        case .rateLimited: "rate_limited"
         case .internalError: "internal_error"
         }
     }

@@ -38,6 +38,11 @@ extension AOVISRoutes {
             ),
             failure(400, #"A malformed body, or a deviceId not owned ACTIVE by the user: {"error":"invalid_body"}."#),
             failure(401, #"The app token is missing or invalid: {"error":"invalid_session"}."#),
+            failure(
+                429,
+                #"Too many registrations by this user (app.<id>.registrations_per_minute), or too many refused "#
+                    + #"credentials from this address (http.auth_failures_per_minute): {"error":"rate_limited"}, "#
+                    + "with Retry-After."),
             failure(500, #"An unexpected failure: {"error":"internal_error"}."#),
         ])
 
@@ -114,7 +119,8 @@ extension APISchemas {
     static var aovis: OrderedDictionary<String, JSONSchema> {
         [
             "AOVISError": .object(
-                requiring: ["error"], ["error": .choice("invalid_session", "invalid_body", "internal_error")]),
+                requiring: ["error"],
+                ["error": .choice("invalid_session", "invalid_body", "rate_limited", "internal_error")]),
             "AOVISRegistration": .object(
                 requiring: ["platform", "token"],
                 description: "Members not listed are ignored.",

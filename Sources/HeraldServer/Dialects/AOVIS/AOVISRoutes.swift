@@ -27,11 +27,14 @@ struct AOVISRoutes: Dialect {
     let apps: AppDirectory
     let dispatcher: Dispatcher
     let settings: [String: AOVISConfiguration]
+    /// The users' allowance of registrations (`app.<id>.registrations_per_minute`).
+    let limit: RegistrationLimit
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
     init(context: DialectContext, settings: [String: AOVISConfiguration]) {
         store = context.store
+        limit = RegistrationLimit(perMinute: context.configuration.registrationsPerMinute, store: context.store)
         apps = context.apps
         dispatcher = context.dispatcher
         self.settings = settings
@@ -58,6 +61,11 @@ struct AOVISRoutes: Dialect {
     @Sendable func registerToken(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             let (appID, userID) = try await session(request)
+            if let retryAfter = try await limit.spend(appID: appID, by: .user(userID), now: now()) {
+                var response = AOVISFailure.rateLimited.response
+                response.headers[.retryAfter] = String(retryAfter)
+                return response
+            }
             let parsed = try AOVISRegistration(
                 json: try await request.jsonBody(limit: maxBodyBytes),
                 apnsEnvironment: settings[appID]?.apnsEnvironment ?? .production,
@@ -215,5 +223,12 @@ struct AOVISRoutes: Dialect {
     /// AOVIS's backend routes take the server key.
     static func server(_ context: HeraldRequestContext) throws(HeraldError) -> String {
         try context.requireServerKey("Managing devices and events takes the app's server key.")
+    }
+}
+
+extension AOVISRoutes {
+    /// The register route answers `429 {"error":"rate_limited"}`; the backend routes answer natively.
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+        path == prefix + "/push/register" ? AOVISFailure.rateLimited.response : nil
     }
 }

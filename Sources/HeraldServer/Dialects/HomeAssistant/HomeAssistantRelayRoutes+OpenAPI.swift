@@ -96,7 +96,10 @@ extension HomeAssistantRelayRoutes {
             failure(404, "No relay-enabled app has this push token (UnknownToken): re-open the app to register."),
             failure(410, "The provider invalidated this token (InvalidToken): re-open the app to register."),
             failure(413, "The notification is too large for the provider, or the body too large (PayloadTooLarge)."),
-            failure(429, "The token's daily maximum is reached (RateLimited), with target and rateLimits."),
+            failure(
+                429,
+                "The token's daily maximum is reached (RateLimited), with target and rateLimits; or too many unknown "
+                    + "push tokens from this address (http.auth_failures_per_minute), with Retry-After."),
             failure(500, "The app's provider is not configured (ProviderMisconfigured), or InternalError."),
             failure(503, "Herald cannot take notifications now (ProviderUnavailable): retry later."),
         ])
@@ -125,6 +128,9 @@ extension HomeAssistantRelayRoutes {
             failure(404, "No relay-enabled app has this push token (UnknownToken)."),
             failure(410, "The provider invalidated this token (InvalidToken)."),
             failure(413, "The body is too large (PayloadTooLarge)."),
+            failure(
+                429, "Too many unknown push tokens from this address (http.auth_failures_per_minute), with Retry-After."
+            ),
             failure(503, "Herald cannot answer now (ProviderUnavailable)."),
         ])
 }

@@ -226,3 +226,22 @@ struct HomeAssistantRelayRoutes: Dialect {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized())))
     }
 }
+
+extension HomeAssistantRelayRoutes {
+    /// The push token is the relay's credential: an unknown one (`404 UnknownToken`) is refused.
+    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
+        path.hasPrefix(prefix) && status == .notFound
+    }
+
+    /// `429 RateLimited` without `rateLimits` (they are a token's, and no token is looked at).
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+        guard path.hasPrefix(prefix) else { return nil }
+        return HomeAssistantRelayFailure(
+            status: .tooManyRequests, errorType: "RateLimited",
+            errorMessage: "Too many unknown push tokens from this address",
+            message:
+                "Herald refused too many requests with unknown push tokens from this address. It accepts them again "
+                + "in \(retryAfter) seconds."
+        ).response()
+    }
+}

@@ -18,6 +18,8 @@ struct LeanCloudCaller: Sendable {
     var settings: LeanCloudConfiguration
     /// Whether the caller proved the master key.
     var master: Bool
+    /// The client's address (the TCP peer), which an app key's registrations count against.
+    var address = "unknown"
 
     static let id = HTTPField.Name("X-LC-Id")!
     static let key = HTTPField.Name("X-LC-Key")!

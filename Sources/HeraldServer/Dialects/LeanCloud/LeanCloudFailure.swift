@@ -8,6 +8,8 @@ struct LeanCloudFailure: Error, Sendable, Equatable {
     /// LeanCloud's error code.
     var code: Int
     var message: String
+    /// Seconds before a `429`'s request may succeed (the `Retry-After` header).
+    var retryAfter: Int?
 
     /// 1: an internal server error.
     static func internalError(_ message: String = "Internal server error.") -> Self {
@@ -62,6 +64,11 @@ struct LeanCloudFailure: Error, Sendable, Equatable {
         Self(status: .unauthorized, code: 401, message: message)
     }
 
+    /// 429: too many requests (registrations, or refused credentials from the caller's address).
+    static func tooManyRequests(_ message: String, retryAfter: Int? = nil) -> Self {
+        Self(status: .tooManyRequests, code: 429, message: message, retryAfter: retryAfter)
+    }
+
     /// 503 (code 1): the store or engine cannot take the request now.
     static func unavailable(_ message: String) -> Self { Self(status: .serviceUnavailable, code: 1, message: message) }
 
@@ -80,7 +87,8 @@ struct LeanCloudFailure: Error, Sendable, Equatable {
             return .invalidQuery(error.message)
         case .badRequest: return .invalidType(error.message)
         case .notFound: return Self(status: .notFound, code: 101, message: error.message)
-        case .unavailable, .tooManyRequests: return .unavailable(error.message)
+        case .tooManyRequests: return .tooManyRequests(error.message)
+        case .unavailable: return .unavailable(error.message)
         default: return .internalError()
         }
     }

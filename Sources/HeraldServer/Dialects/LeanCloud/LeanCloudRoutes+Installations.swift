@@ -14,6 +14,12 @@ extension LeanCloudRoutes {
     /// for a new one, `200` for an update; `fetchWhenSave=true` returns every field.
     func saveInstallation(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         if call.body["objectId"] != nil { throw LeanCloudFailure.invalidType("objectId is set by the server.") }
+        if !caller.master,
+            let retryAfter = try await limit.spend(appID: caller.appID, by: .address(caller.address), now: now())
+        {
+            throw LeanCloudFailure.tooManyRequests(
+                "Too many installations saved; try again in \(retryAfter) seconds.", retryAfter: retryAfter)
+        }
         let existing = try await existingInstallation(call.body, appID: caller.appID)
         let save = try LeanCloudInstallation.save(call.body, over: existing)
         if save.valid != nil { try caller.requireMaster() }

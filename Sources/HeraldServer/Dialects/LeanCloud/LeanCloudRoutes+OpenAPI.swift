@@ -10,7 +10,9 @@ extension LeanCloudRoutes {
             "code": .integer(
                 description: "LeanCloud's code: 1 internal, 101 not found, 102 bad query, 105 bad key, 107 malformed "
                     + "JSON, 111 wrong type, 112 bad channel, 114 bad device token, 116 too large, 119 master key "
-                    + "required, 135 bad deviceType, 401 unauthorized"),
+                    + "required, 135 bad deviceType, 401 unauthorized, 429 too many requests (installations saved "
+                    + "with the app key, app.<id>.registrations_per_minute; refused credentials from this address, "
+                    + "http.auth_failures_per_minute), with Retry-After"),
             "error": .string(description: "what went wrong"),
         ])
 
@@ -74,7 +76,7 @@ extension LeanCloudRoutes {
         APIOperation(
             method, path, tags: ["LeanCloud"], summary: summary, description: description, security: .none,
             query: query, headers: authHeaders, body: body,
-            responses: responses + failures(400, 401, 403, 404, 500, 503))
+            responses: responses + failures(400, 401, 403, 404, 429, 500, 503))
     }
 
     /// A query's parameters (installations, notifications).

@@ -20,11 +20,14 @@ struct LeanCloudRoutes: Dialect {
     let dispatcher: Dispatcher
     /// The apps serving the dialect, by LeanCloud app id.
     let apps: [String: (appID: String, settings: LeanCloudConfiguration)]
+    /// The app keys' allowance of registrations (`app.<id>.registrations_per_minute`), per address.
+    let limit: RegistrationLimit
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 
     init(context: DialectContext, settings: [String: LeanCloudConfiguration]) {
         store = context.store
+        limit = RegistrationLimit(perMinute: context.configuration.registrationsPerMinute, store: context.store)
         dispatcher = context.dispatcher
         var apps: [String: (appID: String, settings: LeanCloudConfiguration)] = [:]
         for (id, app) in settings.sorted(by: { $0.key < $1.key }) where app.isEnabled {
@@ -58,7 +61,8 @@ struct LeanCloudRoutes: Dialect {
     /// Every route: authenticates, reads the body, performs the call, answers LeanCloud's way.
     @Sendable func handle(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
-            let caller = try LeanCloudCaller.authenticate(request.headers, apps: apps, now: now())
+            var caller = try LeanCloudCaller.authenticate(request.headers, apps: apps, now: now())
+            caller.address = context.remoteAddress?.ipAddress ?? "unknown"
             let path = request.uri.path.split(separator: "/").dropFirst()
             var query: [String: String] = [:]
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
@@ -82,7 +86,9 @@ struct LeanCloudRoutes: Dialect {
             } else {
                 context.logger.info("leancloud request refused", metadata: metadata)
             }
-            return Self.json(status: failure.status, failure.json)
+            var response = Self.json(status: failure.status, failure.json)
+            if let retryAfter = failure.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
         }
     }
 
@@ -192,5 +198,15 @@ struct LeanCloudRoutes: Dialect {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized())))
+    }
+}
+
+extension LeanCloudRoutes {
+    /// `429 {"code": 429, "error": …}`.
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+        guard path == prefix || path.hasPrefix(prefix + "/") else { return nil }
+        let failure = LeanCloudFailure.tooManyRequests(
+            "Too many requests with a wrong key or signature from this address; try again in \(retryAfter) seconds.")
+        return json(status: failure.status, failure.json)
     }
 }

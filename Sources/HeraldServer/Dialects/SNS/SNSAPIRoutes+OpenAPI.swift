@@ -36,6 +36,13 @@ extension SNSAPIRoutes {
             ),
             (404, .xml("SNS's <ErrorResponse>: NotFound.", .string)),
             (413, .xml("SNS's <ErrorResponse>: RequestEntityTooLarge.", .string)),
+            (
+                429,
+                .xml(
+                    "SNS's <ErrorResponse>: Throttled (too many refused signatures from this address: "
+                        + "http.auth_failures_per_minute), with Retry-After.", .string)
+            ),
             (500, .xml("SNS's <ErrorResponse>: InternalError.", .string)),
+            (503, .xml("SNS's <ErrorResponse>: ServiceUnavailable (the database cannot be written).", .string)),
         ])
 }

@@ -181,3 +181,19 @@ struct SNSAPIRoutes: Dialect {
         }
     }
 }
+
+extension SNSAPIRoutes {
+    /// SNS refuses a signature with `403` (`InvalidClientTokenId`, `SignatureDoesNotMatch`, `IncompleteSignature`).
+    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
+        path == prefix && status == .forbidden
+    }
+
+    /// `429 Throttled`, as SNS throttles (the AWS SDKs retry it with backoff).
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+        guard path == prefix else { return nil }
+        return SNSAPIFailure(
+            type: "Sender", code: "Throttled", status: .tooManyRequests,
+            message: "Too many requests with refused credentials from this address; retry in \(retryAfter) seconds."
+        ).response(requestID: UUID().uuidString.lowercased())
+    }
+}
