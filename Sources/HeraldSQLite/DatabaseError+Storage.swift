@@ -13,3 +13,8 @@ extension DatabaseError: StorageError {
         }
     }
 }
+
+extension WALSyncError: StorageError {
+    /// The log could not be synced: the disk cannot be written.
+    var unwritableReason: String? { "the disk cannot be written (\(operation) failed)" }
+}

@@ -7,19 +7,17 @@ import Synchronization
 /// has committed.
 ///
 /// SQLite has one writer, and a commit costs far more than a one-row write: the write-ahead log
-/// gets every page the transaction dirtied (the row's table page and one page per index) and, for
-/// a durable write, an `fdatasync`. Writes arriving together dirty the same index pages, so
-/// committing them together writes each page and syncs the log once. A write that throws rolls back
-/// its own savepoint only; a commit that fails fails every write of the batch, none of which is
-/// then stored.
+/// gets every page the transaction dirtied (the row's table page and one page per index).
+/// Writes arriving together dirty the same index pages, so committing them together writes each
+/// page once. A write that throws rolls back its own savepoint only; a commit that fails fails
+/// every write of the batch, none of which is then stored.
 ///
-/// Durability. The writer runs with `synchronous = FULL`: a commit returns once the log is on disk,
-/// so what Herald answered `2xx` for (a registration, an accepted send or event) survives a power
-/// loss. The engine's own bookkeeping (job claims, page commits, releases) is committed with
-/// `synchronous = NORMAL`, without its own sync: a process crash loses none of it either (the log
-/// is written), and after a power loss the engine resumes from the last synced commit, which the
-/// next durable write or checkpoint (every 250 ms under `herald serve`) makes recent: the log is
-/// sequential, so syncing it for one commit syncs every commit before it.
+/// Durability. A durable write (a registration, an accepted send or event: what Herald answers
+/// `2xx` for) is answered only once the log is on disk, by ``WALSync``, which syncs it off the
+/// writer: the next batch commits meanwhile. The engine's own bookkeeping (job claims, page
+/// commits, releases) is answered at once: a process crash loses none of it (the log is written),
+/// and after a power loss the engine resumes from the last synced commit, which the next durable
+/// write or checkpoint (every 250 ms under `herald serve`) makes recent.
 final class GroupCommit: Sendable {
     /// How many writes one transaction takes at most, so a burst cannot hold the writer long.
     static let maximumBatch = 256
@@ -41,10 +39,12 @@ final class GroupCommit: Sendable {
     }
 
     private let database: DatabasePool
+    private let walSync: WALSync
     private let queue = Mutex(Queue())
 
-    init(database: DatabasePool) {
+    init(database: DatabasePool, walSync: WALSync) {
         self.database = database
+        self.walSync = walSync
     }
 
     /// How many writes have been submitted since the start (tests use it to know a batch has formed).
@@ -93,16 +93,23 @@ final class GroupCommit: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            let durable = batch.contains(where: \.durable)
             do {
-                if !durable { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-                defer { if !durable { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
                 var answers: [@Sendable () -> Void] = []
                 try db.inTransaction {
                     answers = batch.map { $0.run(db) }
                     return .commit
                 }
-                for answer in answers { answer() }
+                // The engine's writes are answered now; the durable ones once the log is on disk.
+                var durable: [(answer: @Sendable () -> Void, fail: @Sendable (any Error) -> Void)] = []
+                for (write, answer) in zip(batch, answers) {
+                    if write.durable { durable.append((answer, write.fail)) } else { answer() }
+                }
+                if !durable.isEmpty {
+                    let waiting = durable
+                    walSync.afterSync(
+                        done: { for write in waiting { write.answer() } },
+                        failed: { error in for write in waiting { write.fail(error) } })
+                }
             } catch {
                 for write in batch { write.fail(error) }
             }

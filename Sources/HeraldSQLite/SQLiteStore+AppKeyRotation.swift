@@ -6,7 +6,7 @@ extension SQLiteStore: AppKeyRotation {
     /// Replaces the app's generated keys (sealed like the first ones).
     public func replaceAppKeys(_ keys: AppKeys) async throws {
         let sealed = Data(try cipher.seal(keys.sealedPlaintext))
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO app_keys (app_id, keys_sealed, created_at) VALUES (?, ?, ?)

@@ -18,7 +18,7 @@ extension SQLiteStore {
         appID: String, installationID: String, preferences: Preferences, now: Date
     ) async throws -> Bool {
         let body = preferences.storedText
-        return try await database.write { db in
+        return try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO preferences (installation_id, body, updated_at)

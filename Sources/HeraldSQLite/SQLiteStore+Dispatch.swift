@@ -85,7 +85,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     }
 
     public func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification? {
-        try await database.write { db in
+        try await durableWrite { db in
             guard
                 let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND id = ?"),
@@ -142,7 +142,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     // MARK: Jobs
 
     public func scheduleJob(kind: String, reference: String, runAt: Date) async throws {
-        try await database.write { db in try self.scheduleJob(db, kind: kind, reference: reference, runAt: runAt) }
+        try await durableWrite { db in try self.scheduleJob(db, kind: kind, reference: reference, runAt: runAt) }
     }
 
     private func scheduleJob(_ db: Database, kind: String, reference: String, runAt: Date) throws {
@@ -563,7 +563,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func recordOpen(
         appID: String, notificationID: String, installationID: String, userID: String?, openedAt: Date
     ) async throws -> OpenRecording {
-        try await database.write { db in
+        try await durableWrite { db in
             guard
                 try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT 1 FROM notifications WHERE app_id = ? AND id = ?"),
@@ -613,7 +613,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         appID: String, installationID: String, preferences: Preferences, now: Date
     ) async throws -> Bool {
         let body = preferences.storedText
-        return try await database.write { db in
+        return try await durableWrite { db in
             guard
                 try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT 1 FROM installations WHERE app_id = ? AND id = ?"),

@@ -6,7 +6,7 @@ extension SQLiteStore: EventStore {
     // MARK: Source devices
 
     public func insertSourceDevice(_ device: SourceDevice) async throws -> SourceDevice {
-        try await database.write { db in
+        try await durableWrite { db in
             // An id and an alias share one namespace: a reference must name one device only.
             var taken = [device.id]
             if let alias = device.alias { taken.append(alias) }
@@ -49,7 +49,7 @@ extension SQLiteStore: EventStore {
     // MARK: Ownership
 
     public func setOwnership(_ ownership: Ownership) async throws -> Ownership? {
-        try await database.write { db in
+        try await durableWrite { db in
             guard
                 try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT 1 FROM source_devices WHERE app_id = ? AND id = ?"),

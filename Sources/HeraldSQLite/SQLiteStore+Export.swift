@@ -44,7 +44,7 @@ extension SQLiteStore {
             _ = try cipher.openToken(record.sealedToken.sealed, service: record.installation.service)
         }
         let now = Date().timeIntervalSince1970
-        return try await database.write { db in
+        return try await durableWrite { db in
             for record in records {
                 let installation = record.installation
                 // The imported record wins over whatever holds its id, token or device identity.

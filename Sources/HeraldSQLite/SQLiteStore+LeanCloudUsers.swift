@@ -5,7 +5,7 @@ import HeraldCore
 extension SQLiteStore: LeanCloudUserStore {
     public func putLeanCloudUser(_ user: LeanCloudUser) async throws {
         let fields = JSONValue.object(user.fields).serialized()
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO lc_users (app_id, id, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -35,7 +35,7 @@ extension SQLiteStore: LeanCloudUserStore {
     }
 
     public func deleteLeanCloudUser(appID: String, id: String) async throws -> Bool {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(sql: "DELETE FROM lc_users WHERE app_id = ? AND id = ?", arguments: [appID, id])
             return db.changesCount > 0
         }

@@ -7,7 +7,7 @@ extension SQLiteStore: RelayUsageStore {
         appID: String, service: PushService, token: String, day: String, maximum: Int
     ) async throws -> (granted: Bool, usage: RelayUsage) {
         let key = RelayKey(appID: appID, service: service, index: cipher.index(token, service: service))
-        return try await database.write { db in
+        return try await durableWrite { db in
             // Earlier days of the token are over: their rows go as its new day starts.
             try db.execute(
                 sql: "DELETE FROM relay_usage WHERE app_id = ? AND service = ? AND token_index = ? AND day < ?",
@@ -30,7 +30,7 @@ extension SQLiteStore: RelayUsageStore {
         appID: String, service: PushService, token: String, day: String, releasingClaim: Bool
     ) async throws -> RelayUsage {
         let key = RelayKey(appID: appID, service: service, index: cipher.index(token, service: service))
-        return try await database.write { db in
+        return try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO relay_usage (app_id, service, token_index, day, successful, errors)

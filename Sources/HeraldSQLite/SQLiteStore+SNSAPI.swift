@@ -10,7 +10,7 @@ extension SQLiteStore: SNSAPIStore {
     ) async throws -> SNSPlatformApplication {
         let attributes = String(
             decoding: JSONValue.object(application.attributes.mapValues(JSONValue.string)).serialized(), as: UTF8.self)
-        return try await database.write { db in
+        return try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO sns_platform_applications (app_id, name, platform, attributes, created_at)
@@ -43,7 +43,7 @@ extension SQLiteStore: SNSAPIStore {
     }
 
     public func deleteSNSPlatformApplication(appID: String, name: String) async throws -> Bool {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(
                 sql: "DELETE FROM sns_platform_applications WHERE app_id = ? AND name = ?", arguments: [appID, name])
             guard db.changesCount > 0 else { return false }
@@ -110,7 +110,7 @@ extension SQLiteStore: SNSAPIStore {
     // MARK: Topics and subscriptions
 
     public func putSNSTopic(_ topic: SNSTopic) async throws -> SNSTopic {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO sns_topics (app_id, name, created_at) VALUES (?, ?, ?)
@@ -138,7 +138,7 @@ extension SQLiteStore: SNSAPIStore {
     }
 
     public func deleteSNSTopic(appID: String, name: String) async throws -> [SNSSubscription]? {
-        try await database.write { db in
+        try await durableWrite { db in
             let subscriptions = try Row.fetchAll(
                 db, sql: "SELECT * FROM sns_subscriptions WHERE app_id = ? AND topic = ?", arguments: [appID, name]
             ).map(Self.subscription)
@@ -148,7 +148,7 @@ extension SQLiteStore: SNSAPIStore {
     }
 
     public func putSNSSubscription(_ subscription: SNSSubscription) async throws -> SNSSubscription {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO sns_subscriptions (id, app_id, topic, installation_id, created_at)
@@ -194,7 +194,7 @@ extension SQLiteStore: SNSAPIStore {
     }
 
     public func deleteSNSSubscription(appID: String, id: String) async throws -> Bool {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(sql: "DELETE FROM sns_subscriptions WHERE app_id = ? AND id = ?", arguments: [appID, id])
             return db.changesCount > 0
         }

@@ -13,6 +13,8 @@ public final class SQLiteStore: Store {
     let signals = JobSignalHub()
     /// Registrations from concurrent requests share a transaction (see ``GroupCommit``).
     let groupCommit: GroupCommit
+    /// Makes what Herald answers `2xx` for durable without holding the writer (see ``WALSync``).
+    let walSync: WALSync
 
     /// The writer's page cache unless told otherwise: big enough that a page of a broadcast or a
     /// batch of an import finds the index pages it touches, small enough for a lean server.
@@ -25,11 +27,17 @@ public final class SQLiteStore: Store {
     static let walCheckpointPages = 8192
 
     /// Opens (creating if needed) the database at `path`. Call ``migrate()`` before use.
-    /// - Parameter writerCacheKiB: The writing connection's page cache (`PRAGMA cache_size`);
-    ///   readers keep SQLite's default. Bulk imports pass more: random token-index inserts then
-    ///   hit cached pages instead of re-reading and re-writing them batch after batch.
+    /// - Parameters:
+    ///   - writerCacheKiB: The writing connection's page cache (`PRAGMA cache_size`); readers keep
+    ///     SQLite's default. Bulk imports pass more: random token-index inserts then hit cached
+    ///     pages instead of re-reading and re-writing them batch after batch.
+    ///   - syncsAccepted: Whether what Herald answers `2xx` for is answered only once it is on disk
+    ///     (``WALSync``; `sqlite.synchronous: full`), so a power loss cannot roll it back; false
+    ///     answers once it is in the write-ahead log (it survives a process crash, not a power loss).
     /// - Throws: GRDB's `DatabaseError` when the file cannot be opened.
-    public init(path: String, cipher: TokenCipher, writerCacheKiB: Int = defaultWriterCacheKiB) throws {
+    public init(
+        path: String, cipher: TokenCipher, writerCacheKiB: Int = defaultWriterCacheKiB, syncsAccepted: Bool = true
+    ) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
@@ -43,13 +51,20 @@ public final class SQLiteStore: Store {
             }
         }
         self.database = try DatabasePool(path: path, configuration: configuration)
-        // What Herald answers 2xx for is on disk first (GRDB's WAL default is NORMAL, which a power
-        // loss can roll back); the engine's own commits relax it (``GroupCommit``). Set here, on the
-        // writer, after the pool opened: enabling WAL resets it.
-        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         self.cipher = cipher
         self.path = path
-        self.groupCommit = GroupCommit(database: database)
+        let walSync = WALSync(databasePath: path, enabled: syncsAccepted)
+        self.walSync = walSync
+        self.groupCommit = GroupCommit(database: database, walSync: walSync)
+    }
+
+    /// A write Herald answers `2xx` for: returned once it is on disk (``WALSync``), so a power loss
+    /// cannot roll it back.
+    /// - Throws: the write's error, or ``WALSyncError`` (the disk cannot be written).
+    func durableWrite<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let value = try await database.write(updates)
+        try await walSync.sync()
+        return value
     }
 
     public func migrate() async throws {
@@ -61,7 +76,7 @@ public final class SQLiteStore: Store {
     }
 
     public func probeWrite() async throws {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(
                 sql: "CREATE TABLE IF NOT EXISTS herald_write_probe (id INTEGER PRIMARY KEY, at REAL NOT NULL)")
             try db.execute(
@@ -94,7 +109,7 @@ public final class SQLiteStore: Store {
             "server_key": .string(keys.serverKey), "client_key": .string(keys.clientKey),
         ]).serialized()
         let sealed = Data(try cipher.seal(plaintext))
-        let stored = try await database.write { db in
+        let stored = try await durableWrite { db in
             try db.execute(
                 sql: "INSERT INTO app_keys (app_id, keys_sealed, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [keys.appID, sealed, Date().timeIntervalSince1970])
@@ -131,7 +146,7 @@ public final class SQLiteStore: Store {
         batch registrations: [InstallationRegistration], appID: String, now: Date
     ) async throws -> [RegistrationResult] {
         let sealed = try registrations.map(seal)
-        return try await database.write { db in
+        return try await durableWrite { db in
             try zip(registrations, sealed).map { registration, sealed in
                 try self.register(registration, sealed: sealed, appID: appID, now: now, db)
             }
@@ -225,7 +240,7 @@ public final class SQLiteStore: Store {
             copy.updatedAt = now
             return copy
         }()
-        return try await database.write { db in
+        return try await durableWrite { db in
             guard try self.fetchOne(db, where: "app_id = ? AND id = ?", [installation.appID, installation.id]) != nil
             else { return nil }
             // The device id is checked before the token moves: the installation that holds the token
@@ -251,14 +266,14 @@ public final class SQLiteStore: Store {
     }
 
     public func deleteInstallation(appID: String, id: String) async throws -> Bool {
-        try await database.write { db in
+        try await durableWrite { db in
             try db.execute(sql: "DELETE FROM installations WHERE app_id = ? AND id = ?", arguments: [appID, id])
             return db.changesCount > 0
         }
     }
 
     public func deleteInstallations(appID: String, userID: String) async throws -> InstallationRemoval {
-        try await database.write { db in
+        try await durableWrite { db in
             let withEndpoints = try Row.fetchAll(
                 db,
                 sql: "SELECT * FROM installations WHERE app_id = ? AND user_id = ? AND sns_endpoint_arn IS NOT NULL",

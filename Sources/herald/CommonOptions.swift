@@ -57,7 +57,9 @@ struct CommonOptions: ParsableArguments {
             }
             return store
         case .sqlite(let path):
-            let store = try SQLiteStore(path: path, cipher: cipher, writerCacheKiB: writerCacheKiB)
+            let store = try SQLiteStore(
+                path: path, cipher: cipher, writerCacheKiB: writerCacheKiB,
+                syncsAccepted: configuration.sqliteSyncsAccepted)
             try await store.migrate()
             try await Self.checkMasterKey(store)
             return store

@@ -121,6 +121,12 @@ struct AuthTests {
             let moved = try await api.registerIOS(extra: #","device_id":"bob-phone-1","user_id":"carol""#)
             #expect(moved.status == .ok)
             #expect(moved.string("id") == bobID)
+            // The same device id with the same token is the phone itself, signed into another account: it moves.
+            let token = try #require(moved.string("token"))
+            let signedIn = try await api.registerIOS(token: token, bearer: alice, extra: #","device_id":"bob-phone-1""#)
+            #expect(signedIn.status == .ok)
+            #expect(signedIn.string("id") == bobID)
+            #expect(signedIn.string("user_id") == "alice")
         }
     }
 

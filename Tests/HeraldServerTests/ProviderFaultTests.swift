@@ -92,11 +92,24 @@ struct ProviderFaultTests {
 }
 
 extension ProviderFaultTests {
-    /// How long APNs stalls: it accepts connections and completes TLS, then sends nothing.
-    static let stallSeconds = 60
+    /// How long the long outages last: 60 s in CI; `HERALD_FAULT_OUTAGE_SECONDS=600` makes a provider down for minutes.
+    static let outageSeconds =
+        ProcessInfo.processInfo.environment["HERALD_FAULT_OUTAGE_SECONDS"].flatMap(Int.init) ?? 60
 
-    @Test("A stalled APNs (60 s) holds FCM deliveries of the broadcast back by a connect timeout, no more")
-    func stallDoesNotBlockOtherProvider() async throws {
+    /// A long outage of APNs during a broadcast, with Herald's default timeouts and pauses.
+    enum Outage: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// APNs accepts connections and completes TLS, then sends nothing.
+        case stall
+        /// APNs's port is closed.
+        case down
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "A long APNs outage (60 s; HERALD_FAULT_OUTAGE_SECONDS) holds FCM back by one connect timeout at most",
+        arguments: Outage.allCases)
+    func longOutage(_ outage: Outage) async throws {
         // Herald's defaults: a connection must be ready (TCP, TLS, the server's HTTP/2 preface) within 10 s, a request
         // answered within 30 s; an unreachable provider pauses for 1 s, doubling up to 30 s.
         let connectTimeout = 10
@@ -113,31 +126,45 @@ extension ProviderFaultTests {
                     android.append(try await harness.register(.fcm, api))
                 }
                 _ = try await harness.fcmClient.accessTokens.accessToken()
-                try harness.apns.setAcceptFault(.stall)
-                let stalled = ContinuousClock.now
+                switch outage {
+                case .stall: try harness.apns.setAcceptFault(.stall)
+                case .down: await harness.apns.stopListening()
+                }
+                let began = ContinuousClock.now
                 let id = try await api.send(
-                    #"{"target":{"all":true},"payload":{"title":"Stall"},"expiration_interval":300}"#)
+                    #"{"target":{"all":true},"payload":{"title":"Outage"},"expiration_interval":3600}"#)
                 let fcmKeys = Set(android.map(\.key))
                 // Each batch mixes both providers and commits once its last answer is in, `pipelineDepth` in
-                // flight: the first batches wait for APNs' connection until the connect timeout, then APNs is paused
-                // and the later batches send to FCM alone. Every FCM device is delivered within the stall.
+                // flight: the first batches wait for APNs' connection (a stall: until the connect timeout), then
+                // APNs is paused and the later batches send to FCM alone. Every FCM device is delivered within the
+                // outage.
                 try await waitUntil(
-                    "FCM devices delivered while APNs is stalled", timeout: .seconds(Self.stallSeconds)
+                    "FCM devices delivered while APNs is out", timeout: .seconds(Self.outageSeconds)
                 ) {
                     harness.delivered(.fcm).isSuperset(of: fcmKeys)
                 }
-                let fcmDone = seconds(ContinuousClock.now - stalled)
-                #expect(harness.delivered(.apns).isEmpty, "APNs answered nothing during the stall")
-                try await Task.sleep(until: stalled + .seconds(Self.stallSeconds))
+                let fcmDone = seconds(ContinuousClock.now - began)
+                #expect(harness.delivered(.apns).isEmpty, "APNs answered nothing during the outage")
+                try await Task.sleep(until: began + .seconds(Self.outageSeconds))
+                // Attempts are made when a batch finds APNs unpaused: the first batches, then one probe per pause, the
+                // pauses doubling from 1 s up to 30 s. Each probe is a page of waiting devices (at most all of them)
+                // and opens at most the pool's two connections.
+                let probes =
+                    1
+                    + FaultScenario.pauses(
+                        in: Double(Self.outageSeconds), base: seconds(defaults.base), cap: seconds(defaults.cap))
                 let connections = harness.connectionCount(.apns)
-                // Connections are tried when a batch finds APNs unpaused, at most two at once (the pool's size):
-                // the first batches, then one probe per pause, the pauses doubling from 1 s up to 30 s.
-                let probes = FaultScenario.pauses(
-                    in: Double(Self.stallSeconds), base: seconds(defaults.base), cap: seconds(defaults.cap))
-                let bound = FaultHarness.connections * (1 + probes)
-                #expect(connections <= bound, "\(connections) connections in \(Self.stallSeconds) s, bound \(bound)")
-                try harness.apns.setAcceptFault(nil)
-                harness.apns.closeConnections()
+                let connectionBound = FaultHarness.connections * probes
+                #expect(connections <= connectionBound, "\(connections) connections, bound \(connectionBound)")
+                let attempts = try await harness.ledger(api, notification: id).filter { $0.outcome == "retrying" }.count
+                let attemptBound = Self.devicesPerProvider * probes
+                #expect(attempts <= attemptBound, "\(attempts) failed attempts, bound \(attemptBound)")
+                switch outage {
+                case .stall:
+                    try harness.apns.setAcceptFault(nil)
+                    harness.apns.closeConnections()
+                case .down: try await harness.apns.resumeListening()
+                }
                 let cleared = ContinuousClock.now
                 try await waitUntil("the notification done", timeout: .seconds(120)) {
                     try await api.notification(id).string("status") == "done"
@@ -145,13 +172,17 @@ extension ProviderFaultTests {
                 let recovery = seconds(ContinuousClock.now - cleared)
                 let record = try await api.notification(id)
                 #expect(record.int("counts.sent") == 2 * Self.devicesPerProvider)
+                #expect(record.int("counts.failed") == 0)
                 #expect(harness.delivered(.fcm).isSuperset(of: fcmKeys))
                 #expect(harness.delivered(.apns).isSuperset(of: Set(ios.map(\.key))))
+                let duplicates = harness.successCounts(.apns).values.filter { $0 > 1 }.count
+                #expect(duplicates == 0)
                 print(
-                    "fault-matrix provider=apns fault=stall-\(Self.stallSeconds)s connect-timeout=\(connectTimeout)s"
-                        + " fcm-delivered=\(fcmKeys.count)/\(fcmKeys.count) fcm-done=\(format(fcmDone))s"
-                        + " apns-connections=\(connections) connection-bound=\(bound) recovery=\(format(recovery))s"
-                        + " batches=\(2 * Self.devicesPerProvider / 10) in-flight=\(FaultHarness.pipelineDepth)")
+                    "fault-matrix provider=apns fault=\(outage.rawValue)-\(Self.outageSeconds)s"
+                        + " connect-timeout=\(connectTimeout)s fcm-delivered=\(fcmKeys.count)/\(fcmKeys.count)"
+                        + " fcm-done=\(format(fcmDone))s apns-connections=\(connections) connection-bound=\(connectionBound)"
+                        + " apns-failed-attempts=\(attempts) attempt-bound=\(attemptBound) recovery=\(format(recovery))s"
+                        + " duplicates=\(duplicates)")
             }
         } catch {
             await harness.stop()

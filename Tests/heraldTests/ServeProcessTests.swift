@@ -27,6 +27,8 @@ struct HeraldProcess {
     /// Collects what the process prints, from the pipe's reader thread.
     final class Output: Sendable {
         let text = Mutex("")
+        /// The pipe reached its end: everything the process printed is in `text`.
+        let ended = Atomic<Bool>(false)
     }
 
     let process = Process()
@@ -44,6 +46,11 @@ struct HeraldProcess {
         let output = self.output
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                output.ended.store(true, ordering: .releasing)
+                return
+            }
             output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -74,6 +81,10 @@ struct HeraldProcess {
                 throw HeraldProcessError(message: "process did not exit; output:\n\(text)")
             }
             try await Task.sleep(for: .milliseconds(50))
+        }
+        // The last output may still be in the pipe when the process is gone: read it to its end.
+        while !output.ended.load(ordering: .acquiring), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
         }
         return process.terminationStatus
     }

@@ -28,6 +28,9 @@ public struct HeraldConfiguration: Sendable {
     public var metricsEnabled: Bool
     /// The bearer token `/metrics` asks for; nil leaves it open (bind it to a private address).
     public var metricsToken: String?
+    /// Whether an SQLite database answers what Herald accepts only once it is on disk
+    /// (`sqlite.synchronous: full`) or once it is in the write-ahead log (`normal`).
+    public var sqliteSyncsAccepted: Bool
     /// Largest request body accepted, in bytes.
     public var maxBodyBytes: Int
     /// The HTTP server's read timeouts and header limits.
@@ -54,7 +57,8 @@ public struct HeraldConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
-        maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(), apps: [AppConfiguration] = [],
+        sqliteSyncsAccepted: Bool = true, maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(),
+        apps: [AppConfiguration] = [],
         registrationsPerMinute: [String: Int] = [:],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
         engine: EngineConfiguration = .init(), dialects: DialectSettings = .init(),
@@ -69,6 +73,7 @@ public struct HeraldConfiguration: Sendable {
         self.logFormat = logFormat
         self.metricsEnabled = metricsEnabled
         self.metricsToken = metricsToken
+        self.sqliteSyncsAccepted = sqliteSyncsAccepted
         self.maxBodyBytes = maxBodyBytes
         self.http = http
         self.apps = apps
@@ -91,6 +96,8 @@ public struct HeraldConfiguration: Sendable {
     /// - `log.level` (`trace debug info notice warning error critical`; `info`)
     /// - `log.format` (`text` or `json`: one JSON object per line; `text`)
     /// - `metrics.enabled` (bool, `true`), `metrics.token` (string, secret; none: `/metrics` is open)
+    /// - `sqlite.synchronous` (`full` or `normal`, `full`): answer an accepted write once it is on
+    ///   disk, or once it is in SQLite's write-ahead log
     /// - `http.max_body_bytes` (int, `65536`); the other `http.*` keys: see ``HTTPLimits/init(reader:)``.
     /// - `apps` (string array of app ids; empty: one generated app, `default`)
     /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
@@ -108,6 +115,11 @@ public struct HeraldConfiguration: Sendable {
         port = try Self.integer(reader, "server.port", default: 8080)
         guard (0...65535).contains(port) else { throw Self.invalid("server.port", "must be 0 to 65535") }
         database = try DatabaseLocation(url: reader.string(forKey: "database", default: "./herald.sqlite"))
+        switch reader.string(forKey: "sqlite.synchronous", default: "full") {
+        case "full": sqliteSyncsAccepted = true
+        case "normal": sqliteSyncsAccepted = false
+        default: throw Self.invalid("sqlite.synchronous", "must be full or normal")
+        }
         secretKey = reader.string(forKey: "secret_key", isSecret: true)
         secretKeyFile = reader.string(forKey: "secret_key_file")
         let level = reader.string(forKey: "log.level", default: "info")
