@@ -767,42 +767,41 @@ struct CrashRun {
         // increment; a retry sends the badge as stored then (the latest count, which a later notification may have
         // raised) without incrementing it. Only a crash adds increments: a page sent and not committed is sent again
         // with new ones, and a kill between an increment and its send leaves one that no request carries.
-        // A retry is a request after a 500 for the same notification from the same life of the server (the same
-        // provider credential); every other request is a first attempt.
+        // A notification's first request to a device is an increment. A request after a 500 for the same
+        // notification from the same life of the server (the same provider credential) is a retry: it must carry a
+        // number some first request carried. After a restart a request may be either (a committed retry, or a page
+        // sent again): a number no first request carried counts as an increment.
         var badgeSends: [String: [String: [ProviderRequest]]] = [:]
         for request in requests where request.badge != nil {
             badgeSends[request.token, default: [:]][request.notificationID, default: []].append(request)
         }
         var reusedNumbers: [String] = []
         var recounted: [String] = []
-        /// Per device: the numbers its notifications' first attempts carried (one increment each).
+        /// Per device: the increments its requests show.
         var increments: [String: Int] = [:]
         for (token, byNotification) in badgeSends {
-            var owner: [Int: String] = [:]
-            var retries: [(id: String, badge: Int)] = []
+            // The first requests: one increment each, never one number for two notifications in one server life.
+            var owner: [Int: (id: String, credential: String)] = [:]
             for (id, sent) in byNotification {
-                var numbers: Set<Int> = []
-                for (index, request) in sent.enumerated() {
-                    guard let badge = request.badge else { continue }
-                    let previous = index > 0 ? sent[index - 1] : nil
-                    if let previous, previous.status == 500, previous.credential == request.credential {
-                        retries.append((id, badge))
+                guard let first = sent.first, let number = first.badge else { continue }
+                if let other = owner[number], other.id != id, other.credential == first.credential {
+                    reusedNumbers.append("…\(token.suffix(8)) \(number): \(other.id), \(id)")
+                }
+                owner[number] = (id, first.credential)
+            }
+            var resent: Set<Int> = []
+            for (id, sent) in byNotification {
+                for (previous, request) in zip(sent, sent.dropFirst()) {
+                    guard let number = request.badge, owner[number] == nil else { continue }
+                    if previous.status == 500, previous.credential == request.credential {
+                        // A retry that incremented carries a number no first request carried.
+                        recounted.append("…\(token.suffix(8)) \(id): \(number)")
                     } else {
-                        numbers.insert(badge)
+                        resent.insert(number)
                     }
                 }
-                for number in numbers {
-                    if let other = owner[number] {
-                        reusedNumbers.append("…\(token.suffix(8)) \(number): \(other), \(id)")
-                    }
-                    owner[number] = id
-                }
             }
-            increments[token] = owner.count
-            // A retry that incremented would carry a number no first attempt carried.
-            for retry in retries where owner[retry.badge] == nil {
-                recounted.append("…\(token.suffix(8)) \(retry.id): \(retry.badge)")
-            }
+            increments[token] = owner.count + resent.count
         }
         #expect(reusedNumbers.isEmpty, "badge numbers of two notifications: \(reusedNumbers.prefix(3))")
         #expect(recounted.isEmpty, "\(recounted.count) retries counted in the badge again: \(recounted.prefix(3))")
