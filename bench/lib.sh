@@ -43,3 +43,14 @@ bench_stop() {
     if [ -n "${server_pid:-}" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
     server_pid=""
 }
+
+# Sets herald: BENCH_HERALD, or the release build (built under the global build lock).
+bench_herald() {
+    if [ -n "${BENCH_HERALD:-}" ]; then
+        herald=$BENCH_HERALD
+    else
+        echo "== building herald (release)"
+        flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
+        herald=$(swift build -c release --show-bin-path)/herald
+    fi
+}

@@ -22,13 +22,7 @@ threads=${BENCH_THREADS:-2}
 
 bench_need wrk:wrk python3:python3
 
-if [ -n "${BENCH_HERALD:-}" ]; then
-    herald=$BENCH_HERALD
-else
-    echo "== building herald (release)"
-    flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
-    herald=$(swift build -c release --show-bin-path)/herald
-fi
+bench_herald
 
 work=$(mktemp -d)
 server_pid=""

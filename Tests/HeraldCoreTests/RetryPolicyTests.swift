@@ -1,23 +1,12 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @Suite("Retry policy: full-jitter backoff, Retry-After, attempts and expiry")
 struct RetryPolicyTests {
     static let lowest: @Sendable (ClosedRange<Double>) -> Double = { $0.lowerBound }
     static let highest: @Sendable (ClosedRange<Double>) -> Double = { $0.upperBound }
-
-    /// SplitMix64: a seeded generator, so a "random" schedule repeats.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     @Test("Defaults: 1 s base, 5 min cap, 5 attempts")
     func defaults() {

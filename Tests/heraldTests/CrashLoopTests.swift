@@ -86,19 +86,6 @@ enum CrashLoop {
     }
 }
 
-/// A deterministic generator (SplitMix64), so a printed seed replays a run's choices.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// How a device answers at its provider's mock.
 enum DeviceKind: String, Sendable {
     /// 200 after a few milliseconds.
