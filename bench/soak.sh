@@ -94,13 +94,7 @@ pip_quiet() {
 python3 -c 'import aiohttp' 2>/dev/null || { echo "== pip install aiohttp"; pip_quiet aiohttp; }
 python3 -c 'import matplotlib' 2>/dev/null || { echo "== pip install matplotlib"; pip_quiet matplotlib; }
 
-if [ -n "${BENCH_HERALD:-}" ]; then
-    herald=$BENCH_HERALD
-else
-    echo "== building herald (release)"
-    flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
-    herald=$(swift build -c release --show-bin-path)/herald
-fi
+bench_herald
 
 work=$(mktemp -d)
 server_pid=""
