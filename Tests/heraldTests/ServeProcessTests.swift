@@ -329,4 +329,81 @@ struct ServeProcessTests {
         third.process.terminate()
         #expect(try await third.exitStatus() == 0)
     }
+
+    @Test("a connection that sends no request is closed after http.header_timeout_seconds, and no error is logged")
+    func silentConnections() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try HeraldProcess(
+            ["serve", "--port", "0", "--database", directory.file("herald.sqlite")],
+            environment: ["HERALD_HTTP_HEADER_TIMEOUT_SECONDS": "1"])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let port = try #require(URL(string: address)?.port)
+        // A client that says nothing is hung up on; one that connects and leaves (a load balancer's TCP check) is
+        // nothing to report either.
+        let silent = try RawConnection.open(port: port)
+        #expect(try await silent.waitForClose(within: .seconds(10)), "the header timeout closed the connection")
+        silent.close()
+        for _ in 0..<3 {
+            try RawConnection.open(port: port).close()
+        }
+        #expect(try await request("GET", "\(address)/healthz").status == 200)
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+        // Text lines are "<time> <level> <logger>: …", JSON lines carry "level".
+        let errors = server.text.split(separator: "\n").filter { line in
+            ["error", "critical"].contains { level in
+                line.split(separator: " ").dropFirst().first == Substring(level)
+                    || line.contains(#""level":"\#(level)""#)
+            }
+        }
+        #expect(errors.isEmpty, "\(errors)")
+    }
+}
+
+/// A TCP connection to Herald that sends nothing, for the read timeouts.
+final class RawConnection: Sendable {
+    let descriptor: Int32
+
+    private init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Connects to 127.0.0.1:`port`.
+    static func open(port: Int) throws -> RawConnection {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw HeraldProcessError(message: "socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            throw HeraldProcessError(message: "connect: errno \(errno)")
+        }
+        return RawConnection(descriptor: descriptor)
+    }
+
+    /// Whether the server closed the connection (a read returns end of file) within `limit`.
+    func waitForClose(within limit: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        var pending = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while ContinuousClock.now < deadline {
+            if poll(&pending, 1, 0) > 0 {
+                var byte: UInt8 = 0
+                return recv(descriptor, &byte, 1, 0) <= 0
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    func close() {
+        Glibc.close(descriptor)
+    }
 }

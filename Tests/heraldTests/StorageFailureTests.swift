@@ -8,6 +8,14 @@ struct ScratchFilesystem {
     let directory: TemporaryDirectory
     var path: String { directory.path }
 
+    /// Whether this machine lets the tests mount a tmpfs (root, and a kernel that allows it); the tests that need one
+    /// are reported as skipped otherwise.
+    static let mountable: Bool = {
+        guard let probe = try? mount(megabytes: 1) else { return false }
+        probe.unmount()
+        return true
+    }()
+
     /// Mounts a tmpfs of `megabytes`, or nil when this machine does not let the tests mount one.
     static func mount(megabytes: Int) throws -> Self? {
         let directory = try TemporaryDirectory()
@@ -26,7 +34,7 @@ struct ScratchFilesystem {
     /// Fills the filesystem with one file until the disk is full.
     func fill() throws -> String {
         let filler = path + "/filler"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        _ = FileManager.default.createFile(atPath: filler, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
         defer { try? handle.close() }
         let chunk = Data(count: 64 * 1024)
@@ -74,12 +82,11 @@ struct StorageFailureTests {
         return answer
     }
 
-    @Test("Writes fail with 503 storage_unavailable, readyz says why, and both recover when space returns")
+    @Test(
+        "Writes fail with 503 storage_unavailable, readyz says why, and both recover when space returns",
+        .enabled(if: ScratchFilesystem.mountable, "needs to mount a tmpfs (root)"))
     func fullDiskAndReadOnly() async throws {
-        guard let scratch = try ScratchFilesystem.mount(megabytes: 24) else {
-            print("skipped: this machine does not let the tests mount a tmpfs (not root)")
-            return
-        }
+        let scratch = try #require(try ScratchFilesystem.mount(megabytes: 24))
         defer { scratch.unmount() }
         let server = try HeraldProcess(
             ["serve", "--database", "sqlite://\(scratch.path)/herald.sqlite", "--port", "0"])

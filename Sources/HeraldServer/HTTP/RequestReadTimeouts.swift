@@ -76,6 +76,9 @@ final class RequestReadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
     /// Whether a response was written: the next wait is the idle timeout, not the header timeout.
     private var answered = false
     private var upgrading = false
+    /// Whether the first request was read to its end: until then the WebSocket upgrade handler behind this one is
+    /// still deciding whether the connection upgrades.
+    private var readFirstRequest = false
 
     init(limits: HTTPLimits, logger: Logger) {
         self.limits = limits
@@ -91,6 +94,18 @@ final class RequestReadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
         timer = nil
     }
 
+    /// A connection that closes before its first request (a header timeout, a load balancer's TCP check, a
+    /// scanner) is an ordinary event. The upgrade handler would fail its decision as an error Hummingbird logs at
+    /// `error` ("Error handling upgrade result"); told first that the input ended, it gives up quietly.
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        if !readFirstRequest {
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        }
+        context.fireChannelInactive()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch part {
@@ -102,6 +117,7 @@ final class RequestReadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
             break
         case .end:
             readingBody = false
+            readFirstRequest = true
             owed += 1
             rearm(context: context)
         }
