@@ -7,7 +7,7 @@ import HeraldEngine
 /// module, its ``Transport`` type, one conforming type here (its settings under
 /// `app.<id>.<settingsKey>` and how they become a transport) and one line in
 /// ``TransportFactory/providers``.
-protocol ProviderSetup {
+protocol ProviderSetup: Sendable {
     /// One app's settings of the provider.
     associatedtype Settings: Sendable
 
