@@ -1,15 +1,33 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
-import HeraldServer
 import HummingbirdTesting
 import NIOCore
 import OpenAPIKit
 import Testing
 import Yams
 
+@testable import HeraldServer
+
 @Suite("Operations routes")
 struct OperationsTests {
+    @Test("a readiness check that never returns, even when cancelled, is answered NoAnswer after its limit")
+    func readinessLimit() async throws {
+        let started = ContinuousClock.now
+        await #expect(throws: OperationsRoutes.NoAnswer.self) {
+            try await OperationsRoutes.answer(within: .milliseconds(200)) {
+                // A database call that hangs and ignores cancellation.
+                let forever = ContinuousClock.now + .seconds(3600)
+                while ContinuousClock.now < forever { try? await Task.sleep(for: .milliseconds(50)) }
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(60), "the check was not waited for")
+        try await OperationsRoutes.answer(within: .seconds(5)) {}
+        await #expect(throws: HeraldError.self) {
+            try await OperationsRoutes.answer(within: .seconds(5)) { throw HeraldError.unavailable("no") }
+        }
+    }
+
     @Test("healthz and readyz answer without a key")
     func probes() async throws {
         let harness = try await ServerHarness()

@@ -3,10 +3,52 @@ import HeraldCore
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// Liveness, readiness and the API description; no authentication.
 struct OperationsRoutes: Sendable {
     let store: any Store
+
+    /// How long each readiness check (a read, then a write) may take: a probe must get an answer even
+    /// when a database call hangs (a PostgreSQL connection the server ended can leave one unanswered).
+    static let readinessLimit: Duration = .seconds(5)
+
+    /// The database did not answer a readiness check within ``readinessLimit``.
+    struct NoAnswer: Error {}
+
+    /// `check`'s result, or ``NoAnswer`` once `limit` has passed; a check still running then is
+    /// cancelled and left to finish on its own (it may not heed cancellation).
+    static func answer(
+        within limit: Duration, _ check: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let waiting = Waiting()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            waiting.continuation.withLock { $0 = continuation }
+            let work = Task {
+                do {
+                    try await check()
+                    waiting.take()?.resume()
+                } catch {
+                    waiting.take()?.resume(throwing: error)
+                }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                guard let continuation = waiting.take() else { return }
+                work.cancel()
+                continuation.resume(throwing: NoAnswer())
+            }
+        }
+    }
+
+    /// The continuation of ``answer(within:_:)``, resumed once by whichever comes first.
+    final class Waiting: Sendable {
+        let continuation = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+
+        func take() -> CheckedContinuation<Void, any Error>? {
+            continuation.withLock { $0.take() }
+        }
+    }
 
     /// Registers the routes; call it last: the document describes every route registered before
     /// and these.
@@ -18,14 +60,15 @@ struct OperationsRoutes: Sendable {
             .json(.object(["status": .string("ok")]))
         }
         table.on(group, prefix: "", Self.readyOperation) { _, context in
+            let store = store
             do {
-                try await store.ping()
+                try await Self.answer(within: Self.readinessLimit) { try await store.ping() }
             } catch {
                 context.logger.warning("readiness check failed: database does not answer")
                 throw HeraldError.unavailable("The database does not answer.")
             }
             do {
-                try await store.probeWrite()
+                try await Self.answer(within: Self.readinessLimit) { try await store.probeWrite() }
             } catch {
                 let failure = HeraldError.classify(error) ?? .storageUnavailable("the write failed")
                 context.logger.warning(
