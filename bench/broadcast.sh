@@ -30,13 +30,8 @@ if ((${#need[@]})); then
     $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-if [ -n "${BENCH_HERALD:-}" ]; then
-    herald=$BENCH_HERALD  # a release binary built elsewhere (A/B runs of two versions)
-else
-    echo "== building herald (release)"
-    flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
-    herald=$(swift build -c release --show-bin-path)/herald
-fi
+. bench/lib.sh
+bench_herald  # BENCH_HERALD: a release binary built elsewhere (A/B runs of two versions)
 
 work=$(mktemp -d)
 server_pid=""

@@ -38,13 +38,8 @@ pg_url=$(scripts/postgres)
 psql "$pg_url" -qc "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" \
     -c "SELECT pg_reload_conf()" >/dev/null
 
-if [ -n "${BENCH_HERALD:-}" ]; then
-    herald=$BENCH_HERALD
-else
-    echo "== building herald (release)"
-    flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
-    herald=$(swift build -c release --show-bin-path)/herald
-fi
+. bench/lib.sh
+bench_herald
 
 work=$(mktemp -d)
 pids=()
