@@ -42,7 +42,7 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | LeanCloud | POST /1.1/push, GET /1.1/classes/_Notification[/{id}], /1.1/tables/Notifications/{id} | master, app key (push with client_push; status by id) | b on a's push: like missing; client_push off: 119 |
 | LeanCloud | POST /1.1/batch | as its requests | b's batch on a's object: like missing; app-key list inside a batch: 119 |
 | LeanCloud | (auth) X-LC-Key, X-LC-Sign, X-AVOSCloud-* | | skew 60 s: stale/future sign 401, within skew ok, wrong sign 401, app-key sign claiming master 401 |
-| HA relay | POST /ha/push, POST /ha/push/rate_limits | the push token | one token's pushes never target or count against another's; relay-off app's token like unknown; max_per_day boundary |
+| HA relay | POST /ha/push, POST /ha/push/rate_limits | the push token | one token's pushes never target or count against another's; relay-off app's token like unknown (rate_limits) and relayed only as the relay app's new token; max_per_day boundary |
 | SNS API | POST /sns (every Action on ARNs) | SigV4 with an app's access key | app b's key on a's applications, endpoints, topics, subscriptions: like missing, unchanged; SigV4 date/secret/region/key |
 | console | POST/GET/DELETE /console/session, GET /console/api/overview, GET /console/api/installations/{id}/history, /v1 under a session | server-key session | session of a on b's: like missing; tampered cookie 401; sign-in limiter boundary |
 | (auth) | every Bearer route | user JWT or opaque session (introspection) | inactive/expired/timed-out session 401 invalid_session; a session of app d never reaches app a; which credentials reach app d's auth service |
@@ -935,10 +935,19 @@ def relay_bola(w: World, s: dict) -> None:
             short(text, 600))
     R.check("HA relay: B's pushes do not count against A's token", limits(token_x) == before_x, f"{before_x} -> {limits(token_x)}")
     # App b has the relay off: its token answers like an unknown one.
-    like_missing("HA relay: a token of an app without the relay answers like an unknown token",
-                 lambda t: push(t), s["tok_b"], apns_token())
     like_missing("HA relay: rate_limits of a relay-off app's token answer like an unknown token",
                  lambda t: call(h, "POST", "/ha/push/rate_limits", {}, {"push_token": t}), s["tok_b"], apns_token())
+    # App a's relay is open (it registers tokens it has never seen, as the document's relay forwards any): a
+    # relay-off app's token is one it has never seen, registered in app a; app b's installation is never reached.
+    def snapshot_b():
+        return jbody(h.request("GET", f"/v1/installations/{s['inst_b']}", w.key("b")))
+    before_b = snapshot_b()
+    answer = push(s["tok_b"], "for b")
+    message = (jbody(answer) or {}).get("messageId")
+    notification = jbody(h.request("GET", f"/v1/notifications/{message}", w.key("a"))) if message else None
+    R.check("HA relay: a relay-off app's token is relayed as a new token of the relay app, never to app b's device",
+            answer.status == 201 and notification is not None and s["inst_b"] not in json.dumps(notification)
+            and snapshot_b() == before_b, f"{describe(answer)}; {short(json.dumps(notification), 400)}")
 
 
 # --- BOLA: SNS-compatible API ----------------------------------------------------------------------

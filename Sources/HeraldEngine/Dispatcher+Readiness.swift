@@ -12,3 +12,10 @@ extension Dispatcher {
         return transport.configurationProblem(for: installation)
     }
 }
+
+extension Dispatcher {
+    /// Whether `appID` has a transport for `service` now (credentials configured).
+    public func hasTransport(appID: String, service: PushService) -> Bool {
+        transports(of: appID).transports[service] != nil
+    }
+}

@@ -67,9 +67,29 @@ struct InstallationRulesTests {
         #expect(try InstallationRules.normalizeLocale("zh-Hans-CN") == "zh-Hans-CN")
         #expect(try InstallationRules.normalizeLocale("pt_BR") == "pt-BR")
         #expect(try InstallationRules.normalizeLocale("es-419") == "es-419")
-        for bad in ["", "e", "english", "en-", "en-US-x-y", "12", "en US"] {
-            #expect(throws: HeraldError.self) { try InstallationRules.normalizeLocale(bad) }
+        for bad in ["", "e", "english", "en-", "12", "en US", "C", "POSIX", "xx-yy-zz-ww", "en-US-x", "de-DE-ab", "ü"] {
+            #expect(throws: HeraldError.self, "\(bad)") { try InstallationRules.normalizeLocale(bad) }
         }
+    }
+
+    /// What phones report, as written by the platform's own API, and the BCP 47 tag Herald keeps.
+    static let phoneLocales: [(reported: String, tag: String)] = [
+        // iOS: Locale.current.identifier (ICU form; `@rg=` when the region setting differs from the language's).
+        ("en_US", "en-US"), ("en_US@rg=gbzzzz", "en-US"), ("en_US_POSIX", "en-US-posix"), ("zh-Hans_CN", "zh-Hans-CN"),
+        ("zh-Hant_TW", "zh-Hant-TW"), ("de_DE", "de-DE"), ("es_419", "es-419"), ("en_001", "en-001"),
+        ("sr-Latn_RS", "sr-Latn-RS"), ("fr_FR@calendar=gregorian;rg=bezzzz", "fr-FR"), ("ja_JP_TRADITIONAL", "ja-JP"),
+        ("ca_ES_VALENCIA", "ca-ES-valencia"), ("en", "en"), ("yue-Hant_HK", "yue-Hant-HK"),
+        // iOS: Locale.preferredLanguages, BCP 47 already.
+        ("en-GB", "en-GB"), ("zh-Hans-US", "zh-Hans-US"), ("en-US-u-ca-gregory", "en-US"),
+        // Android: Locale.toString() (Java form) and toLanguageTag().
+        ("zh_CN_#Hans", "zh-Hans-CN"), ("sr_RS_#Latn", "sr-Latn-RS"), ("th_TH_TH_#u-nu-thai", "th-TH"),
+        ("en__POSIX", "en-posix"), ("in_ID", "in-ID"), ("pt_BR", "pt-BR"), ("de-CH-1996", "de-CH-1996"),
+        ("EN_us", "en-US"), ("en-US-x-lvariant-POSIX", "en-US"),
+    ]
+
+    @Test("Locales that iOS and Android report are normalized to BCP 47", arguments: phoneLocales)
+    func phoneLocale(_ locale: (reported: String, tag: String)) throws {
+        #expect(try InstallationRules.normalizeLocale(locale.reported) == locale.tag)
     }
 
     @Test("Time zones are IANA names")
@@ -77,7 +97,11 @@ struct InstallationRulesTests {
         try InstallationRules.validateTimeZone("Europe/Paris")
         try InstallationRules.validateTimeZone("America/New_York")
         try InstallationRules.validateTimeZone("UTC")
-        for bad in ["Mars/Olympus", "PST8", "+08:00", ""] {
+        // What phones and Linux hosts report for UTC and fixed offsets.
+        for etc in ["Etc/UTC", "Etc/GMT", "Etc/GMT+5", "Etc/GMT-14", "Etc/Universal", "Etc/Zulu"] {
+            try InstallationRules.validateTimeZone(etc)
+        }
+        for bad in ["Mars/Olympus", "PST8", "+08:00", "", "Etc/GMT+13", "Etc/Mars"] {
             #expect(throws: HeraldError.self) { try InstallationRules.validateTimeZone(bad) }
         }
     }

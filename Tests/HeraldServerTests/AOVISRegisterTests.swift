@@ -64,6 +64,31 @@ struct AOVISRegisterTests {
         }
     }
 
+    @Test("Locales and time zones as iOS and Android report them register, kept as BCP 47 tags (000: locale optional)")
+    func phoneLocales() async throws {
+        let harness = try await ServerHarness()
+        let user = try await harness.userToken("user-1")
+        let reported: [(platform: String, locale: String, timezone: String, tag: String)] = [
+            ("ios", "en_US@rg=gbzzzz", "Europe/London", "en-US"), ("ios", "en_US_POSIX", "Etc/UTC", "en-US-posix"),
+            ("ios", "zh-Hans_CN", "Asia/Shanghai", "zh-Hans-CN"), ("ios", "es_419", "America/Mexico_City", "es-419"),
+            ("android", "zh_CN_#Hans", "Asia/Shanghai", "zh-Hans-CN"), ("android", "de_DE", "Etc/GMT-1", "de-DE"),
+            ("android", "sr_RS_#Latn", "Europe/Belgrade", "sr-Latn-RS"),
+        ]
+        try await harness.run { api in
+            for phone in reported {
+                let token = phone.platform == "ios" ? Fixtures.apnsToken() : Fixtures.fcmToken()
+                let answer = try await api.aovisRegister(
+                    #"{"platform":"\#(phone.platform)","token":"\#(token)","locale":"\#(phone.locale)","timezone":"\#(phone.timezone)"}"#,
+                    bearer: user)
+                #expect(answer.status == .ok, "\(phone.locale): \(String(describing: answer.json))")
+                let id = try #require(answer.string("push_token_id"))
+                let stored = try await api.call(.get, "/v1/installations/\(id)")
+                #expect(stored.string("locale") == phone.tag)
+                #expect(stored.string("timezone") == phone.timezone)
+            }
+        }
+    }
+
     @Test("iOS registrations take the APNs environment from app.<id>.aovis.apns_environment")
     func apnsEnvironment() async throws {
         let harness = try await ServerHarness()

@@ -35,7 +35,7 @@ struct EngineHarness {
         engine: EngineConfiguration = EngineConfiguration(
             retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
         dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared,
-        store: (store: any HeraldStore, cipher: TokenCipher)? = nil
+        store: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = []
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
@@ -63,12 +63,15 @@ struct EngineHarness {
                     environment: .custom(host: "127.0.0.1", port: sandboxAPNs!.port), authentication: .token(signing),
                     trustRoots: [ca.rootCertificate], connections: 1))
         }
-        transports = AppTransports([
+        let transports = AppTransports([
             APNsTransport(production: apnsClient, sandbox: sandboxClient, topic: Self.topic),
             FCMTransport(client: fcmClient),
         ])
+        self.transports = transports
+        // Other apps (known to the engine and the dialects only) deliver through the same mocks.
         server = try await ServerHarness(
-            transports: ["demo": transports], engine: engine, dialects: dialects, store: store)
+            transports: Dictionary(uniqueKeysWithValues: (["demo"] + otherApps).map { ($0, transports) }),
+            engine: engine, dialects: dialects, store: store)
     }
 
     /// Works every due job, as a worker would.

@@ -77,7 +77,7 @@ struct HomeAssistantRelayHATests {
     }
 
     @Test(
-        "Home Assistant delivers to an iOS device through APNs, and logs Herald's advice for an unknown token",
+        "Home Assistant delivers to an iOS device through APNs, and to a token Herald had never seen",
         .enabled(if: hasHomeAssistant))
     func appleAndUnknown() async throws {
         let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
@@ -94,16 +94,15 @@ struct HomeAssistantRelayHATests {
                 port: port, token: token, appID: HomeAssistantCaller.iOSAppID, message: "request_location_update")
             #expect(command.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
 
+            // A token Herald has never seen (the Companion app registered it with Home Assistant only).
             let unknown = try await Self.notify(
                 port: port, token: Fixtures.apnsToken(), appID: HomeAssistantCaller.iOSAppID, message: "Hello")
             #expect(unknown.first?.exception == nil)
-            #expect(unknown.first?.logs.map(\.level) == ["ERROR"])
-            let error = unknown.first?.logs.first?.message ?? ""
-            #expect(error.hasPrefix("This device's push token is not registered with Herald"))
-            #expect(error.hasSuffix("This message is generated externally to Home Assistant."))
+            #expect(unknown.first?.logs.map(\.level) == ["INFO"])
+            #expect(unknown.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
 
             try await harness.drain()
-            #expect(harness.apns.requests.count == 2)
+            #expect(harness.apns.requests.count == 3)
             let alert = harness.apns.requests.first { $0.header("apns-push-type") == "alert" }
             let aps = alert?.json?.objectValue?["aps"]?.objectValue
             #expect(aps?["alert"] == .object(["title": .string("Garden"), "body": .string("Motion")]))
@@ -114,6 +113,100 @@ struct HomeAssistantRelayHATests {
             #expect(
                 background?.json?.objectValue?["homeassistant"]
                     == .object(["command": .string("request_location_update")]))
+        }
+    }
+
+    @Test(
+        "A token never seen is relayed; once FCM refuses it, Home Assistant logs the relay's error and FCM hears nothing more",
+        .enabled(if: hasHomeAssistant))
+    func unseenAndRefused() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
+        let fresh = Fixtures.fcmToken()
+        let dead = Fixtures.fcmToken()
+        try await Self.live(harness) { api, port in
+            let first = try await Self.notify(
+                port: port, token: fresh, appID: HomeAssistantCaller.androidAppID, message: "Door opened")
+            #expect(first.first?.exception == nil)
+            #expect(first.first?.logs.map(\.level) == ["INFO"])
+            #expect(first.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+            try await harness.drain()
+            #expect(harness.fcm.requests.map(\.token) == [fresh])
+
+            // Another phone, another mobile_app registration.
+            harness.fcm.script(token: dead, .unregistered)
+            let accepted = try await Self.notify(
+                port: port, token: dead, appID: HomeAssistantCaller.androidAppID, message: "Motion",
+                webhookID: "second-phone")
+            #expect(accepted.first?.logs.map(\.level) == ["INFO"])
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 2)
+
+            let refused = try await Self.notify(
+                port: port, token: dead, appID: HomeAssistantCaller.androidAppID, message: "Motion again",
+                webhookID: "second-phone")
+            #expect(refused.first?.exception == nil)
+            #expect(refused.first?.logs.map(\.level) == ["ERROR"])
+            let error = refused.first?.logs.first?.message ?? ""
+            #expect(error.hasPrefix("The push service reported this device's token as no longer valid."))
+            #expect(error.hasSuffix("This message is generated externally to Home Assistant."))
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 2)
+        }
+    }
+
+    @Test(
+        "Two relay apps: each Companion app's new tokens go to the app whose app_ids lists it",
+        .enabled(if: hasHomeAssistant))
+    func twoApps() async throws {
+        var dialects = DialectSettings()
+        dialects.homeAssistant = [
+            "demo": HomeAssistantRelayConfiguration(relay: true, companionAppIDs: [HomeAssistantCaller.androidAppID]),
+            "other": HomeAssistantRelayConfiguration(relay: true, companionAppIDs: [HomeAssistantCaller.iOSAppID]),
+        ]
+        let harness = try await EngineHarness(dialects: dialects, otherApps: ["other"])
+        let android = Fixtures.fcmToken()
+        let apple = Fixtures.apnsToken()
+        try await Self.live(harness) { _, port in
+            for (token, appID) in [(android, HomeAssistantCaller.androidAppID), (apple, HomeAssistantCaller.iOSAppID)] {
+                let sent = try await Self.notify(port: port, token: token, appID: appID, message: "Hello")
+                #expect(sent.first?.logs.map(\.level) == ["INFO"], "\(appID)")
+            }
+            let stranger = try await Self.notify(
+                port: port, token: Fixtures.fcmToken(), appID: "com.example.fork", message: "Hello")
+            #expect(stranger.first?.logs.map(\.level) == ["ERROR"])
+            #expect(stranger.first?.logs.first?.message.contains("home_assistant.app_ids") == true)
+
+            let store = harness.server.store
+            #expect(try await store.installation(appID: "demo", service: .fcm, token: android) != nil)
+            #expect(try await store.installation(appID: "other", service: .apns, token: apple) != nil)
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 1)
+            #expect(harness.apns.requests.count == 1)
+        }
+    }
+
+    @Test(
+        "The new-token limit at its boundary: Home Assistant logs the relay's warning for the token past it",
+        .enabled(if: hasHomeAssistant))
+    func newTokenLimit() async throws {
+        var dialects = DialectSettings()
+        dialects.homeAssistant = ["demo": HomeAssistantRelayConfiguration(relay: true, newTokensPerMinute: 2)]
+        let harness = try await EngineHarness(dialects: dialects)
+        try await Self.live(harness) { _, port in
+            var levels: [[String]] = []
+            for phone in 0..<3 {
+                let sent = try await Self.notify(
+                    port: port, token: Fixtures.fcmToken(), appID: HomeAssistantCaller.androidAppID, message: "Hi",
+                    webhookID: "phone-\(phone)")
+                levels.append(sent.first?.logs.map(\.level) ?? [])
+                if levels.count == 3 {
+                    #expect(
+                        sent.first?.logs.first?.message.hasPrefix("Herald registers at most 2 new push tokens") == true)
+                }
+            }
+            #expect(levels == [["INFO"], ["INFO"], ["WARNING"]])
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 2)
         }
     }
 
@@ -137,7 +230,7 @@ struct HomeAssistantRelayHATests {
     /// Calls the notify service `count` times through `scripts/ha-notify.py`.
     static func notify(
         port: Int, token: String, appID: String, message: String, title: String? = nil, data: String? = nil,
-        count: Int = 1
+        count: Int = 1, webhookID: String? = nil
     ) async throws -> [Send] {
         // `--name=value`: an FCM token (or a message) may start with "-", which argparse would take for an option.
         var arguments = [
@@ -146,6 +239,7 @@ struct HomeAssistantRelayHATests {
         ]
         if let title { arguments.append("--title=\(title)") }
         if let data { arguments.append("--data=\(data)") }
+        if let webhookID { arguments.append("--webhook-id=\(webhookID)") }
         let (status, output, errors) = try await run(arguments)
         guard status == 0 else { throw TestFailure("ha-notify.py failed (\(status)): \(errors)") }
         let results = try JSONValue.parse(Array(output.utf8)).objectValue?["results"]

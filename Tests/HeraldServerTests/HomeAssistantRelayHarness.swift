@@ -31,7 +31,7 @@ struct HomeAssistantCaller {
     /// The body Home Assistant sends, byte for byte as its encoder writes it (`data` as given).
     static func body(
         message: String, title: String? = nil, data: String? = nil, token: String, appID: String = androidAppID,
-        osVersion: String? = "14"
+        osVersion: String? = "14", webhookID: String = webhookID
     ) -> String {
         var parts = [#""message":\#(quoted(message))"#]
         if let title { parts.append(#""title":\#(quoted(title))"#) }
@@ -63,9 +63,13 @@ struct HomeAssistantCaller {
 
     /// Sends a notification as Home Assistant does.
     func send(
-        _ message: String, title: String? = nil, data: String? = nil, token: String, appID: String = androidAppID
+        _ message: String, title: String? = nil, data: String? = nil, token: String, appID: String = androidAppID,
+        webhookID: String = webhookID
     ) async throws -> APIResponse {
-        try await post(body: Self.body(message: message, title: title, data: data, token: token, appID: appID))
+        try await post(
+            body: Self.body(
+                message: message, title: title, data: data, token: token, appID: appID, webhookID: webhookID)
+        )
     }
 
     /// The token's rate limits, sending nothing.

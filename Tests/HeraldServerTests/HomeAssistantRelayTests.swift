@@ -324,9 +324,10 @@ struct HomeAssistantRelayTests {
         await engine.stop()
     }
 
-    @Test("Unknown, invalidated and relay-disabled tokens are refused with Home Assistant's error body")
+    @Test("Unknown tokens of a closed relay, and invalidated tokens, are refused with Home Assistant's error body")
     func unknownTokens() async throws {
         var dialects = HomeAssistantCaller.dialects()
+        dialects.homeAssistant["demo"]?.registeredOnly = true
         dialects.homeAssistant["other"] = HomeAssistantRelayConfiguration(relay: false)
         let harness = try await EngineHarness(dialects: dialects)
         let token = Fixtures.fcmToken()

@@ -117,28 +117,82 @@ public enum InstallationRules {
     }
 
     private static let knownTimeZones: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC", "GMT"])
+        .union(etcTimeZones)
 
-    /// Checks a BCP 47 style locale (`en`, `pt-BR`, `zh-Hans-CN`); an underscore separator is accepted
-    /// and normalized to a hyphen.
-    /// - Returns: The normalized locale.
+    /// The IANA `Etc/` zones (UTC under other names and the fixed offsets), which phones and Linux
+    /// hosts report (`Etc/UTC`) but Foundation does not list among its known identifiers.
+    static let etcTimeZones: Set<String> = {
+        let names =
+            [
+                "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0", "Etc/GMT-0",
+                "Etc/Greenwich",
+            ] + (1...12).map { "Etc/GMT+\($0)" } + (1...14).map { "Etc/GMT-\($0)" }
+        return Set(names.filter { TimeZone(identifier: $0) != nil })
+    }()
+
+    /// Checks a locale as phones report it and returns its BCP 47 tag: language (2–3 letters), then
+    /// script, region and variants (`en`, `pt-BR`, `zh-Hans-CN`, `es-419`, `ca-ES-valencia`), with
+    /// underscores taken as hyphens. What iOS and Android add around a locale is dropped: `@` keywords
+    /// (`en_US@rg=gbzzzz`), Java's `_#Script` form (`zh_CN_#Hans` is `zh-Hans-CN`), extensions and
+    /// private use (`-u-ca-gregory`, `-x-…`), and ICU variants too long for BCP 47. Only what is not a
+    /// locale at all is refused.
+    /// - Returns: The tag, cased as BCP 47 recommends (`zh-Hans-CN`, `en-US-posix`).
+    /// - Throws: `HeraldError` `invalid_locale` naming `field`.
     public static func normalizeLocale(_ locale: String, field: String = "locale") throws(HeraldError) -> String {
-        let normalized = locale.replacingOccurrences(of: "_", with: "-")
-        let parts = normalized.split(separator: "-", omittingEmptySubsequences: false)
-        func letters(_ part: Substring, _ counts: ClosedRange<Int>) -> Bool {
-            counts.contains(part.count) && part.allSatisfy { $0.isASCII && $0.isLetter }
+        func refuse() -> HeraldError {
+            .invalidValue(field, code: "invalid_locale", "'\(locale)' is not a locale like en, pt-BR or zh-Hans-CN.")
         }
-        var valid = parts.count >= 1 && parts.count <= 3 && letters(parts[0], 2...3)
+        guard locale.utf8.count <= 128, locale.allSatisfy({ $0.isASCII }) else { throw refuse() }
+        // ICU keywords (`@rg=gbzzzz`, `@calendar=…`) say how to format, not which locale.
+        var text = Substring(locale.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        // Java's Locale.toString: `lang_REGION_VARIANT_#Script-extensions` (`zh_CN_#Hans`).
+        var javaScript: Substring?
+        let javaForm = text.contains("#")
+        if let hash = text.firstIndex(of: "#") {
+            let tail = text[text.index(after: hash)...].split(separator: "-", omittingEmptySubsequences: false)
+            if let first = tail.first, first.count == 4 { javaScript = first }
+            text = text[..<hash]
+            while text.hasSuffix("_") { text = text.dropLast() }
+        }
+        // Java writes an absent region as an empty field (`en__POSIX`).
+        let parts = text.replacingOccurrences(of: "__", with: "_").replacingOccurrences(of: "_", with: "-")
+            .split(separator: "-", omittingEmptySubsequences: false)
+        func isLetters(_ part: Substring, _ counts: ClosedRange<Int>) -> Bool {
+            counts.contains(part.count) && part.allSatisfy { $0.isLetter }
+        }
+        func isAlphanumeric(_ part: Substring) -> Bool { part.allSatisfy { $0.isLetter || $0.isNumber } }
+        guard let language = parts.first, isLetters(language, 2...3) else { throw refuse() }
+        var tag = [language.lowercased()]
         var index = 1
-        if valid, index < parts.count, letters(parts[index], 4...4) { index += 1 }  // script
-        if valid, index < parts.count {
-            let region = parts[index]
-            valid = letters(region, 2...2) || (region.count == 3 && region.allSatisfy { $0.isASCII && $0.isNumber })
+        var script = javaScript.flatMap { isLetters($0, 4...4) ? $0 : nil }
+        if index < parts.count, isLetters(parts[index], 4...4) {
+            script = parts[index]
             index += 1
         }
-        guard valid, index == parts.count else {
-            throw .invalidValue(field, code: "invalid_locale", "'\(locale)' is not a locale like en or zh-Hans-CN.")
+        if let script { tag.append(script.prefix(1).uppercased() + script.dropFirst().lowercased()) }
+        if index < parts.count,
+            isLetters(parts[index], 2...2) || (parts[index].count == 3 && parts[index].allSatisfy(\.isNumber))
+        {
+            tag.append(parts[index].uppercased())
+            index += 1
         }
-        return normalized
+        while index < parts.count {
+            let part = parts[index]
+            guard !part.isEmpty, isAlphanumeric(part) else { throw refuse() }
+            if part.count == 1 {
+                // An extension or private use (`u-ca-gregory`, `x-private`): each subtag 1–8 characters.
+                guard index + 1 < parts.count, parts[(index + 1)...].allSatisfy({ (1...8).contains($0.count) })
+                else { throw refuse() }
+                break
+            }
+            if (5...8).contains(part.count) || (part.count == 4 && part.first?.isNumber == true) {
+                tag.append(part.lowercased())
+            } else if !part.allSatisfy(\.isLetter) || (part.count <= 4 && !javaForm) {
+                throw refuse()
+            }  // else an ICU or Java variant BCP 47 has no form for (`ja_JP_TRADITIONAL`, `th_TH_TH_#…`): dropped
+            index += 1
+        }
+        return tag.joined(separator: "-")
     }
 
     /// Checks a channel list: at most 100 names of `[A-Za-z0-9_-]{1,128}`; duplicates are dropped.

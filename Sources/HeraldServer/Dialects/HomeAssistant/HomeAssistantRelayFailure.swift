@@ -10,7 +10,7 @@ import NIOCore
 /// `target` and its `rateLimits`.
 struct HomeAssistantRelayFailure: Error, Sendable {
     var status: HTTPResponse.Status
-    /// Stable: `InvalidRequest`, `UnknownToken`, `InvalidToken`, `PayloadTooLarge`, `RateLimited`,
+    /// Stable: `InvalidRequest`, `UnknownToken`, `UnknownApp`, `InvalidToken`, `PayloadTooLarge`, `RateLimited`,
     /// `ProviderMisconfigured`, `ProviderUnavailable`, `InternalError`.
     var errorType: String
     /// What went wrong, short.
@@ -19,6 +19,8 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     var message: String
     var target: String?
     var rateLimits: HomeAssistantRateLimits?
+    /// Seconds before the request may succeed (`Retry-After`), for a `429` that is not a token's.
+    var retryAfter: Int?
 
     /// The request body is not a push request.
     static func invalidRequest(_ error: HeraldError) -> Self {
@@ -46,6 +48,28 @@ struct HomeAssistantRelayFailure: Error, Sendable {
                 "This device's push token is not registered with Herald, or its app does not enable the Home "
                 + "Assistant relay. Open the Companion app so it registers its token again, then reload the "
                 + "mobile_app integration.")
+    }
+
+    /// Several apps enable the relay and none lists this Companion app in `home_assistant.app_ids`.
+    static func unknownCompanionApp(_ companionAppID: String) -> Self {
+        Self(
+            status: .notFound, errorType: "UnknownApp",
+            errorMessage: "No Herald app serves the Companion app '\(companionAppID)'",
+            message:
+                "This device's push token is not registered with Herald, and no Herald app takes new tokens from the "
+                + "Companion app '\(companionAppID)'. The Herald administrator must add it to "
+                + "app.<id>.home_assistant.app_ids of the app that serves it.")
+    }
+
+    /// Too many push tokens Herald had never seen came from this address within a minute.
+    static func tooManyNewTokens(perMinute: Int, retryAfter: Int) -> Self {
+        Self(
+            status: .tooManyRequests, errorType: "RateLimited",
+            errorMessage: "Too many new push tokens from this address",
+            message:
+                "Herald registers at most \(perMinute) new push tokens a minute from one address. It accepts new "
+                + "tokens again in \(retryAfter) seconds.",
+            retryAfter: retryAfter)
     }
 
     /// The provider said the token is dead; the installation is invalidated.
@@ -106,6 +130,8 @@ struct HomeAssistantRelayFailure: Error, Sendable {
         ]
         if let target { object["target"] = .string(target) }
         if let rateLimits { object["rateLimits"] = rateLimits.json }
-        return HomeAssistantRelayRoutes.json(status: status, .object(object))
+        var response = HomeAssistantRelayRoutes.json(status: status, .object(object))
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
     }
 }

@@ -28,7 +28,8 @@ extension HomeAssistantRelayRoutes {
                     requiring: ["errorType", "errorMessage", "message"],
                     [
                         "errorType": .choice(
-                            "InvalidRequest", "UnknownToken", "InvalidToken", "PayloadTooLarge", "RateLimited",
+                            "InvalidRequest", "UnknownToken", "UnknownApp", "InvalidToken", "PayloadTooLarge",
+                            "RateLimited",
                             "ProviderMisconfigured", "ProviderUnavailable", "InternalError"),
                         "errorMessage": .string(description: "what went wrong, short"),
                         "message": .string(description: "what went wrong and how to fix it"),
@@ -68,8 +69,15 @@ extension HomeAssistantRelayRoutes {
         summary: "Home Assistant push relay: the push_url of a mobile_app registration.",
         description: """
             Set a registration's app_data.push_url to http(s)://<host>/ha/push. No credential: push_token names the \
-            device, an installation (registered natively or by any dialect) of an app with \
-            app.<id>.home_assistant.relay = true. The notification goes through the engine (durable, retried, \
+            device, an installation of an app with app.<id>.home_assistant.relay = true. A token Herald has never \
+            seen is registered from the request, as the document's relay forwards any token: to the only relay app, \
+            or to the one whose app.<id>.home_assistant.app_ids lists registration_info.app_id; the platform from \
+            the Companion app id, the device id from webhook_id, the service from the token's shape and the app's \
+            providers (APNs environment app.<id>.home_assistant.apns_environment), at most \
+            app.<id>.home_assistant.new_tokens_per_minute (60) new tokens a minute per client address. An app with \
+            app.<id>.home_assistant.registered_only = true relays only tokens registered through another API. A \
+            token the provider refused is answered InvalidToken without a provider request until the app \
+            registers a new one. The notification goes through the engine (durable, retried, \
             recorded; its id is messageId), rendered as the Companion apps expect: a data-only FCM message on \
             Android, an APNs alert (or a background push for commands such as request_location_update, \
             clear_notification, update_widgets, command_*) on Apple devices. At most \
@@ -93,13 +101,17 @@ extension HomeAssistantRelayRoutes {
                         ]))
             ),
             failure(400, "The body is not a push request (InvalidRequest)."),
-            failure(404, "No relay-enabled app has this push token (UnknownToken): re-open the app to register."),
+            failure(
+                404,
+                "The token is unknown and its app keeps a closed relay (UnknownToken), or no relay app takes new tokens "
+                    + "from this Companion app (UnknownApp)."),
             failure(410, "The provider invalidated this token (InvalidToken): re-open the app to register."),
             failure(413, "The notification is too large for the provider, or the body too large (PayloadTooLarge)."),
             failure(
                 429,
-                "The token's daily maximum is reached (RateLimited), with target and rateLimits; or too many unknown "
-                    + "push tokens from this address (http.auth_failures_per_minute), with Retry-After."),
+                "The token's daily maximum is reached (RateLimited), with target and rateLimits; or too many new push "
+                    + "tokens (app.<id>.home_assistant.new_tokens_per_minute) or refused requests "
+                    + "(http.auth_failures_per_minute) from this address, with Retry-After."),
             failure(500, "The app's provider is not configured (ProviderMisconfigured), or InternalError."),
             failure(503, "Herald cannot take notifications now (ProviderUnavailable): retry later."),
         ])

@@ -9,8 +9,10 @@ import NIOCore
 
 /// The Home Assistant push relay (DESIGN §6): Herald as the `push_url` of a `mobile_app`
 /// registration. Home Assistant POSTs `{message, title?, push_token, registration_info, data?}` with
-/// no credential; the push token names the device, which must be an installation (registered
-/// natively or by any dialect) of an app that turns the relay on (`app.<id>.home_assistant.relay`).
+/// no credential; the push token names the device: an installation of an app that turns the relay
+/// on (`app.<id>.home_assistant.relay`), or, as the document's relay forwards any token, one Herald
+/// registers from the request (``adopt(_:address:logger:)``) unless the app keeps a closed relay
+/// (`registered_only`).
 /// The notification goes through the engine like any other (durable, retried, recorded), rendered
 /// as the Companion apps expect (``HomeAssistantCompanionPayload``), and the answer is `201` with
 /// the token's `rateLimits` for the UTC day, or Home Assistant's error body.
@@ -56,7 +58,13 @@ struct HomeAssistantRelayRoutes: Dialect {
             } catch {
                 throw HomeAssistantRelayFailure.invalidRequest(error)
             }
-            let match = try await device(push.pushToken)
+            let address = context.remoteAddress?.ipAddress ?? "unknown"
+            let match: Match
+            if let known = try await known(push.pushToken) {
+                match = known
+            } else {
+                match = try await adopt(push, address: address, logger: context.logger)
+            }
             let installation = match.installation
             let payload: NotificationPayload
             do throws(HeraldError) {
@@ -151,10 +159,17 @@ struct HomeAssistantRelayRoutes: Dialect {
 
     /// The installation holding `token` in a relay-enabled app, found through the token index: one
     /// keyed-hash probe per app and plausible service (APNs tokens are hex, FCM's are not only; SNS
-    /// holds either),
-    /// never a scan.
+    /// holds either), never a scan.
     /// - Throws: `HomeAssistantRelayFailure` for an unknown or invalidated token.
     func device(_ token: String) async throws -> Match {
+        guard let match = try await known(token) else { throw HomeAssistantRelayFailure.unknownToken() }
+        return match
+    }
+
+    /// The valid installation holding `token` in a relay-enabled app; nil when no app has it. A relay
+    /// push never re-validates a token the provider refused: the Companion app registers a new one.
+    /// - Throws: `HomeAssistantRelayFailure` `InvalidToken` when only invalidated installations hold it.
+    func known(_ token: String) async throws -> Match? {
         var services: [PushService] = []
         if (try? InstallationRules.validateAPNsToken(token)) != nil { services.append(.apns) }
         if (try? InstallationRules.validateFCMToken(token)) != nil { services.append(.fcm) }
@@ -169,7 +184,8 @@ struct HomeAssistantRelayRoutes: Dialect {
                 invalidated = true
             }
         }
-        throw invalidated ? HomeAssistantRelayFailure.invalidatedToken() : HomeAssistantRelayFailure.unknownToken()
+        if invalidated { throw HomeAssistantRelayFailure.invalidatedToken() }
+        return nil
     }
 
     /// The relay failure for an error of the engine.
