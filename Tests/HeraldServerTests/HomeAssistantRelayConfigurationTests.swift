@@ -32,7 +32,8 @@ struct HomeAssistantRelayConfigurationTests {
         let set = try await HeraldConfiguration.load(
             file: nil,
             environment: Self.app.merging([
-                "HERALD_APP_HOME_HOME_ASSISTANT_RELAY": "true", "HERALD_APP_HOME_HOME_ASSISTANT_REGISTERED_ONLY": "true",
+                "HERALD_APP_HOME_HOME_ASSISTANT_RELAY": "true",
+                "HERALD_APP_HOME_HOME_ASSISTANT_REGISTERED_ONLY": "true",
                 "HERALD_APP_HOME_HOME_ASSISTANT_APP_IDS": "io.robbie.HomeAssistant,io.robbie.HomeAssistant.dev",
                 "HERALD_APP_HOME_HOME_ASSISTANT_APNS_ENVIRONMENT": "sandbox",
                 "HERALD_APP_HOME_HOME_ASSISTANT_NEW_TOKENS_PER_MINUTE": "0",
