@@ -13,9 +13,10 @@ extension PostgresStore {
                 report.notifications += try await Self.cleanNotifications(
                     connection, policy: policy, scope: scope, now: nowValue)
             }
-            // Buckets full again and pauses over hold nothing.
+            // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
             try await connection.run("DELETE FROM rate_buckets WHERE full_at < $1", [nowValue])
             try await connection.run("DELETE FROM provider_pauses WHERE until < $1", [nowValue])
+            try await connection.run("DELETE FROM console_revocations WHERE expires_at < $1", [nowValue])
             return report
         }
     }

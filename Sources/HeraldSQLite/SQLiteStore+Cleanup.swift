@@ -12,9 +12,10 @@ extension SQLiteStore {
                 try self.cleanInstallations(db, policy: policy, apps: apps, now: nowValue, report: &report)
                 report.notifications += try Self.cleanNotifications(db, policy: policy, apps: apps, now: nowValue)
             }
-            // Buckets full again and pauses over hold nothing.
+            // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
             try db.cachedExecute(sql: "DELETE FROM rate_buckets WHERE full_at < ?", arguments: [nowValue])
             try db.cachedExecute(sql: "DELETE FROM provider_pauses WHERE until < ?", arguments: [nowValue])
+            try db.cachedExecute(sql: "DELETE FROM console_revocations WHERE expires_at < ?", arguments: [nowValue])
             return report
         }
     }

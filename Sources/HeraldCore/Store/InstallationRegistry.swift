@@ -82,7 +82,7 @@ public protocol InstallationRegistry: Sendable {
 
     /// Deletes dead installations and old notifications (and invalidates stale installations), each
     /// app's as its policy in the plan says, in one transaction; also drops what has expired of the
-    /// state nodes share (full rate buckets, past pauses).
+    /// state nodes share (full rate buckets, past pauses, revoked console sessions past their expiry).
     func cleanup(_ plan: CleanupPlan, now: Date) async throws -> CleanupReport
 }
 
