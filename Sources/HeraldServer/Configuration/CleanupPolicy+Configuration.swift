@@ -65,7 +65,7 @@ extension HeraldConfiguration {
                 || reader.int(forKey: ConfigKey("\(prefix).interval_hours")) != nil
             {
                 throw invalid(
-                    "\(prefix).interval_hours", "is not per app: the clean-up job's engine.cleanup.interval_hours is")
+                    "\(prefix).interval_hours", "is not per app: set engine.cleanup.interval_hours")
             }
             let start = dialects.leanCloud[id]?.isEnabled == true ? CleanupPolicy.leanCloud(base: base) : base
             let policy = try CleanupPolicy(reader: reader, prefix: prefix, defaults: start)
