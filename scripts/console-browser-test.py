@@ -24,6 +24,8 @@ import os
 import shutil
 import sys
 import time
+import urllib.error
+import urllib.request
 
 selenium_dir = os.environ.get("HERALD_SELENIUM_DIR") or os.path.expanduser("~/.cache/herald/selenium-4.27.1")
 sys.path.insert(0, selenium_dir)
@@ -258,10 +260,34 @@ def main():
                 if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]]
     check(not problems, f"browser console errors: {problems}")
 
-    # Sign out.
+    # Sign out: the session ends on the server, not only in this browser. A copy of the cookie taken
+    # before (another tab, a stolen cookie) is refused afterwards, by the API and by the page.
+    kept = driver.get_cookie("herald_console")
+    check(kept is not None, "no session cookie before sign-out")
+    check(session_status(kept["value"]) == 200, "the session does not work before sign-out")
     by_id("sign-out").click()
     visible("page-sign-in")
     check("herald_console" not in {cookie["name"] for cookie in driver.get_cookies()}, "the cookie outlived sign-out")
+    status = session_status(kept["value"])
+    check(status == 401, f"the signed-out session still answers {status}")
+    driver.add_cookie({"name": "herald_console", "value": kept["value"], "path": "/", "secure": True,
+                       "httpOnly": True, "sameSite": "Strict"})
+    # A fresh load with the old cookie back: the page asks for its session and is refused.
+    driver.get("about:blank")
+    driver.get(URL + "/console#/installations")
+    visible("page-sign-in")
+    check(not by_id("nav").is_displayed(), "a signed-out session still shows the console's pages")
+    shot("10-signed-out")
+
+
+def session_status(cookie):
+    """The status GET /console/session answers for a session cookie, from outside the browser."""
+    request = urllib.request.Request(URL + "/console/session", headers={"Cookie": f"herald_console={cookie}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 try:

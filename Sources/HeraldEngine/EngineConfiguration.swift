@@ -39,7 +39,12 @@ public struct EngineConfiguration: Sendable {
     public var defaultDeliveryLog: DeliveryLog
     /// How often the clean-up job runs; nil never schedules it.
     public var cleanupInterval: Duration?
+    /// The clean-up rules of every app without its own (`engine.cleanup.*`).
     public var cleanupPolicy: CleanupPolicy
+    /// Apps' own clean-up rules, by app id (`app.<id>.lifecycle.*`, or a dialect's documented defaults).
+    public var cleanupPolicies: [String: CleanupPolicy]
+    /// What the clean-up job applies: each app's own rules, the default for the rest.
+    public var cleanupPlan: CleanupPlan { CleanupPlan(default: cleanupPolicy, apps: cleanupPolicies) }
     /// How long a direct channel that confirms has to confirm a notification before it is torn
     /// down and its notifications fall back to the cloud (Home Assistant's 10 seconds).
     public var channelConfirmWindow: Duration
@@ -59,6 +64,7 @@ public struct EngineConfiguration: Sendable {
         idempotencyWindow: Duration = .seconds(86_400),
         deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,
         cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy(),
+        cleanupPolicies: [String: CleanupPolicy] = [:],
         channelConfirmWindow: Duration = .seconds(10), channelMaxWait: Duration = .seconds(28 * 86_400),
         channelRecheck: Duration = .seconds(3_600)
     ) {
@@ -75,6 +81,7 @@ public struct EngineConfiguration: Sendable {
         self.defaultDeliveryLog = defaultDeliveryLog
         self.cleanupInterval = cleanupInterval
         self.cleanupPolicy = cleanupPolicy
+        self.cleanupPolicies = cleanupPolicies
         self.channelConfirmWindow = channelConfirmWindow
         self.channelMaxWait = channelMaxWait
         self.channelRecheck = channelRecheck

@@ -16,8 +16,17 @@ enum PostgresMigrations {
     static let all: [(id: String, sql: String)] = [
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
         ("v4_opens", v4Opens),
-        ("v5_ledger_by_installation", v5LedgerByInstallation),
+        ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_console_revocations", v6ConsoleRevocations),
     ]
+
+    /// Console sessions signed out before they expire (a digest of the cookie), until they would
+    /// have expired.
+    static let v6ConsoleRevocations = """
+        CREATE TABLE console_revocations (
+            digest TEXT PRIMARY KEY COLLATE "C",
+            expires_at DOUBLE PRECISION NOT NULL
+        );
+        """
 
     /// Which installation opened which notification (`POST /v1/opens`), once each; the count sits on
     /// the notification. Opens go with their notification.

@@ -311,6 +311,17 @@ extension SQLiteStore {
                         WHERE installation_id IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v13_console_revocations") { db in
+            try db.execute(
+                sql: """
+                    -- Console sessions signed out before they expire (a digest of the cookie), until
+                    -- they would have expired.
+                    CREATE TABLE console_revocations (
+                        digest TEXT PRIMARY KEY NOT NULL,
+                        expires_at REAL NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -37,7 +37,7 @@ public enum HeraldApplication {
         let console = ConsoleGate(
             sessions: ConsoleSessions(
                 secret: consoleSecret, lifetime: TimeInterval(configuration.console.sessionHours * 3600)),
-            apps: apps, now: now)
+            apps: apps, store: store, now: now)
         let authenticator = BearerAuthenticator(apps: apps, console: console)
         let api = router.group("v1").add(middleware: authenticator)
         InstallationRoutes(

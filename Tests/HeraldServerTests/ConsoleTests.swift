@@ -4,6 +4,8 @@ import HTTPTypes
 import HeraldAPNs
 import HeraldCore
 import HeraldEngine
+import HeraldPostgres
+import HeraldSQLite
 import HeraldServer
 import HeraldTestSupport
 import Hummingbird
@@ -236,17 +238,108 @@ struct ConsoleTests {
         }
     }
 
-    @Test("Signing out clears the cookie")
+    @Test("Signing out ends the session: the cookie kept is refused on every route; other sessions go on")
     func signOut() async throws {
         let harness = try await ServerHarness()
-        try await harness.run { api in
+        let secret = SymmetricKey(size: .bits256)
+        let ended = SessionBox()
+        try await Self.run(harness, secret: secret) { api in
             let session = try await Self.signIn(api)
+            let other = try await Self.signIn(api)
+            // Without its CSRF token a sign-out is refused and changes nothing.
+            for headers in [session.headers(csrf: "wrong"), session.headers(sendCSRF: false)] {
+                let refused = try await api.call(.delete, "/console/session", bearer: nil, headers: headers)
+                #expect(refused.status == .forbidden)
+                #expect(refused.errorCode == "csrf_failed")
+                #expect(refused.headers[.setCookie] == nil)
+            }
+            #expect(
+                try await api.call(.get, "/console/session", bearer: nil, headers: [.cookie: session.cookie]).status
+                    == .ok)
+
             let response = try await api.call(.delete, "/console/session", bearer: nil, headers: session.headers())
             #expect(response.status == .noContent)
             let cleared = try #require(response.headers[.setCookie])
             #expect(cleared.hasPrefix("herald_console=;"))
             #expect(cleared.contains("Max-Age=0"))
+            // The cookie, kept by another tab or copied, no longer works anywhere.
+            for path in ["/console/session", "/console/api/overview", "/v1/installations"] {
+                let refused = try await api.call(.get, path, bearer: nil, headers: session.headers())
+                #expect(refused.status == .unauthorized, "\(path)")
+                #expect(refused.errorCode == "session_expired", "\(path)")
+            }
+            // Signing out again, or with no session at all, just clears the cookie.
+            #expect(
+                try await api.call(.delete, "/console/session", bearer: nil, headers: session.headers()).status
+                    == .noContent)
+            #expect(try await api.call(.delete, "/console/session", bearer: nil).status == .noContent)
+            // The app's other sessions, and a new sign-in, go on.
+            #expect(try await api.call(.get, "/v1/installations", bearer: nil, headers: other.headers()).status == .ok)
+            let again = try await Self.signIn(api)
+            #expect(try await api.call(.get, "/v1/installations", bearer: nil, headers: again.headers()).status == .ok)
+            ended.value.withLock { $0 = session }
         }
+        // Another node on the same database file and master key refuses it too.
+        let session = try #require(ended.value.withLock { $0 })
+        let second = try SQLiteStore(path: harness.directory.file("herald.sqlite"), cipher: harness.cipher)
+        let clock = harness.clock
+        let router = HeraldApplication.router(
+            configuration: harness.configuration, store: second, apps: harness.apps, dispatcher: harness.dispatcher,
+            consoleSecret: secret, now: { clock.now }
+        ).router
+        try await Application(router: router).test(.router) { client in
+            let refused = try await API(client: client).call(
+                .get, "/v1/installations", bearer: nil, headers: session.headers())
+            #expect(refused.status == .unauthorized)
+        }
+    }
+
+    @Test("A sign-out on one PostgreSQL node ends the session on the other")
+    func signOutAcrossNodes() async throws {
+        let database = try await PostgresTestDatabase.create()
+        let cipher = Fixtures.cipher()
+        let storeA = try PostgresStore(url: database.url, cipher: cipher)
+        let storeB = try PostgresStore(url: database.url, cipher: cipher)
+        do {
+            let harness = try await ServerHarness(store: (storeA, cipher))
+            try await storeB.migrate()
+            let secret = SymmetricKey(size: .bits256)
+            let clock = harness.clock
+            let appsB = try await AppDirectory(configuration: harness.configuration, store: storeB, now: { clock.now })
+            let nodeB = HeraldApplication.router(
+                configuration: harness.configuration, store: storeB, apps: appsB, dispatcher: harness.dispatcher,
+                consoleSecret: secret, now: { clock.now }
+            ).router
+            let signedIn = SessionBox()
+            try await Self.run(harness, secret: secret) { api in
+                let session = try await Self.signIn(api)
+                signedIn.value.withLock { $0 = session }
+            }
+            let session = try #require(signedIn.value.withLock { $0 })
+            try await Application(router: nodeB).test(.router) { client in
+                let accepted = try await API(client: client).call(
+                    .get, "/v1/installations", bearer: nil, headers: session.headers())
+                #expect(accepted.status == .ok)
+            }
+            try await Self.run(harness, secret: secret) { api in
+                let signedOut = try await api.call(.delete, "/console/session", bearer: nil, headers: session.headers())
+                #expect(signedOut.status == .noContent)
+            }
+            try await Application(router: nodeB).test(.router) { client in
+                let refused = try await API(client: client).call(
+                    .get, "/console/api/overview", bearer: nil, headers: session.headers())
+                #expect(refused.status == .unauthorized)
+                #expect(refused.errorCode == "session_expired")
+            }
+        } catch {
+            await storeA.close()
+            await storeB.close()
+            try? await database.drop()
+            throw error
+        }
+        await storeA.close()
+        await storeB.close()
+        try await database.drop()
     }
 
     @Test("The console's page, style sheet and script: content types, no caching surprises, strict CSP, no framing")

@@ -80,7 +80,7 @@ struct ConsoleBrowserTests {
         #expect(output.contains("console browser test passed"))
         for page in [
             "01-sign-in", "02-installations", "03-installations-invalid", "04-history", "05-send-device",
-            "06-send-query", "07-notifications", "08-health", "09-dialects",
+            "06-send-query", "07-notifications", "08-health", "09-dialects", "10-signed-out",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(page).png"), "no screenshot \(page)")
         }

@@ -180,9 +180,10 @@ public struct LedgerEntry: Sendable, Equatable {
 public struct CleanupPolicy: Sendable, Equatable {
     /// Invalid installations invalidated longer ago than this go.
     public var invalidAfter: Duration
-    /// Installations with at least `failureThreshold` failures and no delivery within `failingAfter` go.
+    /// Installations with at least `failureThreshold` failures and no delivery within `failingAfter` go;
+    /// a nil `failingAfter` keeps them (LeanCloud's rules delete them only once invalid long enough).
     public var failureThreshold: Int
-    public var failingAfter: Duration
+    public var failingAfter: Duration?
     /// Installations not seen (nor updated) within this go; nil keeps them.
     public var unseenAfter: Duration?
     /// Installations with no successful delivery within this (counted from their creation when they
@@ -198,7 +199,7 @@ public struct CleanupPolicy: Sendable, Equatable {
     /// Creates a policy with Herald's defaults.
     public init(
         invalidAfter: Duration = .seconds(30 * 86_400), failureThreshold: Int = 5,
-        failingAfter: Duration = .seconds(7 * 86_400), unseenAfter: Duration? = nil,
+        failingAfter: Duration? = .seconds(7 * 86_400), unseenAfter: Duration? = nil,
         undeliveredAfter: Duration? = nil, notificationRetention: Duration = .seconds(30 * 86_400),
         staleAfter: Duration? = nil
     ) {

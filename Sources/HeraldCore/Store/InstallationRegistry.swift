@@ -80,8 +80,17 @@ public protocol InstallationRegistry: Sendable {
 
     // MARK: Clean-up
 
-    /// Deletes dead installations and old notifications, as the policy says.
-    func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport
+    /// Deletes dead installations and old notifications (and invalidates stale installations), each
+    /// app's as its policy in the plan says, in one transaction; also drops what has expired of the
+    /// state nodes share (full rate buckets, past pauses, revoked console sessions past their expiry).
+    func cleanup(_ plan: CleanupPlan, now: Date) async throws -> CleanupReport
+}
+
+extension InstallationRegistry {
+    /// Cleans up every app with the same policy.
+    public func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport {
+        try await cleanup(CleanupPlan(default: policy), now: now)
+    }
 }
 
 /// What deleting several installations removed.

@@ -21,7 +21,7 @@ public typealias DispatchStore = Store & InstallationRegistry & JobQueue & Dispa
 
 /// Everything Herald keeps: the registry and engine's store with each dialect's own records.
 public typealias HeraldStore = DispatchStore & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore
-    & LedgerInsights
+    & LedgerInsights & ConsoleSessionStore
 
 /// A store that can tidy up after a bulk load (`herald import`), so the first work after it (a
 /// broadcast, say) does not pay for it: SQLite folds the write-ahead log into the database,

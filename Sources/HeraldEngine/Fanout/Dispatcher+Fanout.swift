@@ -534,7 +534,7 @@ extension Dispatcher {
     }
 
     private func runCleanup(_ job: Job, owner: String) async throws {
-        let report = try await store.cleanup(configuration.cleanupPolicy, now: now())
+        let report = try await store.cleanup(configuration.cleanupPlan, now: now())
         for installation in report.removedWithEndpoints { await installationRemoved(installation) }
         logger.info(
             "cleanup done",

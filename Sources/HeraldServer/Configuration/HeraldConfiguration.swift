@@ -106,6 +106,9 @@ public struct HeraldConfiguration: Sendable {
     /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
     /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
     /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
+    /// - `app.<id>.lifecycle.*`: the app's own clean-up rules, the keys of `engine.cleanup.*` but
+    ///   `interval_hours`, each defaulting to the engine's (LeanCloud's lifecycle for an app with
+    ///   `leancloud` configured): see ``lifecyclePolicies(reader:appIDs:base:dialects:)``.
     /// - `app.<id>.<dialect>.*`: each dialect's settings (``Dialect/settings(appID:reader:)``):
     ///   `argus` (``ArgusAIConfiguration/init(appID:reader:)``), `aovis` (``AOVISConfiguration/init(appID:reader:)``).
     /// - `console.*`: see ``ConsoleConfiguration/init(reader:)``.
@@ -170,6 +173,8 @@ public struct HeraldConfiguration: Sendable {
         self.providers = providers
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
         dialects = try DialectSettings(reader: reader, appIDs: appIDs)
+        engine.cleanupPolicies = try Self.lifecyclePolicies(
+            reader: reader, appIDs: appIDs, base: engine.cleanupPolicy, dialects: dialects)
         console = try ConsoleConfiguration(reader: reader)
     }
 

@@ -52,7 +52,8 @@ extension EngineConfiguration {
     /// `engine.unreachable_pause.cap_seconds` (30), `engine.max_failures` (5), `engine.cleanup.interval_hours`
     /// (24; 0 turns the job off), `engine.cleanup.invalid_days` (30), `engine.cleanup.failing_days` (7),
     /// `engine.cleanup.unseen_days` (0: off), `engine.cleanup.undelivered_days` (0: off),
-    /// `engine.cleanup.retention_days` (30), `engine.cleanup.stale_days` (0: off), `engine.channel.confirm_ms` (10000),
+    /// `engine.cleanup.retention_days` (30), `engine.cleanup.stale_days` (0: off) — ArgusAI's rules (002), which every
+    /// app without its own follows (see ``CleanupPolicy/init(reader:prefix:defaults:)``), `engine.channel.confirm_ms` (10000),
     /// `engine.channel.max_wait_days` (28), `engine.channel.recheck_seconds` (3600).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader, deliveryLog: [String: DeliveryLog]) throws {
@@ -64,9 +65,6 @@ extension EngineConfiguration {
             return number
         }
         let cleanupHours = try integer("engine.cleanup.interval_hours", 24, 0...8760)
-        let unseenDays = try integer("engine.cleanup.unseen_days", 0, 0...3650)
-        let undeliveredDays = try integer("engine.cleanup.undelivered_days", 0, 0...3650)
-        let staleDays = try integer("engine.cleanup.stale_days", 0, 0...3650)
         self.init(
             pageSize: try integer("engine.page_size", 2000, 1...10_000),
             pipelineDepth: try integer("engine.pipeline_depth", 4, 1...64),
@@ -84,13 +82,7 @@ extension EngineConfiguration {
             maxFailures: try integer("engine.max_failures", 5, 1...1000),
             deliveryLog: deliveryLog,
             cleanupInterval: cleanupHours == 0 ? nil : .seconds(cleanupHours * 3600),
-            cleanupPolicy: CleanupPolicy(
-                invalidAfter: .seconds(try integer("engine.cleanup.invalid_days", 30, 0...3650) * 86_400),
-                failingAfter: .seconds(try integer("engine.cleanup.failing_days", 7, 0...3650) * 86_400),
-                unseenAfter: unseenDays == 0 ? nil : .seconds(unseenDays * 86_400),
-                undeliveredAfter: undeliveredDays == 0 ? nil : .seconds(undeliveredDays * 86_400),
-                notificationRetention: .seconds(try integer("engine.cleanup.retention_days", 30, 0...3650) * 86_400),
-                staleAfter: staleDays == 0 ? nil : .seconds(staleDays * 86_400)),
+            cleanupPolicy: try CleanupPolicy(reader: reader, prefix: "engine.cleanup", defaults: CleanupPolicy()),
             channelConfirmWindow: .milliseconds(try integer("engine.channel.confirm_ms", 10_000, 100...300_000)),
             channelMaxWait: .seconds(try integer("engine.channel.max_wait_days", 28, 1...365) * 86_400),
             channelRecheck: .seconds(try integer("engine.channel.recheck_seconds", 3600, 10...86_400)))

@@ -47,8 +47,14 @@ extension ConsoleRoutes {
         responses: [(200, .json("The session.", sessionSchema))] + .errors(401))
 
     static let signOutOperation = APIOperation(
-        .delete, prefix + "/session", tags: ["Console"], summary: "Sign out: the session cookie is cleared.",
-        security: .none, responses: [(204, .empty("Signed out."))])
+        .delete, prefix + "/session", tags: ["Console"],
+        summary: "Sign out: the cookie's session ends on every node, and the cookie is cleared.",
+        description: """
+            With the cookie of a session and its X-CSRF-Token, the session is signed out in the store every \
+            node reads: the cookie is refused from then on (401 session_expired), even where it was kept. \
+            Without a session (no cookie, an expired or signed-out one) the cookie is just cleared.
+            """,
+        security: .none, responses: [(204, .empty("Signed out."))] + .errors(403))
 
     static let overviewOperation = APIOperation(
         .get, prefix + "/api/overview", tags: ["Console"],

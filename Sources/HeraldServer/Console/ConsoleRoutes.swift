@@ -52,13 +52,16 @@ struct ConsoleRoutes: Sendable {
             try await signIn(request, context: context)
         }
         table.on(console, prefix: Self.prefix, Self.sessionOperation) { request, _ in
-            guard let session = try gate.session(request) else {
+            guard let session = try await gate.session(request) else {
                 throw HeraldError.unauthorized("Sign in to the console first.")
             }
             return .json(sessionBody(session))
         }
-        table.on(console, prefix: Self.prefix, Self.signOutOperation) { _, _ in
-            Response(status: .noContent, headers: [.setCookie: cookie(value: "", maxAge: 0)])
+        table.on(console, prefix: Self.prefix, Self.signOutOperation) { request, context in
+            if let session = try await gate.signOut(request) {
+                context.logger.info("console sign-out", metadata: ["herald.app": "\(session.appID)"])
+            }
+            return Response(status: .noContent, headers: [.setCookie: cookie(value: "", maxAge: 0)])
         }
         let api = console.group("api").add(middleware: authenticator)
         table.on(api, prefix: Self.prefix + "/api", Self.overviewOperation) { _, context in

@@ -2,11 +2,13 @@ import Crypto
 import Foundation
 import HeraldCore
 
-/// Signs and checks the console's sessions. A session is stateless, so it works on every node that
-/// shares the master key: `<app id>.<expiry>.<nonce>.<mac>`, the MAC an HMAC-SHA256 (under a key
-/// derived from the master key) of the other parts and a hash of the app's current server key, so
-/// rotating the server key ends its sessions. The CSRF token is an HMAC of the whole session under a
-/// second derived key: only a page that signed in (or asked `GET /console/session`) knows it.
+/// Signs and checks the console's sessions. A session is signed, so every node that shares the
+/// master key verifies it on its own: `<app id>.<expiry>.<nonce>.<mac>`, the MAC an HMAC-SHA256
+/// (under a key derived from the master key) of the other parts and a hash of the app's current
+/// server key, so rotating the server key ends its sessions. Signing out ends one session: its
+/// ``digest(of:)`` goes into the store every node reads (``ConsoleGate``). The CSRF token is an
+/// HMAC of the whole session under a second derived key: only a page that signed in (or asked
+/// `GET /console/session`) knows it.
 struct ConsoleSessions: Sendable {
     /// The cookie that carries the session.
     static let cookieName = "herald_console"
@@ -53,6 +55,12 @@ struct ConsoleSessions: Sendable {
         let expiresAt = Date(timeIntervalSince1970: TimeInterval(expiry))
         guard now < expiresAt else { return nil }
         return Session(appID: String(parts[0]), expiresAt: expiresAt, value: value)
+    }
+
+    /// The name the store keeps a signed-out session under: SHA-256 of its cookie value, so the
+    /// store never holds a cookie that would work.
+    static func digest(of session: Session) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Array(session.value.utf8))))
     }
 
     /// The CSRF token of a session.

@@ -20,7 +20,7 @@ struct BearerAuthenticator: RouterMiddleware {
         if let bearer = request.headers.bearer?.token, !bearer.isEmpty {
             context.identity = try await apps.authenticate(
                 bearer: bearer, appHint: request.headers[HTTPField.Name.heraldApp])
-        } else if let principal = try console?.principal(request) {
+        } else if let principal = try await console?.principal(request) {
             context.identity = principal
         } else {
             throw HeraldError.unauthorized("Authorization: Bearer <key or user token> is required.")

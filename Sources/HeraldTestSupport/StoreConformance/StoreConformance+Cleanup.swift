@@ -126,5 +126,81 @@ extension StoreConformance {
             #expect(try await store.deliveries(notificationID: recentDone.id, outcome: nil, page: .init()).count == 1)
             #expect(try await store.duePending(notificationID: recentDone.id, now: now, limit: 10).count == 1)
         },
+        .init("cleanup: each app follows its own policy in one run, every other app the default") { store in
+            // `lc` has LeanCloud's rules, `a` and `c` the default (ArgusAI's).
+            let leanCloud = CleanupPolicy(
+                invalidAfter: .seconds(60 * day), failingAfter: nil, unseenAfter: .seconds(120 * day),
+                staleAfter: .seconds(60 * day))
+            let plan = CleanupPlan(default: CleanupPolicy(), apps: ["lc": leanCloud])
+            #expect(plan.policy(appID: "lc") == leanCloud)
+            #expect(plan.policy(appID: "c") == CleanupPolicy())
+            func make(_ app: String, registered days: Double) async throws -> Installation {
+                try await register(ios(), in: store, app: app, now: at(-days * day))
+            }
+            let invalid40 = try await make("a", registered: 45)
+            let unseen100 = try await make("a", registered: 100)
+            let failing = try await make("a", registered: 10)
+            let otherInvalid40 = try await make("c", registered: 45)
+            let lcInvalid40 = try await make("lc", registered: 45)
+            let lcInvalid61 = try await make("lc", registered: 70)
+            let lcStale = try await make("lc", registered: 61)
+            let lcFresh = try await make("lc", registered: 59)
+            let lcUnseen = try await make("lc", registered: 121)
+            let lcFailing = try await make("lc", registered: 10)
+            var events: [(id: String, event: InstallationEvent)] = [
+                (invalid40.id, .invalidated(reason: "Unregistered", since: nil, at: at(-40 * day))),
+                (otherInvalid40.id, .invalidated(reason: "Unregistered", since: nil, at: at(-40 * day))),
+                (lcInvalid40.id, .invalidated(reason: "Unregistered", since: nil, at: at(-40 * day))),
+                (lcInvalid61.id, .invalidated(reason: "Unregistered", since: nil, at: at(-61 * day))),
+            ]
+            for index in 0..<5 {
+                let time = at(-8 * day + Double(index))
+                events.append((failing.id, .failed(reason: "Timeout", at: time, maxFailures: 99)))
+                events.append((lcFailing.id, .failed(reason: "Timeout", at: time, maxFailures: 99)))
+            }
+            try await applyEvents(events, in: store)
+
+            let report = try await store.cleanup(plan, now: now)
+            #expect(report.invalidInstallations == 3)
+            #expect(report.failingInstallations == 1)
+            #expect(report.unseenInstallations == 1)
+            #expect(report.staleInstallations == 1)
+            #expect(try await listAll(app: "a", in: store) == [unseen100.id])
+            #expect(try await listAll(app: "c", in: store).isEmpty)
+            #expect(
+                try await listAll(app: "lc", in: store)
+                    == [lcInvalid40.id, lcStale.id, lcFresh.id, lcFailing.id].sorted())
+            let stale = try #require(try await store.installation(appID: "lc", id: lcStale.id))
+            #expect(!stale.valid)
+            #expect(stale.lastFailureReason == "stale")
+            #expect(try await store.installation(appID: "lc", id: lcFresh.id)?.valid == true)
+            #expect(try await store.installation(appID: "lc", id: lcFailing.id)?.valid == true)
+
+            // The same plan a day later: the stale one waits out its 60 invalid days (or 120 unseen).
+            let next = try await store.cleanup(plan, now: at(day))
+            #expect(next.invalidInstallations + next.unseenInstallations + next.staleInstallations == 0)
+            let last = try await store.cleanup(plan, now: at(60 * day))
+            #expect(last.unseenInstallations == 1)
+            #expect(try await store.installation(appID: "lc", id: lcStale.id) == nil)
+        },
+        .init("cleanup: each app keeps its notifications as long as its own policy says") { store in
+            let keepLonger = CleanupPolicy(notificationRetention: .seconds(90 * day))
+            let plan = CleanupPlan(default: CleanupPolicy(), apps: ["long": keepLonger, "same": CleanupPolicy()])
+            let old = [
+                notification(app: "a", status: .done, createdAt: at(-40 * day)),
+                notification(app: "long", status: .done, createdAt: at(-40 * day)),
+                notification(app: "long", status: .failed, createdAt: at(-91 * day)),
+                notification(app: "same", status: .done, createdAt: at(-40 * day)),
+            ]
+            for item in old {
+                _ = try await store.insertNotification(item, runAt: item.createdAt, idempotencyWindow: .seconds(60))
+            }
+            let report = try await store.cleanup(plan, now: now)
+            #expect(report.notifications == 3)
+            #expect(try await store.notification(id: old[0].id) == nil)
+            #expect(try await store.notification(id: old[1].id) != nil)
+            #expect(try await store.notification(id: old[2].id) == nil)
+            #expect(try await store.notification(id: old[3].id) == nil)
+        },
     ]
 }

@@ -68,6 +68,6 @@ public struct StoreConformanceCase: Sendable, CustomTestStringConvertible {
 public enum StoreConformance {
     /// Every case, grouped by concern.
     public static let cases: [StoreConformanceCase] =
-        registry + cleanup + jobQueue + ledger + opens + clusterState + events + dialects + insights
+        registry + cleanup + consoleSessions + jobQueue + ledger + opens + clusterState + events + dialects + insights
         + QueryCases.cases
 }

@@ -1,0 +1,110 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func cleanup(_ plan: CleanupPlan, now: Date) async throws -> CleanupReport {
+        let nowValue = now.timeIntervalSince1970
+        return try await transaction { connection in
+            var report = CleanupReport()
+            for (policy, scope) in plan.groups {
+                try await self.cleanInstallations(
+                    connection, policy: policy, scope: scope, now: nowValue, report: &report)
+                report.notifications += try await Self.cleanNotifications(
+                    connection, policy: policy, scope: scope, now: nowValue)
+            }
+            // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
+            try await connection.run("DELETE FROM rate_buckets WHERE full_at < $1", [nowValue])
+            try await connection.run("DELETE FROM provider_pauses WHERE until < $1", [nowValue])
+            try await connection.run("DELETE FROM console_revocations WHERE expires_at < $1", [nowValue])
+            return report
+        }
+    }
+
+    /// `condition` limited to the apps of `scope`, whose ids are bound after `values`.
+    private static func scoped(
+        _ condition: String, _ values: [SQLBind], _ scope: CleanupPlan.Scope
+    ) -> (condition: String, values: [SQLBind]) {
+        let next = "$\(values.count + 1)::text[]"
+        switch scope {
+        case .allBut(let ids) where ids.isEmpty: return (condition, values)
+        case .allBut(let ids): return ("(\(condition)) AND app_id <> ALL(\(next))", values + [ids])
+        case .only(let ids): return ("(\(condition)) AND app_id = ANY(\(next))", values + [ids])
+        }
+    }
+
+    /// Applies a policy's installation rules to the apps of `scope`.
+    private func cleanInstallations(
+        _ connection: PostgresConnection, policy: CleanupPolicy, scope: CleanupPlan.Scope, now: Double,
+        report: inout CleanupReport
+    ) async throws {
+        var rules: [(condition: String, values: [SQLBind], count: WritableKeyPath<CleanupReport, Int>)] = [
+            (
+                "NOT valid AND invalidated_at IS NOT NULL AND invalidated_at < $1",
+                [now - policy.invalidAfter.timeInterval], \.invalidInstallations
+            )
+        ]
+        if let failingAfter = policy.failingAfter {
+            rules.append(
+                (
+                    """
+                    failure_count >= $1 AND coalesce(last_delivered_at, created_at) < $2
+                        AND coalesce(last_failure_at, 0) > 0
+                    """,
+                    [policy.failureThreshold, now - failingAfter.timeInterval], \.failingInstallations
+                ))
+        }
+        if let unseenAfter = policy.unseenAfter {
+            rules.append(
+                (
+                    "greatest(coalesce(last_seen_at, 0), updated_at) < $1", [now - unseenAfter.timeInterval],
+                    \.unseenInstallations
+                ))
+        }
+        if let undeliveredAfter = policy.undeliveredAfter {
+            rules.append(
+                (
+                    "coalesce(last_delivered_at, created_at) < $1", [now - undeliveredAfter.timeInterval],
+                    \.undeliveredInstallations
+                ))
+        }
+        for rule in rules {
+            let (condition, values) = Self.scoped(rule.condition, rule.values, scope)
+            // Installations with provider-side state go back to the engine, which removes it.
+            report.removedWithEndpoints += try await self.fetchInstallations(
+                connection, where: "sns_endpoint_arn IS NOT NULL AND \(condition)", values)
+            report[keyPath: rule.count] += try await connection.changes(
+                "DELETE FROM installations WHERE \(condition)", values)
+        }
+        if let staleAfter = policy.staleAfter {
+            // Invalid, not deleted: registering again makes them valid; the invalid rule deletes them
+            // later if the app never does. Last, so what a rule above deleted is not counted here too.
+            let stale = Self.scoped(
+                "valid AND greatest(coalesce(last_seen_at, 0), updated_at) < $2",
+                [now, now - staleAfter.timeInterval], scope)
+            report.staleInstallations += try await connection.changes(
+                """
+                UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_reason = 'stale'
+                WHERE \(stale.condition)
+                """, stale.values)
+        }
+    }
+
+    /// Deletes the final notifications of the apps of `scope` older than the policy's retention.
+    /// - Returns: How many went.
+    private static func cleanNotifications(
+        _ connection: PostgresConnection, policy: CleanupPolicy, scope: CleanupPlan.Scope, now: Double
+    ) async throws -> Int {
+        let (old, values) = scoped(
+            "status IN ('done', 'canceled', 'expired', 'failed') AND coalesce(completed_at, created_at) < $1",
+            [now - policy.notificationRetention.timeInterval], scope)
+        // An event outlives its notification: it keeps when a device first accepted it.
+        try await connection.run(
+            """
+            UPDATE events SET push_sent_at = (
+                SELECT first_sent_at FROM notifications WHERE notifications.id = events.notification_id)
+            WHERE push_sent_at IS NULL AND notification_id IN (SELECT id FROM notifications WHERE \(old))
+            """, values)
+        return try await connection.changes("DELETE FROM notifications WHERE \(old)", values)
+    }
+}
