@@ -122,6 +122,28 @@ def main():
         Message=json.dumps({"default": "Breaking news",
                             "GCM": json.dumps({"data": {"story": "7"}})}))["MessageId"]
 
+    # The SNS notes (seeds/001): one topic, each endpoint its own environment's payload. APNS goes to
+    # production endpoints, APNS_SANDBOX to development ones, GCM to Android; an endpoint whose key is
+    # absent gets the default text, on iOS as {"aps":{"alert":"<default>"}}.
+    mixed = sns.create_topic(Name="mixed")["TopicArn"]
+    for arn in endpoints.values():
+        sns.subscribe(TopicArn=mixed, Protocol="application", Endpoint=arn)
+    both = {
+        "default": "默认消息",
+        "APNS": json.dumps({"aps": {"alert": {"title": "你好，iOS", "body": "production"}}, "data": {"customId": "123"}}),
+        "APNS_SANDBOX": json.dumps({"aps": {"alert": {"title": "你好，iOS", "body": "sandbox"}},
+                                    "data": {"customId": "123"}}),
+        "GCM": json.dumps({"notification": {"title": "你好，Android", "body": "这是提醒内容"}, "data": {"customId": "123"}}),
+    }
+    messages["mixed"] = sns.publish(TopicArn=mixed, MessageStructure="json", Message=json.dumps(both))["MessageId"]
+    production_only = {"default": "默认消息（仅APNS）", "APNS": json.dumps(
+        {"aps": {"alert": {"title": "你好，iOS", "body": "production only"}}, "data": {"customId": "456"}})}
+    messages["production-only"] = sns.publish(
+        TopicArn=mixed, MessageStructure="json", Message=json.dumps(production_only))["MessageId"]
+    messages["default-only"] = sns.publish(
+        TargetArn=endpoints["APNS_SANDBOX"], MessageStructure="json",
+        Message=json.dumps({"default": "默认消息（终端）"}))["MessageId"]
+
     # Errors, as SNS answers them.
     expect_error("SignatureDoesNotMatch", client(secret=SECRET + "x").list_topics)
     expect_error("InvalidClientTokenId", client(key="AKIDUNKNOWN000000000").list_topics)
@@ -146,7 +168,7 @@ def main():
     sns.unsubscribe(SubscriptionArn=subscription)
     check(sns.list_subscriptions_by_topic(TopicArn=sports)["Subscriptions"] == [], "Unsubscribe")
     sns.delete_topic(TopicArn=sports)
-    check([t["TopicArn"] for t in sns.list_topics()["Topics"]] == [topic], "DeleteTopic")
+    check(sorted(t["TopicArn"] for t in sns.list_topics()["Topics"]) == sorted([topic, mixed]), "DeleteTopic")
 
     # Lists come in pages of 100 with NextToken; the SDK's paginators walk them.
     bulk = sns.create_platform_application(Name="bulk", Platform="GCM", Attributes=credentials)[
@@ -173,10 +195,10 @@ def main():
     check(pages == 3 and {s["Endpoint"] for s in listed} == created and len(listed) == 205,
           f"ListSubscriptionsByTopic pages: {pages} pages, {len(listed)} subscriptions")
     pages, listed = walk("list_topics", "Topics")
-    check(pages == 2 and len({t["TopicArn"] for t in listed}) == 103, f"ListTopics pages: {pages}, {len(listed)}")
+    check(pages == 2 and len({t["TopicArn"] for t in listed}) == 104, f"ListTopics pages: {pages}, {len(listed)}")
     expect_error("InvalidParameter", sns.list_topics, NextToken="not-a-token!")
 
-    print(json.dumps({"endpoints": endpoints, "tokens": tokens, "messages": messages, "topic": topic}))
+    print(json.dumps({"endpoints": endpoints, "tokens": tokens, "messages": messages, "topic": topic, "mixed": mixed}))
 
 
 if __name__ == "__main__":

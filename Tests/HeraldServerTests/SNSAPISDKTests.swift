@@ -25,7 +25,9 @@ struct SNSAPISDKTests {
         return process.terminationStatus == 0
     }
 
-    @Test("boto3 creates applications, endpoints and a topic, publishes, and sees SNS's errors", .enabled(if: hasBoto3))
+    @Test(
+        "boto3 creates applications, endpoints and topics, publishes (each endpoint its environment's key), and sees SNS's errors",
+        .enabled(if: hasBoto3))
     func boto3() async throws {
         let harness = try await EngineHarness(dialects: SNSCaller.dialects)
         let app = Application(router: harness.server.router().router)
@@ -37,16 +39,40 @@ struct SNSAPISDKTests {
                 guard status == 0 else { return }
                 let result = try JSONValue.parse(Array(output.utf8)).objectValue ?? [:]
                 try await harness.drain()
-                // Two endpoint publishes and two topic deliveries to APNs, one and one to FCM.
-                #expect(harness.apns.requests.count == 4)
-                #expect(harness.fcm.requests.count == 2)
+                // APNs: two endpoint publishes, the "news" topic's two devices, the "mixed" topic's two
+                // devices twice, and the sandbox endpoint's default-only message. FCM: one endpoint
+                // publish and three topic messages.
+                #expect(harness.apns.requests.count == 9)
+                #expect(harness.fcm.requests.count == 4)
                 let tokens = result["tokens"]?.objectValue ?? [:]
-                // The sandbox device got the endpoint's APNS_SANDBOX payload and the topic's default text.
-                let alerts = harness.apns.requests.filter { $0.token == tokens["APNS_SANDBOX"]?.text }
-                    .map { $0.json?.objectValue?["aps"]?.objectValue?["alert"] }
-                #expect(alerts.contains(.object(["title": .string("Hello"), "body": .string("from boto3")])))
-                #expect(alerts.contains(.object(["body": .string("Breaking news")])))
-                // The workers send in any order: tell the two FCM messages apart by their data.
+                /// What APNs received for an endpoint's token.
+                func payloads(_ platform: String) -> [JSONValue] {
+                    harness.apns.requests.filter { $0.token == tokens[platform]?.text }.compactMap(\.json)
+                }
+                func alert(_ payload: JSONValue) -> JSONValue? { payload.objectValue?["aps"]?.objectValue?["alert"] }
+                // The sandbox device got the endpoint's APNS_SANDBOX payload and the "news" topic's default
+                // text as SNS sends it: a string alert, nothing else.
+                let sandbox = payloads("APNS_SANDBOX")
+                #expect(
+                    sandbox.map(alert).contains(.object(["title": .string("Hello"), "body": .string("from boto3")])))
+                #expect(sandbox.contains(.object(["aps": .object(["alert": .string("Breaking news")])])))
+                // The "mixed" topic: each environment its own key, or the default text where it has none.
+                func apple(_ body: String, customID: String) -> JSONValue {
+                    .object([
+                        "aps": .object(["alert": .object(["title": .string("你好，iOS"), "body": .string(body)])]),
+                        "data": .object(["customId": .string(customID)]),
+                    ])
+                }
+                let production = payloads("APNS")
+                #expect(production.contains(apple("production", customID: "123")))
+                #expect(production.contains(apple("production only", customID: "456")))
+                #expect(!production.contains(apple("sandbox", customID: "123")))
+                #expect(sandbox.contains(apple("sandbox", customID: "123")))
+                #expect(!sandbox.contains(apple("production", customID: "123")))
+                #expect(sandbox.contains(.object(["aps": .object(["alert": .string("默认消息（仅APNS）")])])))
+                #expect(sandbox.contains(.object(["aps": .object(["alert": .string("默认消息（终端）")])])))
+                #expect(production.count == 4 && sandbox.count == 5)
+                // The workers send in any order: tell the FCM messages apart by their data.
                 let messages = harness.fcm.requests.compactMap { $0.json?.objectValue?["message"]?.objectValue }
                 let fcm = messages.first { $0["data"]?.objectValue?["order"] != nil }
                 #expect(fcm?["notification"] == .object(["title": .string("Hello"), "body": .string("from boto3")]))
@@ -54,6 +80,10 @@ struct SNSAPISDKTests {
                 let topicFCM = messages.first { $0["data"]?.objectValue?["story"] != nil }
                 #expect(topicFCM?["data"]?.objectValue?["story"] == .string("7"))
                 #expect(topicFCM != nil && topicFCM?["notification"] == nil)
+                let mixedFCM = messages.first { $0["data"]?.objectValue?["customId"] == .string("123") }
+                #expect(
+                    mixedFCM?["notification"] == .object(["title": .string("你好，Android"), "body": .string("这是提醒内容")]))
+                #expect(messages.contains { $0["notification"] == .object(["body": .string("默认消息（仅APNS）")]) })
             }
         } catch {
             await harness.stop()

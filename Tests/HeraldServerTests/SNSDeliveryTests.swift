@@ -60,8 +60,10 @@ struct SNSDeliveryTests {
                 #"{"platform":"ios","service":"sns","token":"\#(Fixtures.apnsToken())","user_id":"ann"}"#)
             _ = try await api.register(
                 #"{"platform":"android","service":"sns","token":"fcm-token:\#(UUID().uuidString)","user_id":"ann"}"#)
+            // Sandbox tokens take the apns_sandbox overrides, production ones apns.
             let id = try await api.send(
-                #"{"target":{"user_ids":["ann"]},"payload":{"title":"Vehicle detected","body":"At the gate"}}"#)
+                #"{"target":{"user_ids":["ann"]},"payload":{"title":"Vehicle detected","body":"At the gate","sound":"default","#
+                    + #""overrides":{"apns_sandbox":{"aps":{"alert":{"subtitle":"development build"}}}}}}"#)
             try await server.dispatcher.runDueJobs()
             let deliveries = try await api.call(.get, "/v1/notifications/\(id)/deliveries").json
             #expect(try await api.notification(id)["counts.sent"] == .number(3), "\(String(describing: deliveries))")
@@ -91,10 +93,14 @@ struct SNSDeliveryTests {
         for key in ["APNS", "APNS_SANDBOX"] {
             let alert = byKey[key]?.objectValue?["aps"]?.objectValue?["alert"]?.objectValue
             #expect(alert?["title"] == .string("Vehicle detected"), "\(key)")
+            #expect(alert?["subtitle"] == (key == "APNS" ? nil : .string("development build")), "\(key)")
         }
         let fcm = byKey["GCM"]?.objectValue?["fcmV1Message"]?.objectValue?["message"]?.objectValue
         #expect(fcm?["notification"]?.objectValue?["title"] == .string("Vehicle detected"))
         #expect(fcm?["token"] == nil)
+        // An Android endpoint's message carries no block for Apple devices.
+        #expect(fcm?["apns"] == nil)
+        #expect(fcm?["android"]?.objectValue?["notification"]?.objectValue?["sound"] == .string("default"))
         await transports.shutdown()
     }
 
@@ -198,9 +204,11 @@ struct SNSDeliveryTests {
 
             // Per-device rules (preferences) keep the per-endpoint route; without them, one Publish.
             let perDevice = try await api.send(#"{"target":{"all":true},"payload":{"title":"One each"}}"#)
+            // The topic message carries each environment's payload: apns_sandbox's for APNS_SANDBOX.
             let broadcast = try await api.send(
-                #"{"target":{"all":true},"payload":{"title":"Gate open","body":"Everyone"},"respect_preferences":false}"#
-            )
+                #"{"target":{"all":true},"payload":{"title":"Gate open","body":"Everyone","overrides":{"#
+                    + #""apns":{"aps":{"alert":{"subtitle":"production"}}},"#
+                    + #""apns_sandbox":{"aps":{"alert":{"subtitle":"development"}}}}},"respect_preferences":false}"#)
             try await server.dispatcher.runDueJobs()
             #expect(try await api.notification(perDevice)["counts.sent"] == .number(3))
             #expect(try await api.notification(broadcast)["counts.sent"] == .number(1))
@@ -229,6 +237,11 @@ struct SNSDeliveryTests {
                         .objectValue?["title"]
                     : parsed.objectValue?["aps"]?.objectValue?["alert"]?.objectValue?["title"]
                 #expect(title == .string("Gate open"), "\(key)")
+                let subtitle = parsed.objectValue?["aps"]?.objectValue?["alert"]?.objectValue?["subtitle"]
+                let expected: [String: JSONValue?] = [
+                    "APNS": .string("production"), "APNS_SANDBOX": .string("development"), "GCM": nil,
+                ]
+                #expect(subtitle == expected[key] ?? nil, "\(key)")
             }
 
             #expect(try await api.call(.delete, "/v1/installations/\(ids[0])").status == .noContent)

@@ -30,8 +30,9 @@ public struct NotificationPayload: Sendable, Equatable {
     /// Seconds the provider keeps the notification for an offline device.
     public var ttl: Int?
     /// Raw provider fields merged over the rendered ones: `apns` (`aps`, `headers`, other payload
-    /// keys), `fcm` (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`) and
-    /// `webpush` (members of the JSON a service worker receives; `null` removes one).
+    /// keys), `apns_sandbox` (the same, for APNs sandbox recipients instead of `apns`: SNS's
+    /// `APNS_SANDBOX`), `fcm` (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`)
+    /// and `webpush` (members of the JSON a service worker receives; `null` removes one).
     public var overrides: [String: JSONValue]
 
     /// Creates a payload.
@@ -59,6 +60,16 @@ public struct NotificationPayload: Sendable, Equatable {
         self.collapseID = collapseID
         self.ttl = ttl
         self.overrides = overrides
+    }
+
+    /// The overrides key whose APNs fields replace `apns` for sandbox recipients.
+    public static let apnsSandboxOverrides = "apns_sandbox"
+
+    /// The APNs overrides of a recipient in `environment`: `apns_sandbox` for a sandbox one when
+    /// given, else `apns`.
+    public func apnsOverrides(for environment: PushEnvironment) -> [String: JSONValue] {
+        if environment == .sandbox, let sandbox = overrides[Self.apnsSandboxOverrides]?.objectValue { return sandbox }
+        return overrides["apns"]?.objectValue ?? [:]
     }
 
     static let fields: Set<String> = [
@@ -96,7 +107,7 @@ public struct NotificationPayload: Sendable, Equatable {
         collapseID = try reader.string("collapse_id", maxLength: 64)
         ttl = try reader.integer("ttl", in: 0...2_419_200)
         if let overrides = try reader.object("overrides") {
-            let providers = ["apns", "fcm", "webpush"]
+            let providers = ["apns", Self.apnsSandboxOverrides, "fcm", "webpush"]
             try overrides.rejectUnknown(allowed: Set(providers))
             for key in providers {
                 if let provider = try overrides.object(key) { self.overrides[key] = .object(provider.members) }

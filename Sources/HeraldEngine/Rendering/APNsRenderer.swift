@@ -4,7 +4,7 @@ import HeraldCore
 
 /// Renders the unified payload as an APNs request: `aps` from the payload's fields, custom data
 /// beside it, `herald: {"id": <notification id>}`, and the `apns` overrides (`aps`, `headers`,
-/// other top-level keys) merged over that.
+/// other top-level keys; for a sandbox recipient `apns_sandbox` when given) merged over that.
 struct APNsRenderer: Sendable {
     /// The top-level key that carries Herald's own fields (the notification id).
     static let heraldKey = "herald"
@@ -12,13 +12,14 @@ struct APNsRenderer: Sendable {
     /// The topic when the installation has no bundle id.
     var defaultTopic: String?
 
-    /// The notification for one device.
+    /// The notification for one device in `environment`.
     /// - Throws: `HeraldError` when there is no topic or an override header is invalid.
     func render(
-        _ notification: PushNotification, token: String, bundleID: String?, badge: Int?, soundEnabled: Bool, now: Date
+        _ notification: PushNotification, token: String, environment: PushEnvironment, bundleID: String?, badge: Int?,
+        soundEnabled: Bool, now: Date
     ) throws(HeraldError) -> APNsNotification {
         let payload = notification.payload
-        let overrides = payload.overrides["apns"]?.objectValue ?? [:]
+        let overrides = payload.apnsOverrides(for: environment)
         var aps: [String: JSONValue] = [:]
         var alert: [String: JSONValue] = [:]
         alert["title"] = payload.title.map(JSONValue.string)

@@ -32,11 +32,19 @@ struct FCMRenderer: Sendable {
             alert = FCMMessage.Notification(title: payload.title, body: payload.body, image: payload.image)
         }
         if let override = overrides["notification"]?.objectValue {
-            var merged = alert ?? FCMMessage.Notification()
-            if case .string(let title)? = override["title"] { merged.title = title }
-            if case .string(let body)? = override["body"] { merged.body = body }
-            if case .string(let image)? = override["image"] { merged.image = image }
-            alert = merged
+            // A string replaces the rendered field, a null removes it (SNS's GCM payload without a body
+            // shows no default text).
+            func field(_ key: String, _ rendered: String?) -> String? {
+                switch override[key] {
+                case .string(let text)?: text
+                case .null?: nil
+                default: rendered
+                }
+            }
+            let merged = FCMMessage.Notification(
+                title: field("title", alert?.title), body: field("body", alert?.body),
+                image: field("image", alert?.image))
+            alert = merged.title == nil && merged.body == nil && merged.image == nil ? nil : merged
         } else if overrides["notification"] == .null {
             // A null override removes the block: a data message, which the app displays itself.
             alert = nil

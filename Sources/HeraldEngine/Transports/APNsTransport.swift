@@ -46,16 +46,22 @@ public struct APNsTransport: Transport {
 
     public func validate(_ notification: PushNotification, now: Date) throws(HeraldError) {
         let badge: Int? = notification.payload.badge == nil ? nil : 999_999
-        let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.placeholder").render(
-            notification, token: String(repeating: "0", count: 64), bundleID: nil, badge: badge, soundEnabled: true,
-            now: now)
-        do {
-            try rendered.validate()
-        } catch {
-            throw .invalidValue(
-                "payload", code: "payload_too_large",
-                "The payload rendered for APNs is \(rendered.payload.count) bytes; APNs takes at most \(rendered.pushType.maxPayloadBytes)."
-            )
+        // Sandbox recipients may have overrides of their own (`apns_sandbox`): both must fit.
+        let environments: [PushEnvironment] =
+            notification.payload.overrides[NotificationPayload.apnsSandboxOverrides] == nil
+            ? [.production] : [.production, .sandbox]
+        for environment in environments {
+            let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.placeholder").render(
+                notification, token: String(repeating: "0", count: 64), environment: environment, bundleID: nil,
+                badge: badge, soundEnabled: true, now: now)
+            do {
+                try rendered.validate()
+            } catch {
+                throw .invalidValue(
+                    "payload", code: "payload_too_large",
+                    "The payload rendered for APNs is \(rendered.payload.count) bytes; APNs takes at most \(rendered.pushType.maxPayloadBytes)."
+                )
+            }
         }
     }
 
@@ -104,8 +110,8 @@ public struct APNsTransport: Transport {
                 variants[variant]
                 ?? Result { () throws(HeraldError) in
                     try renderer.render(
-                        notification, token: token, bundleID: variant.bundleID, badge: variant.badge,
-                        soundEnabled: variant.soundEnabled, now: now)
+                        notification, token: token, environment: environment, bundleID: variant.bundleID,
+                        badge: variant.badge, soundEnabled: variant.soundEnabled, now: now)
                 }
             variants[variant] = template
             switch template {

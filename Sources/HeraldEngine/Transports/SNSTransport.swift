@@ -15,7 +15,9 @@ import Synchronization
 ///
 /// With a broadcast topic, every endpoint is subscribed to it, and a notification to everyone that
 /// asks for no per-device rule (`respect_preferences: false`, no badge increment, no device-local
-/// push time) is published once to the topic, its message carrying every platform's key.
+/// push time) is published once to the topic, its message carrying every platform's key, each
+/// rendered for its own platform and environment (`APNS_SANDBOX` from the `apns_sandbox` overrides
+/// when given), as SNS hands each subscriber the key of its own.
 public struct SNSTransport: Transport {
     /// The app's platform application ARNs by SNS platform key (`APNS`, `APNS_SANDBOX`, `GCM`).
     public struct Applications: Sendable, Equatable {
@@ -97,9 +99,10 @@ public struct SNSTransport: Transport {
         let text = notification.payload.body ?? notification.payload.title ?? ""
         switch platform {
         case .apns(let environment):
+            // Each environment's own overrides: a topic's `APNS` and `APNS_SANDBOX` may differ.
             let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.sns").render(
-                notification, token: recipient.token.identity, bundleID: recipient.bundleID, badge: push.badge,
-                soundEnabled: push.soundEnabled, now: now)
+                notification, token: recipient.token.identity, environment: environment, bundleID: recipient.bundleID,
+                badge: push.badge, soundEnabled: push.soundEnabled, now: now)
             guard case .object(let payload) = try JSONValue.parse(rendered.payload) else {
                 throw .internal("The APNs payload is not an object.")
             }
@@ -108,7 +111,11 @@ public struct SNSTransport: Transport {
             let rendered = try FCMRenderer().render(
                 notification, token: recipient.token.identity, badge: push.badge, soundEnabled: push.soundEnabled,
                 now: now)
-            return .gcm(fcmV1Message: rendered.json.objectValue ?? [:], default: text)
+            // A GCM endpoint is never an Apple device: FCM's apns block has no reader there (the
+            // AOVIS guide's §6 message is notification and data alone).
+            var message = rendered.json.objectValue ?? [:]
+            message["apns"] = nil
+            return .gcm(fcmV1Message: message, default: text)
         }
     }
 

@@ -209,6 +209,8 @@ enum APISchemas {
             closed: true,
             [
                 "apns": .anyObject(description: "aps, headers and other payload keys merged over the rendered ones"),
+                "apns_sandbox": .anyObject(
+                    description: "the same as apns, for APNs sandbox recipients instead of apns (SNS's APNS_SANDBOX)"),
                 "fcm": .anyObject(
                     description: "android, apns, webpush, fcm_options, data, notification merged over the rendered "
                         + "ones (null removes a block or key)"),

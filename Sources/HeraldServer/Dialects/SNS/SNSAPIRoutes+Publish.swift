@@ -2,7 +2,8 @@ import Foundation
 import HeraldCore
 import HeraldEngine
 
-/// `Publish` to an endpoint (one installation) or a topic (a channel): one native notification.
+/// `Publish` to an endpoint (one installation) or a topic (a channel): one native notification,
+/// whose payload each recipient resolves by its platform and environment (``SNSPublishMessage``).
 extension SNSAPIRoutes {
     func publish(_ call: Call) async throws -> String? {
         let parameters = call.parameters
@@ -10,13 +11,11 @@ extension SNSAPIRoutes {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: PhoneNumber Reason: SMS is not supported")
         }
         let target: NotificationTarget
-        var platform: PlatformKind?
         switch (parameters["TargetArn"], parameters["TopicArn"]) {
         case (let arn?, nil) where !arn.isEmpty:
-            let (installation, kind) = try await endpoint(call, parameter: "TargetArn")
+            let (installation, _) = try await endpoint(call, parameter: "TargetArn")
             guard installation.valid else { throw SNSAPIFailure.endpointDisabled() }
             target = NotificationTarget(audience: .installationIDs([installation.id]))
-            platform = kind
         case (nil, let arn?) where !arn.isEmpty:
             let topic = try await topic(call, parameter: "TopicArn")
             target = NotificationTarget(audience: .channels([topic.name]))
@@ -32,7 +31,7 @@ extension SNSAPIRoutes {
         }
         let translated = try SNSPublishMessage(
             message: message, structure: parameters["MessageStructure"], attributes: parameters.messageAttributes(),
-            platform: platform, now: now())
+            now: now())
         let request = SendRequest(
             target: target, payload: translated.payload, source: Self.settingsKey, respectPreferences: false)
         switch try await dispatcher.submit(request, appID: call.appID) {

@@ -1,15 +1,18 @@
 import Foundation
 import HeraldCore
 
-/// `Publish`'s message as a native payload.
+/// `Publish`'s message as a native payload, resolved per recipient as SNS resolves it.
 ///
-/// A plain `Message` is the alert body. With `MessageStructure=json`, `Message` is a JSON object
-/// of strings: `default` (required) is the alert body wherever no platform key applies; `APNS` /
-/// `APNS_SANDBOX` hold the APNs payload (`aps` and custom keys), which becomes the `apns` overrides;
-/// `GCM` holds an FCM message, either `{"fcmV1Message": {"message": {…}}}` or the legacy
-/// `{"notification": {…}, "data": {…}}`, which becomes the `fcm` overrides. A platform key replaces
-/// the default text on its platform, as in SNS. The `AWS.SNS.MOBILE.*` message attributes become
-/// APNs headers and FCM's TTL.
+/// A plain `Message` is the `default` text. With `MessageStructure=json`, `Message` is a JSON object
+/// of strings: `default` (required), and the platform keys, each a payload written as a JSON string.
+/// Each recipient gets the key of its own platform and environment — production Apple endpoints
+/// `APNS`, sandbox ones `APNS_SANDBOX`, Android `GCM` — delivered as given; a recipient whose key is
+/// absent gets the `default` text, on Apple devices exactly as SNS sends it:
+/// `{"aps":{"alert":"<default>"}}`. In the native payload: the body is the default text, the `apns`
+/// overrides hold the production resolution, `apns_sandbox` the sandbox one (when it differs), and
+/// the `fcm` overrides Android's (`{"fcmV1Message": {"message": {…}}}` or the legacy
+/// `{"notification": {…}, "data": {…}}`). The `AWS.SNS.MOBILE.*` message attributes become APNs
+/// headers and FCM's TTL.
 struct SNSPublishMessage {
     /// The native payload.
     var payload: NotificationPayload
@@ -18,61 +21,55 @@ struct SNSPublishMessage {
     static let platformKeys = ["default", "APNS", "APNS_SANDBOX", "GCM"]
 
     /// Translates a message.
-    /// - Parameters:
-    ///   - platform: the endpoint's platform; nil for a topic (every platform key applies, `APNS`
-    ///     before `APNS_SANDBOX`, as one native notification carries one APNs override).
     /// - Throws: `SNSAPIFailure` `InvalidParameter` with SNS's wording for a malformed message.
     init(
-        message: String, structure: String?, attributes: [String: SNSQueryParameters.MessageAttribute],
-        platform: SNSAPIRoutes.PlatformKind?, now: Date
+        message: String, structure: String?, attributes: [String: SNSQueryParameters.MessageAttribute], now: Date
     ) throws(SNSAPIFailure) {
         payload = NotificationPayload()
+        let text: String
+        var members: [String: JSONValue] = [:]
         switch structure {
         case nil, "":
-            payload.body = message
+            text = message
         case "json":
-            guard case .object(let members)? = try? JSONValue.parse(Array(message.utf8)) else {
+            guard case .object(let object)? = try? JSONValue.parse(Array(message.utf8)) else {
                 throw .invalidParameter("Invalid parameter: Message Structure - JSON message body failed to parse")
             }
-            guard case .string(let text)? = members["default"] else {
+            guard case .string(let value)? = object["default"] else {
                 throw .invalidParameter("Invalid parameter: Message Structure - No default entry in JSON message body")
             }
-            var overrides: [String: JSONValue] = [:]
-            let apnsKeys: [String] =
-                switch platform {
-                case .apns?: ["APNS"]
-                case .apnsSandbox?: ["APNS_SANDBOX"]
-                case .gcm?: []
-                case nil: ["APNS", "APNS_SANDBOX"]
-                }
-            if let key = apnsKeys.first(where: { members[$0] != nil }) {
-                overrides["apns"] = .object(
-                    try Self.apns(try Self.object(members[key], key: key), hidingDefault: platform == nil))
-            }
-            if platform == nil || platform == .gcm, members["GCM"] != nil {
-                overrides["fcm"] = .object(try Self.fcm(try Self.object(members["GCM"], key: "GCM")))
-            }
-            // An endpoint whose platform key is given gets that payload alone; a topic's
-            // notification keeps the default text for the platforms without a key.
-            let hasPlatformKey = platform != nil && !overrides.isEmpty
-            payload.body = hasPlatformKey ? nil : text
-            // As SNS delivers it: a platform key's payload reaches the device with nothing added
-            // (no Herald notification id).
-            if case .object(var apns)? = overrides["apns"] {
-                apns["herald"] = .null
-                overrides["apns"] = .object(apns)
-            }
-            if case .object(var fcm)? = overrides["fcm"] {
-                var data = fcm["data"]?.objectValue ?? [:]
-                data["herald_id"] = .null
-                fcm["data"] = .object(data)
-                overrides["fcm"] = .object(fcm)
-            }
-            payload.overrides = overrides
+            text = value
+            members = object
         default:
             throw .invalidParameter("Invalid parameter: MessageStructure Reason: must be json")
         }
+        // The default text is the body: what a recipient without its platform's key shows.
+        payload.body = text
+        let production = try Self.apns(members, key: "APNS", default: text)
+        let sandbox = try Self.apns(members, key: "APNS_SANDBOX", default: text)
+        var overrides: [String: JSONValue] = ["apns": .object(production)]
+        if sandbox != production { overrides[NotificationPayload.apnsSandboxOverrides] = .object(sandbox) }
+        var fcm: [String: JSONValue] = [:]
+        if members["GCM"] != nil { fcm = try Self.fcm(try Self.object(members["GCM"], key: "GCM")) }
+        // As SNS delivers it: nothing added (no Herald notification id).
+        var data = fcm["data"]?.objectValue ?? [:]
+        data["herald_id"] = .null
+        fcm["data"] = .object(data)
+        overrides["fcm"] = .object(fcm)
+        payload.overrides = overrides
         try apply(attributes, now: now)
+    }
+
+    /// The APNs overrides of the recipients of `key` (`APNS` or `APNS_SANDBOX`): its payload as
+    /// given, or, when the message has no such key, the default text as SNS sends it — a string
+    /// alert and nothing else.
+    private static func apns(
+        _ members: [String: JSONValue], key: String, default text: String
+    ) throws(SNSAPIFailure) -> [String: JSONValue] {
+        var overrides: [String: JSONValue] = ["aps": .object(["alert": .string(text)])]
+        if let value = members[key] { overrides = try apns(try object(value, key: key)) }
+        overrides["herald"] = .null
+        return overrides
     }
 
     /// A platform key's value: a JSON object written as a string.
@@ -86,13 +83,10 @@ struct SNSPublishMessage {
         return object
     }
 
-    /// An APNs payload as `apns` overrides: the default text never shows beside the payload's own
-    /// alert, and an `aps` without an alert but with `content-available` is a background push.
-    /// - Parameter hidingDefault: whether the payload keeps the default text (a topic's), which the
-    ///   overrides must then take out of the alert.
-    private static func apns(
-        _ object: [String: JSONValue], hidingDefault: Bool
-    ) throws(SNSAPIFailure) -> [String: JSONValue] {
+    /// An APNs payload as `apns` overrides: the default text (the body) never shows beside the
+    /// payload's own alert, and an `aps` without an alert but with `content-available` is a
+    /// background push.
+    private static func apns(_ object: [String: JSONValue]) throws(SNSAPIFailure) -> [String: JSONValue] {
         var overrides = object
         var aps: [String: JSONValue] = [:]
         if let value = object["aps"] {
@@ -103,11 +97,11 @@ struct SNSPublishMessage {
         }
         switch aps["alert"] {
         case nil:
-            if hidingDefault { aps["alert"] = .null }
+            aps["alert"] = .null
             if aps["content-available"] != nil, aps["sound"] == nil, aps["badge"] == nil {
                 overrides["headers"] = .object(["apns-push-type": .string("background"), "apns-priority": .string("5")])
             }
-        case .object(var alert)? where hidingDefault:
+        case .object(var alert)?:
             for key in ["title", "subtitle", "body"] where alert[key] == nil { alert[key] = .null }
             aps["alert"] = .object(alert)
         default: break
@@ -171,7 +165,7 @@ struct SNSPublishMessage {
     private mutating func apply(
         _ attributes: [String: SNSQueryParameters.MessageAttribute], now: Date
     ) throws(SNSAPIFailure) {
-        var headers = payload.overrides["apns"]?.objectValue?["headers"]?.objectValue ?? [:]
+        var headers: [String: JSONValue] = [:]
         for (name, attribute) in attributes {
             switch name {
             case "AWS.SNS.MOBILE.APNS.PUSH_TYPE": headers["apns-push-type"] = .string(attribute.value)
@@ -193,10 +187,12 @@ struct SNSPublishMessage {
             default: continue
             }
         }
-        if !headers.isEmpty {
-            var apns = payload.overrides["apns"]?.objectValue ?? [:]
-            apns["headers"] = .object(headers)
-            payload.overrides["apns"] = .object(apns)
+        guard !headers.isEmpty else { return }
+        // The attributes apply to both environments, over the headers a payload implies.
+        for key in ["apns", NotificationPayload.apnsSandboxOverrides] {
+            guard var apns = payload.overrides[key]?.objectValue else { continue }
+            apns["headers"] = .object((apns["headers"]?.objectValue ?? [:]).merging(headers) { $1 })
+            payload.overrides[key] = .object(apns)
         }
     }
 
