@@ -28,13 +28,16 @@ status is ignored, an answer is an error exactly when its JSON body has "error")
     {"success": {...}} in order.
   - POST /1.1/push (master key) -> {"objectId", "createdAt"}; GET /1.1/tables/Notifications/<id> -> the
     _Notification, whose "status" becomes "done" once delivered ("scheduled" for a future push_time).
+  - POST /1.1/push with the app key while client push is off -> {"code": HERALD_LC_FORBIDDEN_CODE,
+    "error": <a message naming the setting to turn on>}.
 
 Exits non-zero at the first failed check (FAILED: ... on stderr). On success prints one JSON object:
 the installations (object ids, APNs token, FCM registration id, installationId, the badge at the
 end), and per push its notification id, the data sent, which installations must receive it
 ("expect": "ios", "android"), the APNs server it must go to ("apns": "development" for prod "dev",
 else "production": the SDK sends no "prod" at all by default), and the fetched status, devices,
-successes and errors — for the caller to check what its mock APNs and FCM servers received.
+successes and errors — for the caller to check what its mock APNs and FCM servers received;
+"errors" has the codes of the refused calls and the message of the refused app-key push.
 """
 
 import datetime
@@ -228,6 +231,10 @@ def main():
     as_app()
     forbidden = expect_error(FORBIDDEN_CODE, "listing installations with the app key",
                              Query(Installation).equal_to("channels", channel).find)
+    refused_push = expect_error(FORBIDDEN_CODE, "a push with the app key (client push off)",
+                                push.send, {"alert": f"not sent {run}"}, channels=[channel])
+    check("client_push" in (refused_push.error or ""),
+          f"the refused push's message names the setting to turn on: {refused_push.error!r}")
     leancloud.init(APP_ID, app_key="wrong" + APP_KEY)
     as_app()
     stranger = Installation()
@@ -292,7 +299,8 @@ def main():
                         "installationId": installation_id},
         },
         "notifications": pushes,
-        "errors": {"forbidden": forbidden.code, "unauthorized": unauthorized.code},
+        "errors": {"forbidden": forbidden.code, "unauthorized": unauthorized.code, "push": refused_push.code,
+                   "pushMessage": refused_push.error},
     }, default=str))
 
 

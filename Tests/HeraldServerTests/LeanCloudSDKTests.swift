@@ -144,9 +144,12 @@ struct LeanCloudSDKTests {
         #expect(silent?["notification"] == nil)
         #expect(silent?["data"]?.objectValue?["action"] == .string("com.example.UPDATE"))
         #expect(silent?["data"]?.objectValue?["extra"] == .string("x"))
-        #expect(
-            root["errors"]
-                == .object(["forbidden": .number(JSONNumber(119)), "unauthorized": .number(JSONNumber(401))]))
+        let errors = try #require(root["errors"]?.objectValue)
+        #expect(errors["forbidden"] == .number(JSONNumber(119)))
+        #expect(errors["unauthorized"] == .number(JSONNumber(401)))
+        // The app key's push, client push off: 119, and the message names the setting to turn on.
+        #expect(errors["push"] == .number(JSONNumber(119)))
+        #expect(errors["pushMessage"]?.text?.contains("app.demo.leancloud.client_push") == true)
     }
 
     /// Runs the script against `port` while the engine's due jobs are worked and the harness's
