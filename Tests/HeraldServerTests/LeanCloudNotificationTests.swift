@@ -27,6 +27,89 @@ struct LeanCloudNotificationTests {
         return (token, registrationID)
     }
 
+    @Test("title goes to Android only, badge and sound to iOS only; an iOS device shows the alert text alone")
+    func commonRendering() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            _ = try await Self.devices(lc, badge: 3)
+            // The guide's own push: alert, badge Increment, sound and title.
+            let id = try await lc.push(
+                #"""
+                {"data":{"alert":"The Mets scored! The game is now tied 1-1.","badge":"Increment",
+                "sound":"cheering.caf","title":"Mets Score!"}}
+                """#)
+            try await harness.drain()
+            let apns = try #require(harness.apns.requests.first?.json?.objectValue)
+            let aps = try #require(apns["aps"]?.objectValue)
+            #expect(aps["alert"] == .object(["body": .string("The Mets scored! The game is now tied 1-1.")]))
+            #expect(aps["badge"] == .number(JSONNumber(4)))
+            #expect(aps["sound"] == .string("cheering.caf"))
+            let message = try #require(harness.fcm.requests.first?.json?.objectValue?["message"]?.objectValue)
+            #expect(
+                message["notification"]
+                    == .object([
+                        "title": .string("Mets Score!"), "body": .string("The Mets scored! The game is now tied 1-1."),
+                    ]))
+            let android = message["android"]?.objectValue?["notification"]?.objectValue ?? [:]
+            #expect(android["sound"] == nil)
+            #expect(android["notification_count"] == nil)
+            // The record still says what was sent.
+            let record = try await lc.call(.get, "/1.1/tables/Notifications/\(id)")
+            #expect(record.string("data.title") == "Mets Score!")
+            #expect(record.string("data.alert") == "The Mets scored! The game is now tied 1-1.")
+            #expect(record.string("data.sound") == "cheering.caf")
+
+            // A title alone: nothing for iOS to show, a notification with its title on Android.
+            _ = try await lc.push(#"{"data":{"title":"Only a title","content-available":1}}"#)
+            try await harness.drain()
+            let titleOnly = try #require(harness.apns.requests.last)
+            #expect(titleOnly.json?.objectValue?["aps"]?.objectValue?["alert"] == nil)
+            #expect(titleOnly.header("apns-push-type") == "background")
+            #expect(titleOnly.header("apns-priority") == "5")
+            let titleMessage = try #require(harness.fcm.requests.last?.json?.objectValue?["message"]?.objectValue)
+            #expect(titleMessage["notification"] == .object(["title": .string("Only a title")]))
+
+            // An APNs alert object is iOS's alert exactly: data.title does not enter it.
+            _ = try await lc.push(
+                #"{"data":{"alert":{"loc-key":"GAME_PLAY","loc-args":["Mets"]},"title":"For Android"}}"#)
+            try await harness.drain()
+            let object = try #require(harness.apns.requests.last?.json?.objectValue?["aps"]?.objectValue)
+            #expect(
+                object["alert"]
+                    == .object(["loc-key": .string("GAME_PLAY"), "loc-args": .array([.string("Mets")])]))
+            let objectMessage = try #require(harness.fcm.requests.last?.json?.objectValue?["message"]?.objectValue)
+            #expect(objectMessage["notification"]?.objectValue?["title"] == .string("For Android"))
+        }
+    }
+
+    @Test("data.ios and data.android still override what each platform gets")
+    func platformOverrides() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            _ = try await Self.devices(lc)
+            _ = try await lc.push(
+                #"""
+                {"data":{"alert":"common","title":"Common","badge":9,"sound":"common.caf",
+                "ios":{"alert":{"title":"iOS title","body":"for iOS"},"sound":"ios.caf"},
+                "android":{"alert":"for Android","title":"Android title"}}}
+                """#)
+            try await harness.drain()
+            let aps = try #require(harness.apns.requests.first?.json?.objectValue?["aps"]?.objectValue)
+            #expect(aps["alert"] == .object(["title": .string("iOS title"), "body": .string("for iOS")]))
+            #expect(aps["sound"] == .string("ios.caf"))
+            #expect(aps["badge"] == nil)
+            let message = try #require(harness.fcm.requests.first?.json?.objectValue?["message"]?.objectValue)
+            #expect(
+                message["notification"]
+                    == .object(["title": .string("Android title"), "body": .string("for Android")]))
+            let android = message["android"]?.objectValue?["notification"]?.objectValue ?? [:]
+            #expect(android["sound"] == nil)
+            #expect(android["notification_count"] == nil)
+        }
+    }
+
     @Test("An app-key push while client push is off: 119 in LeanCloud's body, naming the setting; nothing sent")
     func clientPushOff() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())

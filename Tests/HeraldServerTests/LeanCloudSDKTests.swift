@@ -129,6 +129,14 @@ struct LeanCloudSDKTests {
             let wanted = name == "scheduled" ? "scheduled" : (expect.isEmpty ? "expired" : "done")
             #expect(push["status"]?.text == wanted, "\(name) status")
         }
+        // Per platform: the title is Android's, the iOS alert is the alert text alone.
+        let run = try #require(root["run"]?.text)
+        let channelAPNs = production.first { alerts([$0]) == ["channel \(run)"] }
+        #expect(
+            channelAPNs?.json?.objectValue?["aps"]?.objectValue?["alert"]
+                == .object(["body": .string("channel \(run)")]))
+        let channelFCM = fcm.compactMap { $0.json?.objectValue?["message"]?.objectValue?["notification"] }
+        #expect(channelFCM.contains(.object(["title": .string("Herald"), "body": .string("channel \(run)")])))
         // Production: channel, where, increment; the sandbox: the dev push only.
         #expect(production.count == 3)
         #expect(sandbox.count == 1)

@@ -128,8 +128,8 @@ extension LeanCloudRoutes {
             operation(
                 .post, "/1.1/push", summary: "LeanCloud: send a push (master key, or the app key with client_push).",
                 description: """
-                    data (alert, title, badge incl. "Increment", sound, content-available, mutable-content, category, \
-                    action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
+                    data (alert, title (Android only), badge incl. "Increment" and sound (iOS only), content-available, \
+                    mutable-content, category, action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
                     $lte $gt $gte $regex $and $or, $nearSphere with $maxDistance*, $within $box, $inQuery/$notInQuery on a _User pointer), cql \
                     (select * from _Installation where …), prod (dev: APNs sandbox installations), \
                     push_time, expiration_time, expiration_interval, notification_id (idempotency).

@@ -192,13 +192,14 @@ enum LeanCloudNotification {
         return .object(object)
     }
 
-    /// The payload as a LeanCloud `data` object.
+    /// The payload as a LeanCloud `data` object: `alert` is the APNs alert object when one was sent
+    /// (``LeanCloudPush`` keeps it in the APNs override), else the body.
     static func data(_ payload: NotificationPayload) -> JSONValue {
         var data = payload.data
         if case .object(let apns)? = payload.overrides["apns"], case .object(let aps)? = apns["aps"],
-            let alert = aps["alert"]
+            case .object(let alert)? = aps["alert"], alert.values.contains(where: { $0 != .null })
         {
-            data["alert"] = alert
+            data["alert"] = .object(alert.filter { $0.value != .null })
         } else if let body = payload.body {
             data["alert"] = .string(body)
         }
