@@ -27,6 +27,86 @@ struct LeanCloudNotificationTests {
         return (token, registrationID)
     }
 
+    @Test("status is in queue until the push is finished (scheduled too), then done; subscribers: devices reached")
+    func statusSequence() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            _ = try await Self.devices(lc)
+            let clock = harness.server.clock
+            let later = LeanCloudDateText.string(clock.now.addingTimeInterval(6))
+            let id = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"in six seconds"}}"#)
+            try await harness.drain()
+            let before = try await lc.call(.get, "/1.1/tables/Notifications/\(id)")
+            #expect(before.string("status") == "in queue")
+            #expect(before.int("subscribers") == 0)
+            // The native API keeps its own status.
+            #expect(try await api.notification(id).string("status") == "scheduled")
+            let queued = try await lc.call(
+                .get, "/1.1/classes/_Notification?count=1&limit=0&where=%7B%22status%22%3A%22in%20queue%22%7D")
+            #expect(queued.int("count") == 1)
+
+            clock.advance(by: 7)
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 1)
+            #expect(harness.fcm.requests.count == 1)
+            let after = try await lc.call(.get, "/1.1/tables/Notifications/\(id)")
+            #expect(after.string("status") == "done")
+            #expect(after.int("subscribers") == 2)
+            #expect(after.int("devices") == 2)
+            #expect(after.int("successes") == 2)
+            #expect(after.int("errors") == 0)
+            #expect(try await api.notification(id).string("status") == "done")
+        }
+    }
+
+    @Test("An expired, a canceled and a failed push read as an error message, not a status word")
+    func errorMessages() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            let (token, registrationID) = try await Self.devices(lc)
+            let clock = harness.server.clock
+
+            let past = LeanCloudDateText.string(clock.now.addingTimeInterval(-60))
+            let expired = try await lc.push(#"{"expiration_time":"\#(past)","data":{"alert":"too late"}}"#)
+            try await harness.drain()
+            let expiredStatus = try await lc.call(.get, "/1.1/tables/Notifications/\(expired)")
+            #expect(expiredStatus.string("status") == LeanCloudExpected.expired)
+            #expect(expiredStatus.int("subscribers") == 0)
+            #expect(try await api.notification(expired).string("status") == "expired")
+
+            let later = LeanCloudDateText.string(clock.now.addingTimeInterval(600))
+            let canceled = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"never"}}"#)
+            #expect(try await api.call(.delete, "/v1/notifications/\(canceled)").status == .ok)
+            #expect(
+                try await lc.call(.get, "/1.1/classes/_Notification/\(canceled)").string("status")
+                    == LeanCloudExpected.canceled)
+
+            harness.apns.script(token: token, .error(status: 400, reason: "BadExpirationDate"))
+            harness.fcm.script(
+                token: registrationID,
+                .error(
+                    status: 400, rpcStatus: "INVALID_ARGUMENT", message: "Invalid payload",
+                    errorCode: "INVALID_ARGUMENT"))
+            let failed = try await lc.push(#"{"data":{"alert":"refused by both"}}"#)
+            try await harness.drain()
+            let failedStatus = try await lc.call(.get, "/1.1/tables/Notifications/\(failed)")
+            #expect(try await api.notification(failed).string("status") == "failed")
+            #expect(failedStatus.string("status") == LeanCloudExpected.failed)
+            #expect(failedStatus.int("subscribers") == 0)
+            #expect(failedStatus.int("errors") == 2)
+
+            // Each reads as a sentence, and a query on status finds it by that sentence.
+            for message in [LeanCloudExpected.expired, LeanCloudExpected.canceled, LeanCloudExpected.failed] {
+                #expect(message.hasSuffix("."))
+                let where_ = #"{"status":"\#(message)"}"#.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                let found = try await lc.call(.get, "/1.1/classes/_Notification?count=1&limit=0&where=" + where_)
+                #expect(found.int("count") == 1, "\(message)")
+            }
+        }
+    }
+
     @Test("title goes to Android only, badge and sound to iOS only; an iOS device shows the alert text alone")
     func commonRendering() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
@@ -135,4 +215,11 @@ struct LeanCloudNotificationTests {
             #expect(harness.fcm.requests.isEmpty)
         }
     }
+}
+
+/// The error-message statuses, as a client reads them.
+enum LeanCloudExpected {
+    static let expired = "Expired: the push's expiration time passed before it was sent to every device."
+    static let canceled = "Canceled: the push was canceled before it was sent to every device."
+    static let failed = "Failed: the push could not be delivered to any device."
 }
