@@ -8,7 +8,8 @@ Environment:
   HERALD_LC_APP_KEY      its app key
   HERALD_LC_MASTER_KEY   its master key
   HERALD_LC_FORBIDDEN_CODE  the error code for a master-only operation made with the app key (119)
-  HERALD_LC_WAIT_SECONDS    how long to poll the pushes' notifications for "done" (20)
+  HERALD_LC_WAIT_SECONDS    how long to poll the pushes' notifications for "done" (20; the scheduled
+                            push's 6 s come on top)
   HERALD_LEANCLOUD_DIR      where scripts/leancloud installed the SDK (~/.cache/herald/leancloud-3.0.2)
 
 `--check` only imports the SDK (exit 0 when it can, for a test's availability check).
@@ -27,14 +28,20 @@ status is ignored, an answer is an error exactly when its JSON body has "error")
   - POST /1.1/batch {"requests": [{"method", "path": "/1.1/classes/...", "body"}]} -> a JSON array of
     {"success": {...}} in order.
   - POST /1.1/push (master key) -> {"objectId", "createdAt"}; GET /1.1/tables/Notifications/<id> -> the
-    _Notification, whose "status" becomes "done" once delivered ("scheduled" for a future push_time).
+    _Notification, whose "status" is "in queue" until the push is finished (a push_time 6 s ahead
+    too: every read before it says "in queue"), then "done", or an error message (a sentence, not one
+    of those two words) for a push that expired; "subscribers" is the number of devices it reached.
+  - POST /1.1/push with the app key while client push is off -> {"code": HERALD_LC_FORBIDDEN_CODE,
+    "error": <a message naming the setting to turn on>}.
 
 Exits non-zero at the first failed check (FAILED: ... on stderr). On success prints one JSON object:
 the installations (object ids, APNs token, FCM registration id, installationId, the badge at the
 end), and per push its notification id, the data sent, which installations must receive it
 ("expect": "ios", "android"), the APNs server it must go to ("apns": "development" for prod "dev",
-else "production": the SDK sends no "prod" at all by default), and the fetched status, devices,
-successes and errors — for the caller to check what its mock APNs and FCM servers received.
+else "production": the SDK sends no "prod" at all by default), and the fetched status, subscribers,
+devices, successes and errors ("statuses": every status the scheduled push was read with, in
+order) — for the caller to check what its mock APNs and FCM servers received; "errors" has the
+codes of the refused calls and the message of the refused app-key push.
 """
 
 import datetime
@@ -228,6 +235,10 @@ def main():
     as_app()
     forbidden = expect_error(FORBIDDEN_CODE, "listing installations with the app key",
                              Query(Installation).equal_to("channels", channel).find)
+    refused_push = expect_error(FORBIDDEN_CODE, "a push with the app key (client push off)",
+                                push.send, {"alert": f"not sent {run}"}, channels=[channel])
+    check("client_push" in (refused_push.error or ""),
+          f"the refused push's message names the setting to turn on: {refused_push.error!r}")
     leancloud.init(APP_ID, app_key="wrong" + APP_KEY)
     as_app()
     stranger = Installation()
@@ -247,13 +258,29 @@ def main():
         pushes[name] = {"objectId": notification.id, "data": data, "expect": expect,
                         "apns": "development" if kwargs.get("prod") == "dev" else "production"}
 
+    # First the scheduled push, 6 s ahead: it is read at once (before its push time) and again
+    # after the others, until it is done.
+    push_time = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=6)
+    send("scheduled", ["ios", "android"], {"alert": f"scheduled {run}"}, channels=[channel], push_time=push_time)
+    statuses = []
+
+    def read_scheduled():
+        read_at = datetime.datetime.now(datetime.timezone.utc)
+        notification = push.Notification.create_without_data(pushes["scheduled"]["objectId"])
+        step("fetch the scheduled notification", notification.fetch)
+        statuses.append(notification.get("status"))
+        if read_at < push_time:
+            check(statuses[-1] == "in queue",
+                  f"the scheduled push read before its push time: status {statuses[-1]!r}, not 'in queue'")
+        return notification
+
+    read_scheduled()
+    check(statuses == ["in queue"], f"the scheduled push was read before its push time: {statuses}")
     send("channel", ["ios", "android"], {"alert": f"channel {run}", "title": "Herald"}, channels=[channel])
     where = (mine().contained_in("deviceType", ["ios", "android"]).exists("deviceToken")
              .less_than("updatedAt", now + datetime.timedelta(hours=1)))
     send("where", ["ios"], {"alert": f"where {run}"}, where=where)
     send("sandbox", ["ios"], {"alert": f"sandbox {run}"}, where=mine().equal_to("deviceType", "ios"), prod="dev")
-    send("scheduled", [], {"alert": f"scheduled {run}"}, channels=[channel],
-         push_time=now + datetime.timedelta(hours=1))
     send("expired", [], {"alert": f"expired {run}"}, channels=[channel],
          expiration_time=now - datetime.timedelta(hours=1))
     send("silent", ["android"], {"action": "com.example.UPDATE", "extra": "x"},
@@ -261,27 +288,36 @@ def main():
     send("increment", ["ios"], {"alert": f"increment {run}", "badge": "Increment", "sound": "cheering.caf"},
          where=mine().equal_to("deviceType", "ios"))
 
-    # The notifications: the immediate ones become "done", the scheduled one stays "scheduled".
-    deadline = time.monotonic() + WAIT_SECONDS
+    # The notifications: each reads "in queue" until it is finished, then "done"; the expired one an
+    # error message. The scheduled one is read until its push time has passed and it is done.
+    deadline = time.monotonic() + WAIT_SECONDS + 6
     for name, sent in pushes.items():
-        wanted = "scheduled" if name == "scheduled" else "done"
         while True:
-            notification = push.Notification.create_without_data(sent["objectId"])
-            step(f"fetch the {name} notification", notification.fetch)
+            if name == "scheduled":
+                notification = read_scheduled()
+            else:
+                notification = push.Notification.create_without_data(sent["objectId"])
+                step(f"fetch the {name} notification", notification.fetch)
             status = notification.get("status")
-            if status == wanted or (name == "expired" and status not in (None, "in-queue", "in queue")):
+            check(isinstance(status, str) and status, f"{name} notification: status {status!r}")
+            if status != "in queue":
                 break
-            if time.monotonic() > deadline:
-                check(name == "expired", f"{name} notification: status {status!r}, not {wanted!r}, "
-                                         f"after {WAIT_SECONDS:g} s")
-                break
+            check(time.monotonic() < deadline, f"{name} notification: still 'in queue' after {WAIT_SECONDS:g} s")
             time.sleep(0.2)
-        sent.update({key: notification.get(key) for key in ("status", "devices", "successes", "errors")})
+        if name == "expired":
+            check(status not in ("done", "in queue") and " " in status and status.endswith("."),
+                  f"the expired notification's status is an error message: {status!r}")
+        else:
+            check(status == "done", f"{name} notification: status {status!r}, not 'done'")
+        sent.update({key: notification.get(key)
+                     for key in ("status", "subscribers", "devices", "successes", "errors")})
+    pushes["scheduled"]["statuses"] = statuses
+    check(len(statuses) >= 2 and set(statuses[:-1]) == {"in queue"} and statuses[-1] == "done",
+          f"the scheduled push read 'in queue' then 'done', nothing else: {statuses}")
     as_app()
     notification = push.Notification.create_without_data(pushes["channel"]["objectId"])
     step("fetch a notification with the app key", notification.fetch)
     as_app(master=True)
-    check(pushes["scheduled"]["status"] == "scheduled", "the scheduled push is still scheduled")
 
     print(json.dumps({
         "run": run,
@@ -292,7 +328,8 @@ def main():
                         "installationId": installation_id},
         },
         "notifications": pushes,
-        "errors": {"forbidden": forbidden.code, "unauthorized": unauthorized.code},
+        "errors": {"forbidden": forbidden.code, "unauthorized": unauthorized.code, "push": refused_push.code,
+                   "pushMessage": refused_push.error},
     }, default=str))
 
 

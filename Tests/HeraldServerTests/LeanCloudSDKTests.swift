@@ -126,27 +126,44 @@ struct LeanCloudSDKTests {
                 }
                 #expect(fcmBodies.contains(alert) == expect.contains("android"), "\(name) on FCM")
             }
-            let wanted = name == "scheduled" ? "scheduled" : (expect.isEmpty ? "expired" : "done")
-            #expect(push["status"]?.text == wanted, "\(name) status")
+            // "done" once finished, an error message for the expired one; subscribers: the devices reached.
+            #expect(push["status"]?.text == (expect.isEmpty ? LeanCloudExpected.expired : "done"), "\(name) status")
+            #expect(push["subscribers"] == .number(JSONNumber(expect.count)), "\(name) subscribers")
         }
-        // Production: channel, where, increment; the sandbox: the dev push only.
-        #expect(production.count == 3)
+        // The push 6 s ahead read "in queue" (at once, before its push time) until it was "done".
+        let statuses = notifications["scheduled"]?.objectValue?["statuses"]?.arrayValue?.compactMap(\.text) ?? []
+        #expect(statuses.first == "in queue")
+        #expect(statuses.last == "done")
+        #expect(Set(statuses) == ["in queue", "done"])
+        // Per platform: the title is Android's, the iOS alert is the alert text alone.
+        let run = try #require(root["run"]?.text)
+        let channelAPNs = production.first { alerts([$0]) == ["channel \(run)"] }
+        #expect(
+            channelAPNs?.json?.objectValue?["aps"]?.objectValue?["alert"]
+                == .object(["body": .string("channel \(run)")]))
+        let channelFCM = fcm.compactMap { $0.json?.objectValue?["message"]?.objectValue?["notification"] }
+        #expect(channelFCM.contains(.object(["title": .string("Herald"), "body": .string("channel \(run)")])))
+        // Production: channel, where, increment, scheduled; the sandbox: the dev push only.
+        #expect(production.count == 4)
         #expect(sandbox.count == 1)
         #expect(alerts(sandbox).allSatisfy { $0.hasPrefix("sandbox ") })
         // The increment push carried the stored badge plus one, which the installation keeps.
         let badges = production.compactMap { $0.json?.objectValue?["aps"]?.objectValue?["badge"] }
         #expect(badges.contains(.number(JSONNumber(7))))
         #expect(ios["badge"] == .number(JSONNumber(7)))
-        // FCM: the channel push with its title, and the silent action push as data only.
-        #expect(fcm.count == 2)
+        // FCM: the channel and scheduled pushes, and the silent action push as data only.
+        #expect(fcm.count == 3)
         let silent = fcm.compactMap { $0.json?.objectValue?["message"]?.objectValue }
             .first { $0["data"]?.objectValue?["action"] != nil }
         #expect(silent?["notification"] == nil)
         #expect(silent?["data"]?.objectValue?["action"] == .string("com.example.UPDATE"))
         #expect(silent?["data"]?.objectValue?["extra"] == .string("x"))
-        #expect(
-            root["errors"]
-                == .object(["forbidden": .number(JSONNumber(119)), "unauthorized": .number(JSONNumber(401))]))
+        let errors = try #require(root["errors"]?.objectValue)
+        #expect(errors["forbidden"] == .number(JSONNumber(119)))
+        #expect(errors["unauthorized"] == .number(JSONNumber(401)))
+        // The app key's push, client push off: 119, and the message names the setting to turn on.
+        #expect(errors["push"] == .number(JSONNumber(119)))
+        #expect(errors["pushMessage"]?.text?.contains("app.demo.leancloud.client_push") == true)
     }
 
     /// Runs the script against `port` while the engine's due jobs are worked and the harness's

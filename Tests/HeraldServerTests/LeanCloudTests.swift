@@ -512,7 +512,7 @@ struct LeanCloudTests {
             let scheduled = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"later"}}"#)
             try await harness.drain()
             #expect(harness.apns.requests.isEmpty)
-            #expect(try await lc.call(.get, "/1.1/tables/Notifications/\(scheduled)").string("status") == "scheduled")
+            #expect(try await lc.call(.get, "/1.1/tables/Notifications/\(scheduled)").string("status") == "in queue")
             clock.advance(by: 601)
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
@@ -523,14 +523,16 @@ struct LeanCloudTests {
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             let expired = try await lc.call(.get, "/1.1/tables/Notifications/\(expiring)")
-            #expect(expired.string("status") == "expired")
+            #expect(expired.string("status") == LeanCloudExpected.expired)
             #expect(expired.int("successes") == 0)
             // Already past when sent: accepted, and expired without a send.
             let past = LeanCloudDateText.string(clock.now.addingTimeInterval(-3600))
             let stale = try await lc.push(#"{"expiration_time":"\#(past)","data":{"alert":"stale"}}"#)
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
-            #expect(try await lc.call(.get, "/1.1/tables/Notifications/\(stale)").string("status") == "expired")
+            #expect(
+                try await lc.call(.get, "/1.1/tables/Notifications/\(stale)").string("status")
+                    == LeanCloudExpected.expired)
 
             // Queries over _Notification (master key).
             func query(_ parameters: String) async throws -> APIResponse {
@@ -540,13 +542,15 @@ struct LeanCloudTests {
                 text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             }
             #expect(try await query("count=1&limit=0").int("count") == 3)
-            #expect(try await query("count=1&where=" + encoded(#"{"status":"expired"}"#)).int("count") == 2)
-            let done = try await query("where=" + encoded(#"{"status":{"$in":["done","scheduled"]},"devices":1}"#))
+            #expect(
+                try await query("count=1&where=" + encoded(#"{"status":"\#(LeanCloudExpected.expired)"}"#)).int("count")
+                    == 2)
+            let done = try await query("where=" + encoded(#"{"status":{"$in":["done","in queue"]},"devices":1}"#))
             #expect(done["results.0.objectId"] == .string(scheduled))
             #expect(done["results.1"] == nil)
             let newest = try await query("order=-createdAt,-objectId&limit=1&keys=status")
             #expect(newest.string("results.0.objectId") == stale)
-            #expect(newest["results.0.status"] == .string("expired"))
+            #expect(newest["results.0.status"] == .string(LeanCloudExpected.expired))
             #expect(newest["results.0.data"] == nil)
             let before = LeanCloudDateText.string(clock.now.addingTimeInterval(-1))
             let earlier = try await query(

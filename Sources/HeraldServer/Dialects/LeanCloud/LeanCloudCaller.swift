@@ -98,10 +98,14 @@ struct LeanCloudCaller: Sendable {
     }
 
     /// Refuses a push from a caller without the master key unless the app allows client push.
-    /// - Throws: `LeanCloudFailure.forbidden`.
+    /// - Throws: `LeanCloudFailure.forbidden` (119), whose message names the setting that allows it
+    ///   (the guide's own curl examples push with the app key).
     func requirePush() throws(LeanCloudFailure) {
         guard master || settings.clientPush else {
-            throw .forbidden("Client push is disabled for this app: push with the master key.")
+            throw .forbidden(
+                "Client push is off for this app, so the app key cannot push: set "
+                    + "app.\(appID).\(LeanCloudRoutes.settingsKey).client_push to true in Herald's settings "
+                    + "(LeanCloud's \"allow client push\"), or push with the master key.")
         }
     }
 }

@@ -8,6 +8,9 @@ import HeraldCore
 /// `"Increment"` (the engine's per-device increment), `sound`, `content-available`,
 /// `mutable-content`, `category`; `action` and every other key travel as custom data. Without
 /// `alert` and `title` the push is data-only (an Android intent, LeanCloud's silent push).
+/// Each platform gets the fields the guide gives it: `title` is Android's (an iOS device shows the
+/// `alert` text alone), `badge` and `sound` are iOS's (not in Android's notification); the
+/// payload's provider overrides say so, and `data.ios` / `data.android` replace them.
 /// `channels` and `where` (LeanCloud's names, see ``LeanCloudQuery``) select the installations,
 /// `prod` (`dev` or `prod`) sends every APNs recipient through the sandbox or production, `push_time`,
 /// `expiration_time` / `expiration_interval` and `notification_id` (idempotency) are the engine's.
@@ -132,8 +135,11 @@ enum LeanCloudPush {
             if case .string(let body)? = alert["body"] { payload.body = body }
             if case .string(let title)? = alert["title"] { payload.title = title }
             if case .string(let subtitle)? = alert["subtitle"] { payload.subtitle = subtitle }
-            // Localisation keys (loc-key, loc-args, title-loc-key…) reach APNs as written.
-            payload.overrides["apns"] = .object(["aps": .object(["alert": .object(alert)])])
+            // Localisation keys (loc-key, loc-args, title-loc-key…) reach APNs as written, and
+            // nothing else does: not `data.title`, which is Android's.
+            var exact = alert
+            for key in ["title", "subtitle", "body"] where exact[key] == nil { exact[key] = .null }
+            payload.overrides["apns"] = .object(["aps": .object(["alert": .object(exact)])])
         default: throw .invalidType("alert must be a string or an object.")
         }
         if let title = try LeanCloudInstallation.string(data, "title") { payload.title = title }
@@ -143,6 +149,9 @@ enum LeanCloudPush {
         payload.contentAvailable = try flag(data, "content-available")
         payload.mutableContent = try flag(data, "mutable-content")
         payload.data = data.filter { !reserved.contains($0.key) }
+        if payload.title != nil, payload.overrides["apns"] == nil {
+            payload.overrides["apns"] = iOSWithoutTitle(payload)
+        }
         if case .object(let ios)? = data["ios"] {
             try LeanCloudPlatformData.apply(ios: ios, to: &payload)
         } else if let ios = data["ios"], ios != .null {
@@ -153,12 +162,44 @@ enum LeanCloudPush {
         } else if let android = data["android"], android != .null {
             throw .invalidType("data.android must be an object.")
         }
+        androidWithoutIOSFields(&payload)
         if payload.title == nil, payload.body == nil, payload.data.isEmpty, payload.badge == nil,
             !payload.contentAvailable, payload.overrides.isEmpty
         {
             throw .invalidType("data needs an alert, a title, a badge, content-available or custom keys.")
         }
         return payload
+    }
+
+    /// The APNs override that leaves `title` (Android only, as the guide marks it) out of the iOS
+    /// rendering: the alert is the `alert` text alone, or, without one, no alert at all (a push with
+    /// only `content-available` then goes as the background push it is).
+    private static func iOSWithoutTitle(_ payload: NotificationPayload) -> JSONValue {
+        guard payload.body == nil else { return .object(["aps": .object(["alert": .object(["title": .null])])]) }
+        var apns: [String: JSONValue] = ["aps": .object(["alert": .null])]
+        if payload.contentAvailable, payload.sound == nil, payload.badge == nil {
+            // Apple: a background push goes with priority 5.
+            apns["headers"] = .object(["apns-push-type": .string("background"), "apns-priority": .string("5")])
+        }
+        return .object(apns)
+    }
+
+    /// Leaves `sound` and `badge` (iOS only, as the guide marks them) out of the Android
+    /// notification FCM shows: the engine renders them as `android.notification`'s `sound` and
+    /// `notification_count`, which this removes. Only when FCM gets a notification at all: the
+    /// override would otherwise add an empty one to a data message.
+    private static func androidWithoutIOSFields(_ payload: inout NotificationPayload) {
+        guard payload.sound != nil || payload.badge != nil else { return }
+        var fcm = payload.overrides["fcm"]?.objectValue ?? [:]
+        let notifies: Bool =
+            switch fcm["notification"] {
+            case .null?: false
+            case .object?: true
+            default: payload.title != nil || payload.body != nil
+            }
+        guard notifies else { return }
+        fcm["android"] = .object(["notification": .object(["sound": .null, "notification_count": .null])])
+        payload.overrides["fcm"] = .object(fcm)
     }
 
     /// `badge`: a number, or `"Increment"` (each device's stored badge plus one).

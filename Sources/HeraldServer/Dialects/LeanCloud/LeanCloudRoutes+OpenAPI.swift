@@ -128,8 +128,8 @@ extension LeanCloudRoutes {
             operation(
                 .post, "/1.1/push", summary: "LeanCloud: send a push (master key, or the app key with client_push).",
                 description: """
-                    data (alert, title, badge incl. "Increment", sound, content-available, mutable-content, category, \
-                    action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
+                    data (alert, title (Android only), badge incl. "Increment" and sound (iOS only), content-available, \
+                    mutable-content, category, action, custom keys; ios and android objects per platform), channels, where (LeanCloud's field names; $eq $ne $in $nin $all $exists $lt \
                     $lte $gt $gte $regex $and $or, $nearSphere with $maxDistance*, $within $box, $inQuery/$notInQuery on a _User pointer), cql \
                     (select * from _Installation where …), prod (dev: APNs sandbox installations), \
                     push_time, expiration_time, expiration_interval, notification_id (idempotency).
@@ -170,7 +170,26 @@ extension LeanCloudRoutes {
         ]
         + ["/1.1/tables/Notifications/{objectId}", "/1.1/classes/_Notification/{objectId}"].map { path in
             operation(
-                .get, path, summary: "LeanCloud: a push's status (status, devices, successes, errors, data, where).",
-                responses: [(200, .json("The _Notification object.", objectSchema))])
+                .get, path,
+                summary: "LeanCloud: a push's status (status, subscribers, devices, successes, errors, data).",
+                responses: [(200, .json("The _Notification object.", notificationSchema))])
         }
+
+    /// `_Notification`: the guide's `status` and `subscribers`, and Herald's counts beside them.
+    static let notificationSchema = JSONSchema.object(
+        requiring: ["objectId", "status", "subscribers", "createdAt"],
+        [
+            "objectId": .string(),
+            "status": .string(
+                description: "\"in queue\" until the push is finished (a scheduled push too), \"done\", or an error "
+                    + "message for a push that expired, was canceled or failed",
+                allowedValues: LeanCloudNotification.allStatuses.map { AnyCodable($0) }),
+            "subscribers": .integer(description: "the devices the push reached", minimum: (0, exclusive: false)),
+            "devices": .integer(description: "the devices it targeted", minimum: (0, exclusive: false)),
+            "successes": .integer(
+                description: "the devices a provider accepted it for", minimum: (0, exclusive: false)),
+            "errors": .integer(description: "the devices it failed for", minimum: (0, exclusive: false)),
+            "data": .anyObject(), "where": .anyObject(),
+            "push_time": .string(), "expiration_time": .string(), "createdAt": .string(), "updatedAt": .string(),
+        ])
 }
