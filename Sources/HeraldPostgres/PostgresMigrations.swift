@@ -16,8 +16,17 @@ enum PostgresMigrations {
     static let all: [(id: String, sql: String)] = [
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
         ("v4_opens", v4Opens),
-        ("v5_ledger_by_installation", v5LedgerByInstallation),
+        ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_notification_source", v6NotificationSource),
     ]
+
+    /// The surface that created a notification, where a dialect's listing of its pushes (LeanCloud's
+    /// `_Notification`) can select on it; read back from the unsealed specs (a sealed one targets
+    /// raw tokens, which no dialect listing shows).
+    static let v6NotificationSource = """
+        ALTER TABLE notifications ADD COLUMN source TEXT COLLATE "C";
+        UPDATE notifications SET source = convert_from(spec, 'UTF8')::jsonb ->> 'source' WHERE NOT spec_sealed;
+        CREATE INDEX notifications_app_source ON notifications (app_id, source, id) WHERE source IS NOT NULL;
+        """
 
     /// Which installation opened which notification (`POST /v1/opens`), once each; the count sits on
     /// the notification. Opens go with their notification.
