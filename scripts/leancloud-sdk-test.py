@@ -27,7 +27,8 @@ status is ignored, an answer is an error exactly when its JSON body has "error")
   - POST /1.1/batch {"requests": [{"method", "path": "/1.1/classes/...", "body"}]} -> a JSON array of
     {"success": {...}} in order.
   - POST /1.1/push (master key) -> {"objectId", "createdAt"}; GET /1.1/tables/Notifications/<id> -> the
-    _Notification, whose "status" becomes "done" once delivered ("scheduled" for a future push_time).
+    _Notification, whose "status" becomes "done" once delivered ("scheduled" for a future push_time);
+    GET /1.1/classes/_Notification?where&order&limit[&count=1] -> {"results": [...]} (and "count").
 
 Exits non-zero at the first failed check (FAILED: ... on stderr). On success prints one JSON object:
 the installations (object ids, APNs token, FCM registration id, installationId, the badge at the
@@ -282,6 +283,13 @@ def main():
     step("fetch a notification with the app key", notification.fetch)
     as_app(master=True)
     check(pushes["scheduled"]["status"] == "scheduled", "the scheduled push is still scheduled")
+
+    # _Notification queries (master key), which Herald's store runs: where, count, order.
+    ours = lambda: Query("_Notification").contained_in("objectId", [sent["objectId"] for sent in pushes.values()])
+    check(step("count the scheduled notifications", ours().equal_to("status", "scheduled").count) == 1,
+          "_Notification where status = scheduled")
+    widest = step("query the notification that reached most devices", ours().descending("devices").first)
+    check(widest.id == pushes["channel"]["objectId"], "_Notification order=-devices: the channel push (2) first")
 
     print(json.dumps({
         "run": run,
