@@ -33,6 +33,7 @@ status is ignored, an answer is an error exactly when its JSON body has "error")
     of those two words) for a push that expired; "subscribers" is the number of devices it reached.
   - POST /1.1/push with the app key while client push is off -> {"code": HERALD_LC_FORBIDDEN_CODE,
     "error": <a message naming the setting to turn on>}.
+    GET /1.1/classes/_Notification?where&order&limit[&count=1] -> {"results": [...]} (and "count").
 
 Exits non-zero at the first failed check (FAILED: ... on stderr). On success prints one JSON object:
 the installations (object ids, APNs token, FCM registration id, installationId, the badge at the
@@ -318,6 +319,18 @@ def main():
     notification = push.Notification.create_without_data(pushes["channel"]["objectId"])
     step("fetch a notification with the app key", notification.fetch)
     as_app(master=True)
+
+    # _Notification queries (master key), which Herald's store runs: where, count, order.
+    ours = lambda: Query("_Notification").contained_in("objectId", [sent["objectId"] for sent in pushes.values()])
+    scheduled_id = pushes["scheduled"]["objectId"]
+    check(step("count the finished scheduled notification",
+               ours().equal_to("status", "done").equal_to("objectId", scheduled_id).count) == 1,
+          "_Notification where status = done finds the scheduled push once it is done")
+    widest = step("query the notification that reached most devices", ours().descending("devices").first)
+    check(widest.get("devices") == 2 and widest.id in (pushes["channel"]["objectId"], scheduled_id),
+          "_Notification order=-devices: a channel push (2 devices) first")
+    narrowest = step("query the notification that reached fewest devices", ours().ascending("devices").first)
+    check(narrowest.get("devices") == 1, "_Notification order=devices: a one-device push first")
 
     print(json.dumps({
         "run": run,

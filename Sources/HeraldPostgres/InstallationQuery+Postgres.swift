@@ -14,18 +14,35 @@ extension InstallationQuery {
     /// one of its elements does. Equality is containment (`@>`), which the `jsonb_path_ops` GIN
     /// index on `attributes` serves.
     func postgresCondition(firstParameter: Int) -> (sql: String, values: [SQLBind]) {
-        let fragment = PostgresQueryCompiler.expression(self)
-        var sql = ""
-        var index = firstParameter
-        for character in fragment.sql {
-            if character == PostgresFragment.marker {
-                sql += "$\(index)"
-                index += 1
-            } else {
-                sql.append(character)
-            }
+        postgresFragment(over: .installations).numbered(from: firstParameter)
+    }
+
+    /// The query as a boolean SQL expression over `table`'s columns, its parameters still marked.
+    func postgresFragment(over table: PostgresQueryTable) -> PostgresFragment {
+        PostgresQueryCompiler(table: table).expression(self)
+    }
+}
+
+/// Where a query's fields live in a table: the columns it names, and the JSON column its attribute
+/// paths read.
+struct PostgresQueryTable: Sendable {
+    /// The `jsonb` object column attribute paths read.
+    var attributes: String
+    /// Whether the table has the `channels` `jsonb` array column.
+    var hasChannels: Bool
+    /// The SQL a column reads, nil for one the table lacks: a field every record is missing.
+    var column: @Sendable (QueryField.Column) -> String?
+
+    /// The `installations` table.
+    static let installations = PostgresQueryTable(attributes: "attributes", hasChannels: true) { $0.rawValue }
+
+    /// A dialect's table of JSON records (`id`, `fields`, `created_at`, `updated_at`), as
+    /// ``InstallationQuery/matches(record:)`` reads a record.
+    static let records = PostgresQueryTable(attributes: "fields", hasChannels: false) { column in
+        switch column {
+        case .id, .createdAt, .updatedAt: column.rawValue
+        default: nil
         }
-        return (sql, fragment.values)
     }
 }
 
@@ -56,6 +73,27 @@ struct PostgresFragment {
 
     var negated: PostgresFragment { PostgresFragment("NOT ") + parenthesized }
 
+    /// The SQL with its marks numbered `$firstParameter`, `$firstParameter + 1`…, and its values.
+    func numbered(from firstParameter: Int) -> (sql: String, values: [SQLBind]) {
+        var sql = ""
+        var index = firstParameter
+        for character in self.sql {
+            if character == Self.marker {
+                sql += "$\(index)"
+                index += 1
+            } else {
+                sql.append(character)
+            }
+        }
+        return (sql, values)
+    }
+
+    /// The parts separated by commas.
+    static func list(_ parts: [PostgresFragment]) -> PostgresFragment {
+        guard let first = parts.first else { return PostgresFragment("") }
+        return parts.dropFirst().reduce(first) { $0 + PostgresFragment(", ") + $1 }
+    }
+
     var parenthesized: PostgresFragment { PostgresFragment("(") + self + PostgresFragment(")") }
 
     /// The parts joined by `AND`/`OR` in parentheses, or `empty` when there are none.
@@ -67,15 +105,51 @@ struct PostgresFragment {
 }
 
 /// Compiles a query tree to PostgreSQL over `jsonb`. Every fragment it returns is TRUE or FALSE, never NULL.
-private enum PostgresQueryCompiler {
-    static func expression(_ query: InstallationQuery) -> PostgresFragment {
+struct PostgresQueryCompiler {
+    var table: PostgresQueryTable
+
+    func expression(_ query: InstallationQuery) -> PostgresFragment {
         switch query {
         case .and(let queries): .joined(queries.map(expression), by: "AND", empty: .true)
         case .or(let queries): .joined(queries.map(expression), by: "OR", empty: .false)
-        case .condition(.column(.channels), let op): channels(op)
-        case .condition(.column(let column), let op): Column(column).condition(op)
-        case .condition(.attribute(let path), let op): Attribute(path).condition(op)
+        case .condition(.column(.channels), let op) where table.hasChannels: Self.channels(op)
+        case .condition(.column(let column), let op): scalar(column).condition(op)
+        case .condition(.attribute(let path), let op): Attribute(path, in: table.attributes).condition(op)
         }
+    }
+
+    /// A column of the table; one it lacks reads as NULL, the field missing.
+    private func scalar(_ column: QueryField.Column) -> Column {
+        guard let name = table.column(column) else {
+            let type =
+                switch column.kind {
+                case .string: "text"
+                case .integer: "bigint"
+                case .boolean: "boolean"
+                case .date: "float8"
+                case .strings: "jsonb"
+                }
+            return Column(name: "NULL::\(type)", kind: column.kind, isNullable: true)
+        }
+        return Column(name: name, kind: column.kind, isNullable: column.isNullable)
+    }
+
+    /// `ORDER BY` terms for `order`, then the id (see ``QueryOrder``), without the keywords.
+    func orderBy(_ order: [QueryOrder<QueryField>]) -> PostgresFragment {
+        var terms: [PostgresFragment] = []
+        for key in order {
+            switch key.field {
+            case .column(.channels): continue  // Arrays tie.
+            case .column(let column):
+                guard let name = table.column(column) else { continue }
+                terms.append(
+                    Column(name: name, kind: column.kind, isNullable: column.isNullable).orderBy(key.descending))
+            case .attribute(let path):
+                terms += Attribute(path, in: table.attributes).orderBy(key.descending)
+            }
+        }
+        terms.append(PostgresFragment("id"))
+        return .list(terms)
     }
 
     /// Equality and membership, built from a field's equality test; nil for the other operators.
@@ -113,17 +187,22 @@ private enum PostgresQueryCompiler {
 
     // MARK: Scalar columns
 
-    /// A scalar column: a value of another type than the column's never matches; a null column is
-    /// the field missing.
+    /// A scalar column (or an expression): a value of another type than the column's never
+    /// matches; a null column is the field missing.
     struct Column {
         var name: String
         var kind: QueryField.Column.Kind
         var isNullable: Bool
 
-        init(_ column: QueryField.Column) {
-            name = column.rawValue
-            kind = column.kind
-            isNullable = column.isNullable
+        init(name: String, kind: QueryField.Column.Kind, isNullable: Bool) {
+            self.name = name
+            self.kind = kind
+            self.isNullable = isNullable
+        }
+
+        /// An `ORDER BY` term: one type per column, so nulls first ascending, last descending.
+        func orderBy(_ descending: Bool) -> PostgresFragment {
+            PostgresFragment(name + collation + (descending ? " DESC NULLS LAST" : " ASC NULLS FIRST"))
         }
 
         func condition(_ op: QueryOperator) -> PostgresFragment {
@@ -211,11 +290,35 @@ private enum PostgresQueryCompiler {
 
     // MARK: Attributes
 
-    /// A value in the `attributes` object, at a path of validated keys.
+    /// A value in a `jsonb` object column (`attributes`), at a path of validated keys.
     struct Attribute {
         var keys: [String]
+        /// The `jsonb` column.
+        var attributes: String
 
-        init(_ keys: [String]) { self.keys = keys }
+        init(_ keys: [String], in attributes: String) {
+            self.keys = keys
+            self.attributes = attributes
+        }
+
+        /// `ORDER BY` terms in ``QueryOrder``'s order: the type's rank (missing or null, numbers,
+        /// strings, booleans, arrays and objects), then the value within its type.
+        func orderBy(_ descending: Bool) -> [PostgresFragment] {
+            let direction = PostgresFragment(descending ? " DESC" : " ASC")
+            let type = PostgresFragment("jsonb_typeof") + value
+            return [
+                PostgresFragment("(CASE ") + type
+                    + PostgresFragment(
+                        " WHEN 'number' THEN 1 WHEN 'string' THEN 2 WHEN 'boolean' THEN 3 WHEN 'array' THEN 4"
+                            + " WHEN 'object' THEN 4 ELSE 0 END)") + direction,
+                PostgresFragment("(CASE WHEN ") + type + PostgresFragment(" = 'number' THEN (") + value
+                    + PostgresFragment(" #>> '{}')::numeric END)") + direction,
+                PostgresFragment("(CASE WHEN ") + type + PostgresFragment(" = 'string' THEN (") + value
+                    + PostgresFragment(" #>> '{}') END) COLLATE \"C\"") + direction,
+                PostgresFragment("(CASE WHEN ") + type + PostgresFragment(" = 'boolean' THEN (") + value
+                    + PostgresFragment(" #>> '{}')::boolean END)") + direction,
+            ]
+        }
 
         func condition(_ op: QueryOperator) -> PostgresFragment {
             membership(op, equal: equal) ?? other(op)
@@ -261,7 +364,9 @@ private enum PostgresQueryCompiler {
         /// The value at the path (`attributes -> k1 -> k2`): `->` with a text key is NULL on an
         /// array, so a path never indexes into one, as the oracle reads it.
         private var value: PostgresFragment {
-            keys.reduce(PostgresFragment("(attributes")) { $0 + PostgresFragment(" -> ") + .bound($1, cast: "::text") }
+            keys.reduce(PostgresFragment("(\(attributes)")) {
+                $0 + PostgresFragment(" -> ") + .bound($1, cast: "::text")
+            }
                 + PostgresFragment(")")
         }
 
@@ -282,8 +387,8 @@ private enum PostgresQueryCompiler {
             case .number(let number): json = .number(number)
             case .string(let string): json = .string(string)
             }
-            return PostgresFragment("(attributes @> ") + .bound(document(json), cast: "::jsonb")
-                + PostgresFragment(" OR attributes @> ") + .bound(document(.array([json])), cast: "::jsonb")
+            return PostgresFragment("(\(attributes) @> ") + .bound(document(json), cast: "::jsonb")
+                + PostgresFragment(" OR \(attributes) @> ") + .bound(document(.array([json])), cast: "::jsonb")
                 + PostgresFragment(")")
         }
 

@@ -17,6 +17,7 @@ enum PostgresMigrations {
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
         ("v4_opens", v4Opens),
         ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_console_revocations", v6ConsoleRevocations),
+        ("v7_notification_source", v7NotificationSource),
     ]
 
     /// Console sessions signed out before they expire (a digest of the cookie), until they would
@@ -26,6 +27,15 @@ enum PostgresMigrations {
             digest TEXT PRIMARY KEY COLLATE "C",
             expires_at DOUBLE PRECISION NOT NULL
         );
+        """
+
+    /// The surface that created a notification, where a dialect's listing of its pushes (LeanCloud's
+    /// `_Notification`) can select on it; read back from the unsealed specs (a sealed one targets
+    /// raw tokens, which no dialect listing shows).
+    static let v7NotificationSource = """
+        ALTER TABLE notifications ADD COLUMN source TEXT COLLATE "C";
+        UPDATE notifications SET source = convert_from(spec, 'UTF8')::jsonb ->> 'source' WHERE NOT spec_sealed;
+        CREATE INDEX notifications_app_source ON notifications (app_id, source, id) WHERE source IS NOT NULL;
         """
 
     /// Which installation opened which notification (`POST /v1/opens`), once each; the count sits on

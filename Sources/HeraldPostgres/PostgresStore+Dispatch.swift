@@ -40,13 +40,14 @@ extension PostgresStore: JobQueue, DispatchLedger {
         try await connection.run(
             """
             INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
-                expires_at, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                expires_at, created_at, source)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             """,
             [
                 notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
                 notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
                 notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
+                notification.source,
             ])
         try await scheduleJob(connection, kind: "notification", reference: notification.id, runAt: runAt)
     }

@@ -36,6 +36,17 @@ extension PostgresStore: LeanCloudUserStore {
         }.map(Self.leanCloudUser)
     }
 
+    public func leanCloudUserIDs(appID: String, matching query: InstallationQuery, limit: Int) async throws -> [String]
+    {
+        let (sql, values) =
+            (PostgresFragment("SELECT id FROM lc_users WHERE app_id = ") + .bound(appID) + PostgresFragment(" AND ")
+            + query.postgresFragment(over: .records).parenthesized + PostgresFragment(" ORDER BY id LIMIT ")
+            + .bound(limit)).numbered(from: 1)
+        return try await read { connection in try await connection.rows(sql, values) }.map {
+            try $0.get("id", as: String.self)
+        }
+    }
+
     public func deleteLeanCloudUser(appID: String, id: String) async throws -> Bool {
         try await read { connection in
             try await connection.changes("DELETE FROM lc_users WHERE app_id = $1 AND id = $2", [appID, id]) > 0

@@ -11,8 +11,12 @@ extension InstallationQuery {
     /// installations ``InstallationQuery/matches(_:)`` accepts. A `$regex` condition calls
     /// ``regexpFunction``, which the connection must have (see there).
     public func sqliteCondition() -> (sql: String, arguments: StatementArguments) {
-        let fragment = SQLiteQueryCompiler.expression(self)
-        return (fragment.sql, StatementArguments(fragment.arguments))
+        sqliteFragment(over: .installations).statement
+    }
+
+    /// The query as a boolean SQL expression over `table`'s columns (see ``sqliteCondition()``).
+    func sqliteFragment(over table: SQLiteQueryTable) -> SQLFragment {
+        SQLiteQueryCompiler(table: table).expression(self)
     }
 
     /// `herald_regexp(pattern, options, value)`: 1 when `value` is text containing a match of
@@ -61,8 +65,32 @@ extension InstallationQuery {
     }
 }
 
+/// Where a query's fields live in a table: the columns it names, and the JSON column its attribute
+/// paths read.
+struct SQLiteQueryTable: Sendable {
+    /// The JSON object column attribute paths read.
+    var attributes: String
+    /// Whether the table has the `channels` JSON array column.
+    var hasChannels: Bool
+    /// The SQL a column reads (a column name or an expression), nil for one the table lacks: a
+    /// field every record is missing.
+    var column: @Sendable (QueryField.Column) -> String?
+
+    /// The `installations` table.
+    static let installations = SQLiteQueryTable(attributes: "attributes", hasChannels: true) { $0.rawValue }
+
+    /// A dialect's table of JSON records (`id`, `fields`, `created_at`, `updated_at`), as
+    /// ``InstallationQuery/matches(record:)`` reads a record.
+    static let records = SQLiteQueryTable(attributes: "fields", hasChannels: false) { column in
+        switch column {
+        case .id, .createdAt, .updatedAt: column.rawValue
+        default: nil
+        }
+    }
+}
+
 /// A piece of SQL with the arguments of its placeholders, in order.
-private struct SQLFragment {
+struct SQLFragment {
     var sql: String
     var arguments: [DatabaseValue]
 
@@ -70,6 +98,9 @@ private struct SQLFragment {
         self.sql = sql
         self.arguments = arguments
     }
+
+    /// The SQL and its arguments, for a statement.
+    var statement: (sql: String, arguments: StatementArguments) { (sql, StatementArguments(arguments)) }
 
     static let `true` = SQLFragment("1")
     static let `false` = SQLFragment("0")
@@ -104,15 +135,43 @@ private struct SQLFragment {
 }
 
 /// Compiles a query tree to SQLite (with JSON1). Every fragment it returns is 0 or 1, never NULL.
-private enum SQLiteQueryCompiler {
-    static func expression(_ query: InstallationQuery) -> SQLFragment {
+struct SQLiteQueryCompiler {
+    var table: SQLiteQueryTable
+
+    func expression(_ query: InstallationQuery) -> SQLFragment {
         switch query {
         case .and(let queries): .joined(queries.map(expression), by: "AND", empty: .true)
         case .or(let queries): .joined(queries.map(expression), by: "OR", empty: .false)
-        case .condition(.column(.channels), let op): channels(op)
-        case .condition(.column(let column), let op): Column(column).condition(op)
-        case .condition(.attribute(let path), let op): Attribute(path).condition(op)
+        case .condition(.column(.channels), let op) where table.hasChannels: Self.channels(op)
+        case .condition(.column(let column), let op): scalar(column).condition(op)
+        case .condition(.attribute(let path), let op): Attribute(path, in: table.attributes).condition(op)
         }
+    }
+
+    /// A column of the table; one it lacks reads as NULL, the field missing.
+    private func scalar(_ column: QueryField.Column) -> Column {
+        table.column(column).map { Column(name: $0, kind: column.kind, isNullable: column.isNullable) }
+            ?? Column(name: "NULL", kind: column.kind, isNullable: true)
+    }
+
+    /// `ORDER BY` terms for `order`, then the id (see ``QueryOrder``), without the keywords.
+    func orderBy(_ order: [QueryOrder<QueryField>]) -> SQLFragment {
+        var terms: [SQLFragment] = []
+        for key in order {
+            let direction = key.descending ? " DESC" : ""
+            switch key.field {
+            case .column(.channels): continue  // Arrays tie.
+            case .column(let column):
+                // One type per column: nulls first ascending, last descending, as SQLite sorts them.
+                if let name = table.column(column) { terms.append(SQLFragment(name + direction)) }
+            case .attribute(let path):
+                let attribute = Attribute(path, in: table.attributes)
+                terms.append(attribute.typeRank + SQLFragment(direction))
+                terms.append(attribute.sortValue + SQLFragment(direction))
+            }
+        }
+        terms.append(SQLFragment("id"))
+        return .list(terms)
     }
 
     /// The value as SQLite stores it in a column: booleans as 1/0, dates as seconds since 1970.
@@ -141,14 +200,18 @@ private enum SQLiteQueryCompiler {
 
     // MARK: Scalar columns
 
-    /// A scalar column; a null column is the field missing.
+    /// A scalar column (or an expression) of one kind; a null column is the field missing, and a
+    /// value of another type never equals it nor orders against it (SQLite itself would convert
+    /// `'5'` to `5` for an integer column, and read `true` as `1`).
     struct Column {
         var name: String
+        var kind: QueryField.Column.Kind
         var isNullable: Bool
 
-        init(_ column: QueryField.Column) {
-            name = column.rawValue
-            isNullable = column.isNullable
+        init(name: String, kind: QueryField.Column.Kind, isNullable: Bool) {
+            self.name = name
+            self.kind = kind
+            self.isNullable = isNullable
         }
 
         func condition(_ op: QueryOperator) -> SQLFragment {
@@ -160,29 +223,43 @@ private enum SQLiteQueryCompiler {
             case .all(let values): .joined(values.map(equal), by: "AND", empty: .true)
             case .exists(let exists):
                 isNullable ? SQLFragment(exists ? "\(name) IS NOT NULL" : "\(name) IS NULL") : (exists ? .true : .false)
-            case .compare(_, .null): .false
             case .compare(let comparison, let value):
-                guardedNotNull(SQLFragment("\(name) \(sqlOperator(comparison)) ") + .bound(databaseValue(value)))
+                // Booleans have no order.
+                if kind == .boolean {
+                    .false
+                } else {
+                    operand(value).map {
+                        guardedNotNull(SQLFragment("\(name) \(sqlOperator(comparison)) ") + .bound($0))
+                    } ?? .false
+                }
             case .regex(let pattern, let caseInsensitive):
-                SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive) + SQLFragment(", \(name))")
+                kind == .string
+                    ? SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive)
+                        + SQLFragment(", \(name))")
+                    : .false
             case .nearSphere, .withinBox: .false
             }
         }
 
-        private func equal(_ value: QueryValue) -> SQLFragment {
-            guard value != .null else { return isNullable ? SQLFragment("\(name) IS NULL") : .false }
-            return guardedNotNull(SQLFragment("\(name) = ") + .bound(databaseValue(value)))
-        }
+        private func equal(_ value: QueryValue) -> SQLFragment { member(of: [value]) }
 
         private func member(of values: [QueryValue]) -> SQLFragment {
             var parts: [SQLFragment] = []
-            let present = values.filter { $0 != .null }
+            let present = values.compactMap(operand)
             if !present.isEmpty {
-                let marks = SQLFragment.list(present.map { .bound(databaseValue($0)) })
+                let marks = SQLFragment.list(present.map { .bound($0) })
                 parts.append(guardedNotNull(SQLFragment("\(name) IN (") + marks + SQLFragment(")")))
             }
-            if present.count < values.count, isNullable { parts.append(SQLFragment("\(name) IS NULL")) }
+            if values.contains(.null), isNullable { parts.append(SQLFragment("\(name) IS NULL")) }
             return .joined(parts, by: "OR", empty: .false)
+        }
+
+        /// The value as the column stores it; nil when it is of another type (or null).
+        private func operand(_ value: QueryValue) -> DatabaseValue? {
+            switch (kind, value) {
+            case (.string, .string), (.integer, .number), (.boolean, .bool), (.date, .date): databaseValue(value)
+            default: nil
+            }
         }
 
         /// A comparison that would be NULL on a NULL column is 0 there instead.
@@ -224,13 +301,32 @@ private enum SQLiteQueryCompiler {
         }
     }
 
-    /// A value in the `attributes` JSON object, at a path of validated keys.
+    /// A value in a JSON object column (`attributes`), at a path of validated keys.
     struct Attribute {
         /// The JSON path, as in `$."profile"."level"`.
         var path: String
+        /// The JSON column.
+        var attributes: String
 
-        init(_ keys: [String]) {
+        init(_ keys: [String], in attributes: String) {
             path = "$" + keys.map { ".\"\($0)\"" }.joined()
+            self.attributes = attributes
+        }
+
+        /// The rank of the value's type in ``QueryOrder``'s order: missing or null, numbers,
+        /// strings, booleans, arrays and objects.
+        var typeRank: SQLFragment {
+            SQLFragment("(CASE json_type(\(attributes), ") + .bound(path)
+                + SQLFragment(
+                    ") WHEN 'integer' THEN 1 WHEN 'real' THEN 1 WHEN 'text' THEN 2 WHEN 'false' THEN 3"
+                        + " WHEN 'true' THEN 3 WHEN 'array' THEN 4 WHEN 'object' THEN 4 ELSE 0 END)")
+        }
+
+        /// The value within its type (booleans as 0 and 1); NULL for arrays and objects, which tie.
+        var sortValue: SQLFragment {
+            SQLFragment("(CASE WHEN json_type(\(attributes), ") + .bound(path)
+                + SQLFragment(") IN ('integer', 'real', 'text', 'true', 'false') THEN json_extract(\(attributes), ")
+                + .bound(path) + SQLFragment(") END)")
         }
 
         func condition(_ op: QueryOperator) -> SQLFragment {
@@ -273,14 +369,14 @@ private enum SQLiteQueryCompiler {
 
         /// The value at the path as JSON text when it is an object (a GeoPoint), else NULL.
         private var object: SQLFragment {
-            SQLFragment("(CASE json_type(attributes, ") + .bound(path)
-                + SQLFragment(") WHEN 'object' THEN json_extract(attributes, ")
+            SQLFragment("(CASE json_type(\(attributes), ") + .bound(path)
+                + SQLFragment(") WHEN 'object' THEN json_extract(\(attributes), ")
                 + .bound(path) + SQLFragment(") END)")
         }
 
         /// Present and not null; JSON null and a missing key both read as NULL here.
         private var present: SQLFragment {
-            SQLFragment("COALESCE(json_type(attributes, ") + .bound(path) + SQLFragment("), 'null') <> 'null'")
+            SQLFragment("COALESCE(json_type(\(attributes), ") + .bound(path) + SQLFragment("), 'null') <> 'null'")
         }
 
         private func equal(_ value: QueryValue) -> SQLFragment { member(of: [value]) }
@@ -313,8 +409,8 @@ private enum SQLiteQueryCompiler {
         /// `predicate` (over json_each's `type` and `value`). `json_each` on an object would walk
         /// its members, which are not the field's values, so objects are excluded first.
         private func anyElement(_ predicate: SQLFragment) -> SQLFragment {
-            SQLFragment("(json_type(attributes, ") + .bound(path)
-                + SQLFragment(") IS NOT 'object' AND EXISTS (SELECT 1 FROM json_each(attributes, ") + .bound(path)
+            SQLFragment("(json_type(\(attributes), ") + .bound(path)
+                + SQLFragment(") IS NOT 'object' AND EXISTS (SELECT 1 FROM json_each(\(attributes), ") + .bound(path)
                 + SQLFragment(") WHERE ") + predicate + SQLFragment("))")
         }
     }

@@ -35,13 +35,14 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
         try db.cachedExecute(
             sql: """
                 INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
-                    expires_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    expires_at, created_at, source)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
                 notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
                 notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
+                notification.source,
             ])
         try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
     }

@@ -34,6 +34,15 @@ extension SQLiteStore: LeanCloudUserStore {
         }
     }
 
+    public func leanCloudUserIDs(appID: String, matching query: InstallationQuery, limit: Int) async throws -> [String]
+    {
+        let (sql, arguments) =
+            (SQLFragment("SELECT id FROM lc_users WHERE app_id = ") + .bound(appID) + SQLFragment(" AND ")
+            + query.sqliteFragment(over: .records).parenthesized + SQLFragment(" ORDER BY id LIMIT ")
+            + .bound(limit)).statement
+        return try await database.read { db in try String.fetchAll(db, sql: sql, arguments: arguments) }
+    }
+
     public func deleteLeanCloudUser(appID: String, id: String) async throws -> Bool {
         try await durableWrite { db in
             try db.execute(sql: "DELETE FROM lc_users WHERE app_id = ? AND id = ?", arguments: [appID, id])

@@ -322,6 +322,19 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v14_notification_source") { db in
+            try db.execute(
+                sql: """
+                    -- The surface that created a notification, where a dialect's listing of its pushes
+                    -- (LeanCloud's _Notification) can select on it; read back from the unsealed specs
+                    -- (a sealed one targets raw tokens, which no dialect listing shows).
+                    ALTER TABLE notifications ADD COLUMN source TEXT;
+                    UPDATE notifications SET source = json_extract(CAST(spec AS TEXT), '$.source')
+                        WHERE spec_sealed = 0 AND json_valid(CAST(spec AS TEXT));
+                    CREATE INDEX notifications_app_source ON notifications (app_id, source, id)
+                        WHERE source IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

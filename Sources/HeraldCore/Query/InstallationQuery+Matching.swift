@@ -13,14 +13,15 @@ extension InstallationQuery {
 }
 
 extension InstallationQuery {
-    /// Whether an object of a dialect's own class (LeanCloud's `_User`) matches, its fields read
-    /// as attribute paths — a query parsed with a resolver that maps every name to an attribute; a
-    /// column condition reads as a missing field.
-    public func matches(fields: [String: JSONValue]) -> Bool {
+    /// Whether a record of a dialect's own table (LeanCloud's `_User`) matches: attribute paths
+    /// read its saved JSON fields, the `id`, `created_at` and `updated_at` columns the record's
+    /// own, and every other column reads as a missing field. The stores' record queries
+    /// (``LeanCloudUserStore/leanCloudUserIDs(appID:matching:limit:)``) agree with it.
+    public func matches(record: QueryRecord) -> Bool {
         switch self {
-        case .and(let queries): queries.allSatisfy { $0.matches(fields: fields) }
-        case .or(let queries): queries.contains { $0.matches(fields: fields) }
-        case .condition(let field, let op): op.matches(FieldContent(field, fields: fields))
+        case .and(let queries): queries.allSatisfy { $0.matches(record: record) }
+        case .or(let queries): queries.contains { $0.matches(record: record) }
+        case .condition(let field, let op): op.matches(FieldContent(field, record: record))
         }
     }
 }
@@ -62,14 +63,17 @@ private struct FieldContent {
         }
     }
 
-    init(_ field: QueryField, fields: [String: JSONValue]) {
-        guard case .attribute(let path) = field else {
-            self = .missing
-            return
+    init(_ field: QueryField, record: QueryRecord) {
+        switch field {
+        case .column(.id): self = FieldContent(isPresent: true, elements: [.string(record.id)])
+        case .column(.createdAt): self = FieldContent(isPresent: true, elements: [.date(record.createdAt)])
+        case .column(.updatedAt): self = FieldContent(isPresent: true, elements: [.date(record.updatedAt)])
+        case .column: self = .missing
+        case .attribute(let path):
+            var value: JSONValue? = .object(record.fields)
+            for key in path { value = value?.objectValue?[key] }
+            self = Self.json(value)
         }
-        var value: JSONValue? = .object(fields)
-        for key in path { value = value?.objectValue?[key] }
-        self = Self.json(value)
     }
 
     private static func column(_ column: QueryField.Column, of installation: Installation) -> FieldContent {

@@ -25,6 +25,19 @@ public protocol DispatchLedger: Sendable {
         appID: String, status: NotificationStatus?, page: PageRequest
     ) async throws -> [PushNotification]
 
+    /// An app's notifications that a query selects, compiled to the store's own query: sorted by
+    /// `order` (see ``QueryOrder``), then by id; the first `skip` left out, at most `limit`
+    /// returned. A dialect's listing of its pushes (`GET /1.1/classes/_Notification`) reads them so.
+    /// - Throws: What the store throws.
+    func notifications(
+        appID: String, matching query: NotificationQuery, order: [QueryOrder<NotificationQuery.Field>], skip: Int,
+        limit: Int
+    ) async throws -> [PushNotification]
+
+    /// How many of an app's notifications a query selects.
+    /// - Throws: What the store throws.
+    func countNotifications(appID: String, matching query: NotificationQuery) async throws -> Int
+
     /// Cancels a notification that is not final: its job and pending deliveries go, its status
     /// becomes `canceled`. Returns the notification as stored afterwards, nil when there is none.
     func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification?

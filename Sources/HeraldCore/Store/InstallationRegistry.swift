@@ -49,6 +49,18 @@ public protocol InstallationRegistry: Sendable {
     ) async throws
         -> [Installation]
 
+    /// An app's installations, valid or not, that a query selects, compiled to the store's own
+    /// query: sorted by `order` (see ``QueryOrder``), then by id; the first `skip` left out, at
+    /// most `limit` returned. A dialect's listing (`GET /1.1/installations`) reads them so.
+    /// - Throws: What the store throws.
+    func installations(
+        appID: String, matching query: InstallationQuery, order: [QueryOrder<QueryField>], skip: Int, limit: Int
+    ) async throws -> [Installation]
+
+    /// How many of an app's installations, valid or not, a query selects.
+    /// - Throws: What the store throws.
+    func countInstallations(appID: String, matching query: InstallationQuery) async throws -> Int
+
     /// Installations by id (valid or not), for pending deliveries.
     func installations(appID: String, ids: [String]) async throws -> [Installation]
 

@@ -32,6 +32,12 @@ public protocol LeanCloudUserStore: Sendable {
     /// A page of an app's users in id order, after the id `after`.
     func leanCloudUsers(appID: String, after: String?, limit: Int) async throws -> [LeanCloudUser]
 
+    /// The ids of an app's users that a query over their records selects (as
+    /// ``InstallationQuery/matches(record:)`` reads a ``QueryRecord``), compiled to the store's
+    /// own query: in id order, at most `limit` (an `$inQuery` sub-query).
+    /// - Throws: What the store throws.
+    func leanCloudUserIDs(appID: String, matching query: InstallationQuery, limit: Int) async throws -> [String]
+
     /// Deletes a user; false when there was none.
     func deleteLeanCloudUser(appID: String, id: String) async throws -> Bool
 }

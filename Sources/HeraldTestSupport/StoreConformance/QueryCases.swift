@@ -5,7 +5,8 @@ import Testing
 /// The shared query table: twelve installations with varied attributes and `where` queries over
 /// every operator of the query language, each with its matches worked out by hand. A case checks
 /// that three answers agree: the hand-written list, ``InstallationQuery/matches(_:)`` (the
-/// oracle) over the fixtures, and the store's `resolve` and `count` for a target with the query.
+/// oracle) over the fixtures, the store's `resolve` and `count` for a target with the query, and
+/// its listing (`installations(appID:matching:…)`, `countInstallations`), which keeps invalid ones.
 public enum QueryCases {
     /// One installation of the table.
     struct Fixture: Sendable {
@@ -316,6 +317,20 @@ public enum QueryCases {
                 byService[installation.service, default: 0] += 1
             }
             #expect(try await store.count(target, appID: app) == byService, "count: \(query.json)")
+
+            // The listing a dialect reads: valid or not, in id order, page by page with skip.
+            let listed = installations.filter { parsed.query.matches($0) }.map(\.id).sorted()
+            var pages: [String] = []
+            while true {
+                let page = try await store.installations(
+                    appID: app, matching: parsed.query, order: [], skip: pages.count, limit: 5)
+                pages += page.map(\.id)
+                if page.count < 5 { break }
+            }
+            #expect(pages == listed, "listing: \(query.json)")
+            #expect(
+                try await store.countInstallations(appID: app, matching: parsed.query) == listed.count,
+                "listing count: \(query.json)")
         }
     }
 }

@@ -28,6 +28,23 @@ enum LeanCloudQuery {
         return try QueryField(parsing: "attributes." + name, path: path)
     }
 
+    /// An `order` parameter (`a,-b`: `-` descending) as keys over the fields it names, resolved
+    /// as ``resolve(_:path:)`` resolves a where's.
+    /// - Throws: `LeanCloudFailure` 102 for a field that cannot be sorted on (the encrypted tokens)
+    ///   or named.
+    static func order(_ text: String?) throws(LeanCloudFailure) -> [QueryOrder<QueryField>] {
+        guard let text else { return [] }
+        var order: [QueryOrder<QueryField>] = []
+        for key in text.split(separator: ",") {
+            let descending = key.hasPrefix("-")
+            let name = String(descending ? key.dropFirst() : key)
+            do throws(HeraldError) {
+                order.append(QueryOrder(try resolve(name, path: "order"), descending: descending))
+            } catch { throw .invalidQuery("order: \(error.message)") }
+        }
+        return order
+    }
+
     /// The where object with its token conditions replaced: tokens are kept encrypted, so
     /// `deviceToken` / `registrationId` equal to (or `$in`) tokens becomes `objectId $in` the
     /// installations holding them (looked up by `lookup`), and `$exists` becomes a condition on

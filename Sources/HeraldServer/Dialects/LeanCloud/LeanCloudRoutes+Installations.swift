@@ -4,8 +4,6 @@ import HeraldCore
 import HeraldEngine
 
 extension LeanCloudRoutes {
-    /// The most installations one query returns (LeanCloud's own `limit` maximum).
-    static let maxQueryLimit = 1000
     /// The longest `where` parameter a query takes, in characters.
     static let maxWhereLength = 2048
 
@@ -88,10 +86,12 @@ extension LeanCloudRoutes {
     }
 
     /// `GET /1.1/installations` (master key): `where`, `order`, `skip`, `limit`, `keys`, `count`,
-    /// answered as `{"results": [...], "count"?}`. The app's installations are read page by page
-    /// and matched in memory.
+    /// answered as `{"results": [...], "count"?}`. The where and order are translated to Herald's
+    /// query language, which the store runs as its own query.
     func queryInstallations(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requireMaster()
+        let listing = try LeanCloudListing(call.query)
+        let order = try LeanCloudQuery.order(call.query["order"])
         var query = InstallationQuery.and([])
         if let text = call.query["where"], !text.isEmpty {
             guard text.count <= Self.maxWhereLength else {
@@ -106,68 +106,12 @@ extension LeanCloudRoutes {
                 query = try InstallationQuery(parsing: resolved, field: "where", resolver: LeanCloudQuery.resolve)
             } catch { throw LeanCloudFailure.invalidQuery(error.message) }
         }
-        var matches: [[String: JSONValue]] = []
-        var after: String?
-        while true {
-            let page = try await store.installations(
-                appID: caller.appID, filter: InstallationFilter(), page: PageRequest(after: after, limit: 1000))
-            for installation in page where query.matches(installation) {
-                matches.append(LeanCloudInstallation.json(installation).objectValue ?? [:])
-            }
-            guard page.count == 1000, let last = page.last else { break }
-            after = last.id
-        }
-        return try Self.results(matches, query: call.query)
-    }
-
-    /// A query's answer over the matching objects (in objectId order): `order` (keys, `-`
-    /// descending, objectId last), `skip`, `limit` (0 to 1000; 100), `keys` (objectId, createdAt
-    /// and updatedAt always), and `count` (`1`: the number of matches beside the results).
-    /// - Throws: `LeanCloudFailure` 102 for a `limit` or `skip` out of range.
-    static func results(_ objects: [[String: JSONValue]], query: [String: String]) throws -> Answer {
-        func integer(_ name: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
-            guard let text = query[name] else { return value }
-            guard let number = Int(text), range.contains(number) else {
-                throw LeanCloudFailure.invalidQuery("\(name) must be an integer in \(range).")
-            }
-            return number
-        }
-        let limit = try integer("limit", default: 100, in: 0...maxQueryLimit)
-        let skip = try integer("skip", default: 0, in: 0...1_000_000)
-        var sorted = objects
-        if let order = query["order"], !order.isEmpty {
-            let keys = order.split(separator: ",").map(String.init) + ["objectId"]
-            sorted.sort { lhs, rhs in precedes(lhs, rhs, keys: keys) }
-        }
-        let fields = keys(query).map { $0.union(["objectId", "createdAt", "updatedAt"]) }
-        let page = sorted.dropFirst(skip).prefix(limit).map { object in
-            JSONValue.object(fields.map { fields in object.filter { fields.contains($0.key) } } ?? object)
-        }
-        var json: [String: JSONValue] = ["results": .array(Array(page))]
-        if query["count"] == "1" || query["count"] == "true" { json["count"] = .number(JSONNumber(objects.count)) }
-        return Answer(status: .ok, json: .object(json))
-    }
-
-    /// Whether `lhs` sorts before `rhs` by LeanCloud `order` keys (`-` descending).
-    static func precedes(_ lhs: [String: JSONValue], _ rhs: [String: JSONValue], keys: [String]) -> Bool {
-        for key in keys {
-            let descending = key.hasPrefix("-")
-            let name = descending ? String(key.dropFirst()) : key
-            let order = compare(lhs[name], rhs[name])
-            if order != 0 { return descending ? order > 0 : order < 0 }
-        }
-        return false
-    }
-
-    /// Orders two field values: missing first, then numbers, strings (dates are ISO strings).
-    private static func compare(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Int {
-        switch (lhs, rhs) {
-        case (.number(let a)?, .number(let b)?): return a < b ? -1 : (a == b ? 0 : 1)
-        case (.string(let a)?, .string(let b)?): return a < b ? -1 : (a == b ? 0 : 1)
-        case (nil, nil): return 0
-        case (nil, _): return -1
-        case (_, nil): return 1
-        default: return 0
-        }
+        let installations =
+            listing.limit == 0
+            ? []
+            : try await store.installations(
+                appID: caller.appID, matching: query, order: order, skip: listing.skip, limit: listing.limit)
+        let count = listing.count ? try await store.countInstallations(appID: caller.appID, matching: query) : nil
+        return listing.answer(installations.map { LeanCloudInstallation.json($0) }, count: count)
     }
 }

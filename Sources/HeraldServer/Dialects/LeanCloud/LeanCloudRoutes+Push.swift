@@ -28,22 +28,8 @@ extension LeanCloudRoutes {
             try await store.installation(appID: caller.appID, service: service, token: token)?.id
         }
         return try await LeanCloudSubquery.resolved(tokens) { query in
-            try await users(matching: query, appID: caller.appID)
+            try await store.leanCloudUserIDs(appID: caller.appID, matching: query, limit: LeanCloudSubquery.maxMatches)
         }
-    }
-
-    /// The ids of the app's `_User` objects a sub-query matches (at most LeanCloud's 1000), read
-    /// page by page.
-    private func users(matching query: InstallationQuery, appID: String) async throws -> [String] {
-        var ids: [String] = []
-        var after: String?
-        while ids.count < LeanCloudSubquery.maxMatches {
-            let page = try await store.leanCloudUsers(appID: appID, after: after, limit: 1000)
-            for user in page where query.matches(fields: LeanCloudUserObject.queryFields(user)) { ids.append(user.id) }
-            guard page.count == 1000, let last = page.last else { break }
-            after = last.id
-        }
-        return Array(ids.prefix(LeanCloudSubquery.maxMatches))
     }
 
     /// `_User` at `/1.1/users[/{objectId}]` and `/1.1/classes/_User[/{objectId}]` (master key):
@@ -87,31 +73,28 @@ extension LeanCloudRoutes {
         return Answer(status: .ok, json: LeanCloudNotification.json(notification))
     }
 
-    /// `GET /1.1/classes/_Notification` (master key): the app's LeanCloud pushes, with `where`
-    /// over their rendered fields (``LeanCloudObjectQuery``), `order`, `skip`, `limit`, `keys`, `count`.
+    /// `GET /1.1/classes/_Notification` (master key): the app's LeanCloud pushes, with `where` and
+    /// `order` over their rendered fields (``LeanCloudNotificationQuery``), `skip`, `limit`, `keys`,
+    /// `count`, run by the store as its own query.
     func queryNotifications(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requireMaster()
-        var query: LeanCloudObjectQuery?
+        let listing = try LeanCloudListing(call.query)
+        var query = NotificationQuery.condition(field: .source, op: .equal(.string(Self.source)))
         if let text = call.query["where"], !text.isEmpty {
             guard text.count <= Self.maxWhereLength, let value = try? JSONValue.parse(Array(text.utf8)) else {
                 throw LeanCloudFailure.invalidQuery(
                     "where must be a JSON object of at most \(Self.maxWhereLength) characters.")
             }
-            query = try LeanCloudObjectQuery(parsing: value)
+            query = .and([query, try LeanCloudNotificationQuery.query(parsing: value)])
         }
-        var matches: [[String: JSONValue]] = []
-        var after: String?
-        while true {
-            let page = try await store.notifications(
-                appID: caller.appID, status: nil, page: PageRequest(after: after, limit: 1000))
-            for notification in page where notification.source == Self.source {
-                let object = LeanCloudNotification.json(notification).objectValue ?? [:]
-                if query?.matches(object) ?? true { matches.append(object) }
-            }
-            guard page.count == 1000, let last = page.last else { break }
-            after = last.id
-        }
-        return try Self.results(matches, query: call.query)
+        let notifications =
+            listing.limit == 0
+            ? []
+            : try await store.notifications(
+                appID: caller.appID, matching: query, order: LeanCloudNotificationQuery.order(call.query["order"]),
+                skip: listing.skip, limit: listing.limit)
+        let count = listing.count ? try await store.countNotifications(appID: caller.appID, matching: query) : nil
+        return listing.answer(notifications.map(LeanCloudNotification.json), count: count)
     }
 
     /// `POST /1.1/batch`: `{"requests": [{"method", "path", "body"}]}`, each performed as its own

@@ -5,10 +5,16 @@ import HeraldCore
 /// "className": "_User"}}}`, or the push guide's bare form with the where object itself): the
 /// sub-query runs over the `_User` class first, and the condition becomes the pointer's
 /// `objectId` `$in` (or `$nin`) the users it found — at most ``maxMatches``, LeanCloud's sub-query
-/// limit — so the engine sees an ordinary installation query.
+/// limit — so the engine sees an ordinary installation query. The sub-query is Herald's query
+/// language over the `_User` records (``QueryRecord``), which the store runs as its own query.
 enum LeanCloudSubquery {
     /// A sub-query yields at most this many objects (LeanCloud's limit).
     static let maxMatches = 1000
+
+    /// The built-in fields of a `_User` record, by LeanCloud name.
+    static let recordColumns: [String: QueryField.Column] = [
+        "objectId": .id, "createdAt": .createdAt, "updatedAt": .updatedAt,
+    ]
 
     /// The where object with every `$inQuery` / `$notInQuery` replaced.
     /// - Parameter users: the ids of the `_User` objects a parsed sub-query matches.
@@ -37,7 +43,8 @@ enum LeanCloudSubquery {
         }
     }
 
-    /// The sub-query over `_User`: its fields are the users' saved fields, `objectId` their id.
+    /// The sub-query over `_User`: its fields are the users' saved fields, `objectId`, `createdAt`
+    /// and `updatedAt` the record's own.
     private static func parse(_ subquery: JSONValue, path: String) throws(LeanCloudFailure) -> InstallationQuery {
         var whereObject = subquery
         if case .object(let wrapper) = subquery, case .object? = wrapper["where"] {
@@ -48,7 +55,8 @@ enum LeanCloudSubquery {
         }
         do throws(HeraldError) {
             return try InstallationQuery(parsing: whereObject, field: path) { name, fieldPath throws(HeraldError) in
-                try QueryField(parsing: "attributes." + name, path: fieldPath)
+                if let column = recordColumns[name] { return .column(column) }
+                return try QueryField(parsing: "attributes." + name, path: fieldPath)
             }
         } catch { throw .invalidQuery(error.message) }
     }
@@ -62,13 +70,6 @@ enum LeanCloudUserObject {
     static func newID() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<12).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-    }
-
-    /// The fields a user is matched on: what was saved, with its `objectId`.
-    static func queryFields(_ user: LeanCloudUser) -> [String: JSONValue] {
-        var fields = user.fields
-        fields["objectId"] = .string(user.id)
-        return fields
     }
 
     /// The user as LeanCloud answers it.
