@@ -19,7 +19,8 @@
 # Usage: bench/latency.sh [--database postgres://...] [rate [seconds]]
 # Environment: BENCH_HERALD=<herald binary> (herald-bench is taken from the same directory),
 # BENCH_ROUTES ("send event"), BENCH_ENGINE (YAML flow mapping of engine settings to try, e.g.
-# "{workers: 4}"), BENCH_ARGS (more herald-bench latency options, e.g. "--p99 20 --start-rate 500").
+# "{workers: 4}"), BENCH_ARGS (more herald-bench latency options, e.g. "--p99 20 --start-rate 500"),
+# BENCH_PERF (a perf.data path: `perf record -g` samples the server while it is measured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -60,7 +61,9 @@ sink_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1",
 server_key=$(bench_key hsk_)
 engine=${BENCH_ENGINE:-"{}"}
 if [ -n "$database" ]; then
-    store="database: $database"
+    # A shared database needs the key of tokens at rest in the configuration (every node the same).
+    store="database: $database
+secret_key: $(openssl rand -base64 32)"
 else
     store="database: $work/herald.sqlite
 sqlite: {synchronous: full}"
@@ -90,10 +93,17 @@ args=()
 for route in ${BENCH_ROUTES:-send event}; do args+=(--route "$route"); done
 [ -n "$rate" ] && args+=(--rate "$rate")
 echo "== load: $(uptime)"
+perf_pid=""
+if [ -n "${BENCH_PERF:-}" ]; then
+    # Samples the server while it is measured (BENCH_PERF names the perf.data file to write).
+    perf record -F "${BENCH_PERF_FREQ:-499}" -g -o "$BENCH_PERF" -p "$server_pid" >/dev/null 2>&1 &
+    perf_pid=$!
+fi
 # shellcheck disable=SC2086
 "$bench_binary" latency --herald "$url" --server-key "$server_key" --herald-pid "$server_pid" \
     --sink-port "$sink_port" --sink-certificate "$work/server.pem" --sink-key "$work/server.key" \
     --seconds "$seconds" "${args[@]}" ${BENCH_ARGS:-}
+if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" 2>/dev/null || true; fi
 echo "== load: $(uptime)"
 if grep -qiE 'error|critical' "$work/serve.log"; then
     echo "== herald serve logged:"; grep -iE 'error|critical' "$work/serve.log" | head -5

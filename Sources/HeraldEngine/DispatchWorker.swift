@@ -66,8 +66,13 @@ public struct DispatchWorker: Service {
     private func work(owner: String) async {
         let dispatcher = self.dispatcher
         let stopping: @Sendable () -> Bool = { Task.isShuttingDownGracefully || Task.isCancelled }
+        // Whether to look in the store before sleeping: at start, after a wake-up and after a job
+        // claimed there; not after a handed job (nothing says the store has work: that would be a
+        // write transaction per notification finding nothing).
+        var claim = true
         while !stopping() {
             if let (item, more) = dispatcher.handoff.take() {
+                claim = false
                 if more { dispatcher.wakeups.signal() }
                 // One that waited past half its lease is left to the store: its lease may run out
                 // while it is worked, and another worker claim it.
@@ -76,6 +81,11 @@ public struct DispatchWorker: Service {
                 if age < dispatcher.configuration.lease.timeInterval / 2 {
                     await run(item.job, owner: item.owner, notification: item.notification, stopping)
                 }
+                continue
+            }
+            if !claim {
+                await idle(stopping)
+                claim = true
                 continue
             }
             do {

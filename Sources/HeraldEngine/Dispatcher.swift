@@ -12,7 +12,7 @@ public final class Dispatcher: Sendable {
     private let transportTable: Mutex<[String: AppTransports]>
     let configuration: EngineConfiguration
     let now: @Sendable () -> Date
-    /// What idle workers sleep on (tests inject one that does not wait).
+    /// What the node's poll of due jobs sleeps on (tests inject one that moves when told).
     let clock: any Clock<Duration>
     let logger: Logger
     let gate = ProviderGate()
@@ -26,7 +26,7 @@ public final class Dispatcher: Sendable {
     /// Creates an engine over a store and the apps' transports.
     /// - Parameters:
     ///   - now: The wall clock: what records are stamped with and schedules compared against.
-    ///   - clock: What idle workers sleep on between polls.
+    ///   - clock: What the node's poll of due jobs sleeps on between polls.
     public init(
         store: any DispatchStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
         logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init,
