@@ -249,7 +249,7 @@ let package = Package(
         .target(
             name: "HeraldTestSupport",
             dependencies: [
-                "HeraldCore", "HeraldSNS",
+                "HeraldCore", "HeraldEngine", "HeraldSNS",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -274,7 +274,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldEngineTests",
-            dependencies: ["HeraldEngine", "HeraldCore"],
+            dependencies: [
+                "HeraldEngine", "HeraldCore", "HeraldSQLite", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -94,6 +94,8 @@ echo "== broadcast to all through herald serve"
 server_pid=$!
 for _ in $(seq 100); do grep -q "server key:" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
 key=$(sed -n 's/^server key: //p' "$work/serve.log")
+# The key is printed before the listener is up: send only once it answers /readyz.
+for _ in $(seq 300); do curl -sf "http://127.0.0.1:$http_port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 cpu() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 ticks=$(getconf CLK_TCK)
 written() { awk '/^write_bytes/ {print $2}' "/proc/$server_pid/io"; }

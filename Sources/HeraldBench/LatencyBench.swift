@@ -6,39 +6,48 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// The latency from an accepted send (or AOVIS event) to the provider request: an open-loop generator sends
-/// single-device notifications to a running `herald serve` at a fixed rate, scheduled by intended start time so
-/// a slow answer never delays the next send (no coordinated omission), while a ``ReceiptSink`` in the same
-/// process stands in for APNs and notes when each one arrives, on the same monotonic clock.
+/// The latency from an accepted send (or AOVIS event) to the provider request, and the capacity it
+/// allows: an open-loop generator sends single-user notifications to a running `herald serve` at a
+/// fixed rate, scheduled by intended start time so a slow answer never delays the next send (no
+/// coordinated omission), while a ``ReceiptSink`` in the same process stands in for APNs and notes
+/// when each one arrives, on the same monotonic clock. Without `--rate` it searches each route's
+/// capacity (see ``LatencySearch``); with it, it runs that one rate.
 /// `bench/latency.sh` starts Herald with its APNs URL on the sink's port and runs this.
 struct LatencyBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latency",
-        abstract: "Latency from an accepted send or event to the APNs request, at a fixed rate.",
+        abstract: "Latency from an accepted send or event to the APNs request, and the capacity within a bound.",
         discussion: """
-            Prints, per route, percentiles of (APNs receipt - accepted answer received), of (APNs receipt - \
-            intended request start) and of (answer - intended start), the achieved rate and the errors, then \
-            one JSON line.
+            Registers users with two devices each and AOVIS cameras with one owner each, then per route either \
+            searches the highest rate at which the p99 of (APNs receipt - accepted answer) stays within the bound, \
+            every notification reaches APNs and none is later than one second after the step (no --rate), or runs \
+            the given rate. Prints each step's percentiles and Herald's CPU per notification, then one JSON line.
             """)
 
     /// What the generator sends.
     enum Route: String, ExpressibleByArgument, CaseIterable {
-        /// `POST /v1/notifications` to one installation id (`202`).
+        /// `POST /v1/notifications` to one installation id (`202`), the installations in turn.
         case send
-        /// AOVIS `POST /api/internal/events` for a camera with one owner and one device (`201`).
+        /// AOVIS `POST /api/internal/events` (`201`), the cameras in turn.
         case event
     }
 
     @Option(help: "Herald's base URL.") var herald: String
     @Option(help: "The app's server key.") var serverKey: String
+    @Option(help: "Herald's process id, to measure its CPU time per notification.") var heraldPid: Int?
     @Option(help: "Port the APNs stand-in listens on (Herald's app.<id>.apns.url).") var sinkPort: Int
     @Option(help: "PEM certificate chain of the APNs stand-in.") var sinkCertificate: String
     @Option(help: "PEM private key of the APNs stand-in.") var sinkKey: String
-    @Option(help: "Requests per second.") var rate = 1000.0
-    @Option(help: "Seconds measured per route.") var seconds = 30.0
-    @Option(help: "Seconds sent at the rate before measuring (not counted).") var warmup = 3.0
-    @Option(help: "Seconds to wait for the last provider requests.") var drain = 15.0
-    @Option(help: "Installations registered; sends go to them in turn.") var devices = 100
+    @Option(help: "Requests per second: run this one rate instead of searching the capacity.") var rate: Double?
+    @Option(help: "Seconds measured per step (at least 20 when searching).") var seconds = 20.0
+    @Option(help: "The search's first rate.") var startRate = 1000.0
+    @Option(help: "The search's highest rate.") var maxRate = 20000.0
+    @Option(help: "The p99 bound of (APNs receipt - accepted answer), in milliseconds.") var p99 = 10.0
+    @Option(help: "Seconds sent at the first rate before measuring (not counted).") var warmup = 3.0
+    @Option(help: "Seconds to wait for the last provider requests of a step.") var drain = 10.0
+    @Option(help: "Users registered, each with --devices-per-user installations.") var users = 5000
+    @Option(help: "Installations per user.") var devicesPerUser = 2
+    @Option(help: "AOVIS cameras, camera n owned by user n.") var cameras = 1000
     @Option(help: "Routes to measure, one after the other.") var route: [Route] = [.send, .event]
 
     func run() async throws {
@@ -50,28 +59,7 @@ struct LatencyBench: AsyncParsableCommand {
         let client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
         do {
-            let api = HeraldAPI(client: client, base: herald, serverKey: serverKey)
-            let run = String(UInt32.random(in: .min ... .max), radix: 16)
-            let installations = try await register(api, run: run)
-            let camera = try await makeCamera(api, run: run)
-            var results: [String: JSONValue] = [:]
-            for selected in route {
-                let generator = LatencyGenerator(
-                    api: api, route: selected, installations: installations, camera: camera, rate: rate)
-                print("== \(selected.rawValue): warm-up, \(warmup) s at \(rate)/s")
-                _ = await generator.run(
-                    prefix: "\(run)-\(selected.rawValue)-w", seconds: warmup, sink: sink, drain: drain)
-                print("== \(selected.rawValue): \(seconds) s at \(rate)/s")
-                let phase = await generator.run(
-                    prefix: "\(run)-\(selected.rawValue)-m", seconds: seconds, sink: sink, drain: drain)
-                let summary = LatencySummary(phase: phase, sink: sink)
-                print(summary.text)
-                results[selected.rawValue] = summary.json
-            }
-            let anomalies = sink.anomalies
-            results["sink_duplicates"] = .number(JSONNumber(anomalies.duplicates))
-            results["sink_unmarked"] = .number(JSONNumber(anomalies.unmarked))
-            print(String(decoding: JSONValue.object(results).serialized(), as: UTF8.self))
+            try await measure(HeraldAPI(client: client, base: herald, serverKey: serverKey), sink: sink)
         } catch {
             try? await client.shutdown()
             await sink.shutdown()
@@ -81,37 +69,69 @@ struct LatencyBench: AsyncParsableCommand {
         await sink.shutdown()
     }
 
-    /// Registers `devices` iOS installations of users `bench-<run>-<n>` and returns their ids.
-    private func register(_ api: HeraldAPI, run: String) async throws -> [String] {
-        var ids: [String] = []
-        for index in 0..<max(1, devices) {
-            let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            let answer = try await api.post(
-                "/v1/installations",
-                .object([
-                    "platform": .string("ios"), "token": .string(token), "user_id": .string("bench-\(run)-\(index)"),
-                ]))
-            guard answer.status == 201, case .string(let id) = answer.body?.objectValue?["id"] else {
-                throw BenchFailure("registering a device answered \(answer.status): \(answer.text)")
+    private func measure(_ api: HeraldAPI, sink: ReceiptSink) async throws {
+        let run = String(UInt32.random(in: .min ... .max), radix: 16)
+        let setUp = ContinuousClock.now
+        let fixture = try await LatencyFixture.register(
+            api, run: run, users: users, devicesPerUser: devicesPerUser, cameras: route.contains(.event) ? cameras : 0)
+        print(
+            "== registered \(fixture.installations.count) installations of \(users) users and "
+                + "\(fixture.cameras.count) cameras in \(ContinuousClock.now - setUp)")
+        let cpu = heraldPid.map(HeraldCPU.init(pid:))
+        var results: [String: JSONValue] = [:]
+        for selected in route {
+            func generator(_ rate: Double) -> LatencyGenerator {
+                LatencyGenerator(api: api, route: selected, fixture: fixture, rate: rate)
             }
-            ids.append(id)
+            let first = rate ?? startRate
+            print("== \(selected.rawValue): warm-up, \(warmup) s at \(first)/s")
+            _ = await generator(first).run(
+                prefix: "\(run)-\(selected.rawValue)-w", seconds: warmup, sink: sink, drain: drain)
+            let search = LatencySearch(
+                generator: generator, sink: sink, seconds: rate == nil ? max(20, seconds) : seconds,
+                bound: .microseconds(Int64(p99 * 1000)), settle: .seconds(1), cpu: cpu)
+            let prefix = "\(run)-\(selected.rawValue)-m"
+            if let rate {
+                print("== \(selected.rawValue): \(search.seconds) s at \(rate)/s")
+                let step = await search.step(rate, prefix: prefix, drain: drain)
+                print(step.summary.text)
+                print(step.line)
+                results[selected.rawValue] = step.json
+                continue
+            }
+            print("== \(selected.rawValue): capacity at p99 <= \(p99) ms, \(search.seconds) s per step")
+            let steps = await search.run(start: startRate, maximum: maxRate, prefix: prefix, drain: drain) { step in
+                print(step.line)
+            }
+            let best = steps.filter(\.passed).max { $0.rate < $1.rate }
+            if let best {
+                print("== \(selected.rawValue) capacity: \(best.line)")
+            } else {
+                print("== \(selected.rawValue) capacity: no step passed")
+            }
+            results[selected.rawValue] = .object([
+                "capacity": best.map { .number(JSONNumber($0.rate)) } ?? .null,
+                "steps": .array(steps.map(\.json)),
+            ])
         }
-        return ids
+        let anomalies = sink.anomalies
+        results["sink_duplicates"] = .number(JSONNumber(anomalies.duplicates))
+        results["sink_unmarked"] = .number(JSONNumber(anomalies.unmarked))
+        print(String(decoding: JSONValue.object(results).serialized(), as: UTF8.self))
     }
+}
 
-    /// Creates an AOVIS camera owned (ACTIVE) by the first device's user, so its events notify that one device.
-    private func makeCamera(_ api: HeraldAPI, run: String) async throws -> String {
-        let camera = "bench-camera-\(run)"
-        let created = try await api.post("/api/internal/devices", .object(["id": .string(camera)]))
-        guard created.status == 201 else {
-            throw BenchFailure("creating the camera answered \(created.status): \(created.text)")
+extension LatencySearch.Step {
+    /// The step as the JSON line reports it.
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "rate": .number(JSONNumber(rate)), "passed": .bool(passed), "summary": summary.json,
+        ]
+        if let cpuPerNotification {
+            object["cpu_us_per_notification"] = .number(JSONNumber((cpuPerNotification / .microseconds(1)).rounded()))
         }
-        let owner = try await api.put(
-            "/api/internal/devices/\(camera)/owners/bench-\(run)-0", .object(["status": .string("ACTIVE")]))
-        guard (200..<300).contains(owner.status) else {
-            throw BenchFailure("granting the camera answered \(owner.status): \(owner.text)")
-        }
-        return camera
+        if let failure { object["failure"] = .string(failure) }
+        return .object(object)
     }
 }
 

@@ -29,8 +29,7 @@ struct LatencyGenerator: Sendable {
 
     let api: HeraldAPI
     let route: LatencyBench.Route
-    let installations: [String]
-    let camera: String
+    let fixture: LatencyFixture
     let rate: Double
 
     /// Sends `seconds × rate` requests on schedule, then waits up to `drain` for the sink to see every accepted one.
@@ -72,7 +71,9 @@ struct LatencyGenerator: Sendable {
             path = "/v1/notifications"
             expected = 202
             body = .object([
-                "target": .object(["installation_ids": .array([.string(installations[index % installations.count])])]),
+                "target": .object([
+                    "installation_ids": .array([.string(fixture.installations[index % fixture.installations.count])])
+                ]),
                 "payload": .object([
                     "title": title, "body": summary, "sound": .string("default"),
                     "data": .object(["bench_id": .string(marker)]),
@@ -82,7 +83,8 @@ struct LatencyGenerator: Sendable {
             path = "/api/internal/events"
             expected = 201
             body = .object([
-                "eventId": .string(marker), "id": .string(marker), "deviceId": .string(camera),
+                "eventId": .string(marker), "id": .string(marker),
+                "deviceId": .string(fixture.cameras[index % fixture.cameras.count]),
                 "classifyEventType": .string("vehicle"), "classifySummaryShort": summary,
             ])
         }

@@ -41,6 +41,9 @@ struct LatencySummary {
     let errors: [String]
     let achievedRate: Double
     let maxStartLag: Double
+    /// Accepted requests that reached the provider later than `settle` after the last scheduled
+    /// request (or never): what the queue still held then.
+    let late: Int
     /// Provider receipt − accepted answer received (negative when the provider request came first).
     let afterAnswer: Distribution
     /// Provider receipt − the request's intended start.
@@ -48,12 +51,14 @@ struct LatencySummary {
     /// Accepted answer received − the request's intended start.
     let answer: Distribution
 
-    init(phase: LatencyGenerator.Phase, sink: ReceiptSink) {
+    init(phase: LatencyGenerator.Phase, sink: ReceiptSink, settle: Duration = .seconds(1)) {
         func ms(_ duration: Duration) -> Double { duration / .milliseconds(1) }
         var afterAnswer: [Double] = []
         var afterStart: [Double] = []
         var answer: [Double] = []
         var errors: [String] = []
+        var late = 0
+        let settled = (phase.samples.map(\.intended).max() ?? phase.start) + settle
         var lastAccepted = phase.start
         for sample in phase.samples {
             guard let accepted = sample.accepted else {
@@ -65,12 +70,16 @@ struct LatencySummary {
             if let receipt = sink.receipt(of: sample.marker) {
                 afterAnswer.append(ms(receipt - accepted))
                 afterStart.append(ms(receipt - sample.intended))
+                if receipt > settled { late += 1 }
+            } else {
+                late += 1
             }
         }
         requests = phase.samples.count
         accepted = answer.count
         delivered = afterStart.count
         self.errors = errors
+        self.late = late
         let elapsed = ms(lastAccepted - phase.start) / 1000
         achievedRate = elapsed > 0 ? Double(accepted) / elapsed : 0
         maxStartLag = ms(phase.maxStartLag)
@@ -100,7 +109,7 @@ struct LatencySummary {
             "achieved_rate": .number(JSONNumber(achievedRate.rounded())),
             "generator_lag_max_ms": .number(JSONNumber((maxStartLag * 1000).rounded() / 1000)),
             "provider_minus_answer_ms": afterAnswer.json, "provider_minus_start_ms": afterStart.json,
-            "answer_minus_start_ms": answer.json,
+            "answer_minus_start_ms": answer.json, "late": .number(JSONNumber(late)),
         ])
     }
 }

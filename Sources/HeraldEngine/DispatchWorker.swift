@@ -3,11 +3,13 @@ import HeraldCore
 import Logging
 import ServiceLifecycle
 
-/// The engine's workers as one `Service`: each claims a due job, works it, and looks again. Idle
-/// workers sleep until the store signals new work (on any node sharing it: ``JobQueue/jobSignals()``)
-/// or this node wakes them, with a poll every `pollInterval` only as the fallback for work that
-/// becomes due by time. On graceful shutdown they stop claiming, finish the page in hand, release
-/// their job, and return.
+/// The engine's workers as one `Service`: each takes a job handed over in memory by this node's
+/// intake (``LocalHandoff``) or claims a due one through the store, works it, and looks again. Idle
+/// workers sleep until one is woken: by a hand-off, by the store's signal of new work (on any node
+/// sharing it: ``JobQueue/jobSignals()``), or by the node's poll every `pollInterval`, the fallback
+/// for work that becomes due by time; a worker that finds work wakes the next. On graceful shutdown
+/// they stop claiming, finish the page in hand, release their job, and return; handed jobs no
+/// worker took are released.
 public struct DispatchWorker: Service {
     private let dispatcher: Dispatcher
     private let node: String
@@ -36,44 +38,69 @@ public struct DispatchWorker: Service {
             listener.cancel()
             relay.cancel()
         }
+        if dispatcher.configuration.workers > 0 { dispatcher.handoff.open(owner: "\(node)-local") }
         await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for worker in 0..<dispatcher.configuration.workers {
-                    group.addTask { await self.work(owner: "\(node)-w\(worker)") }
+            await withTaskGroup(of: Void.self) { outer in
+                outer.addTask { await self.poll() }
+                await withDiscardingTaskGroup { group in
+                    for worker in 0..<dispatcher.configuration.workers {
+                        group.addTask { await self.work(owner: "\(node)-w\(worker)") }
+                    }
+                    if dispatcher.configuration.workers == 0 {
+                        // A node without workers still serves its channels to the others until it stops.
+                        group.addTask { try? await gracefulShutdown() }
+                    }
                 }
-                if dispatcher.configuration.workers == 0 {
-                    // A node without workers still serves its channels to the others until it stops.
-                    group.addTask { try? await gracefulShutdown() }
-                }
+                outer.cancelAll()
             }
         } onGracefulShutdown: {
-            dispatcher.wake()
+            dispatcher.wakeups.signalAll()
+        }
+        // Handed jobs no worker took are released for the next start (or another node) to claim.
+        for item in dispatcher.handoff.close() {
+            try? await dispatcher.store.releaseJob(
+                id: item.job.id, owner: item.owner, runAt: item.notification.createdAt, error: nil)
         }
     }
 
     private func work(owner: String) async {
         let dispatcher = self.dispatcher
         let stopping: @Sendable () -> Bool = { Task.isShuttingDownGracefully || Task.isCancelled }
+        // Whether to look in the store before sleeping: at start, after a wake-up and after a job
+        // claimed there; not after a handed job (nothing says the store has work: that would be a
+        // write transaction per notification finding nothing).
+        var claim = true
         while !stopping() {
+            if let (item, more) = dispatcher.handoff.take() {
+                claim = false
+                if more { dispatcher.wakeups.signal() }
+                // One that waited past half its lease is left to the store: its lease may run out
+                // while it is worked, and another worker claim it.
+                let age = dispatcher.now().timeIntervalSince(item.handedAt)
+                dispatcher.count(handedOver: true)
+                if age < dispatcher.configuration.lease.timeInterval / 2 {
+                    await run(item.job, owner: item.owner, notification: item.notification, stopping)
+                }
+                continue
+            }
+            if !claim {
+                await idle(stopping)
+                claim = true
+                continue
+            }
             do {
                 let now = dispatcher.now()
                 if let job = try await dispatcher.store.claimJob(
                     kinds: ["notification", "cleanup"], owner: owner, now: now,
                     lockedUntil: now.addingTimeInterval(dispatcher.configuration.lease.timeInterval))
                 {
-                    do {
-                        try await dispatcher.process(job, owner: owner, isStopping: stopping)
-                    } catch {
-                        dispatcher.logger.error(
-                            "job failed", metadata: ["herald.job": "\(job.reference)", "error": "\(error)"])
-                        try await dispatcher.store.releaseJob(
-                            id: job.id, owner: owner,
-                            runAt: dispatcher.now().addingTimeInterval(
-                                dispatcher.configuration.pollInterval.timeInterval),
-                            error: "\(error)")
-                    }
+                    dispatcher.count(claimed: true)
+                    // More may be due: the next idle worker looks too.
+                    dispatcher.wakeups.signal()
+                    await run(job, owner: owner, notification: nil, stopping)
                     continue
                 }
+                dispatcher.count(claimed: false)
             } catch {
                 dispatcher.logger.error("claiming jobs failed", metadata: ["error": "\(error)"])
             }
@@ -81,15 +108,43 @@ public struct DispatchWorker: Service {
         }
     }
 
-    /// Waits for a wake-up, the poll interval, or shutdown, whichever comes first.
+    /// Works a job; one that fails is released to be tried again after the poll interval.
+    private func run(
+        _ job: Job, owner: String, notification: PushNotification?, _ stopping: @escaping @Sendable () -> Bool
+    ) async {
+        do {
+            try await dispatcher.process(job, owner: owner, notification: notification, isStopping: stopping)
+        } catch {
+            dispatcher.logger.error("job failed", metadata: ["herald.job": "\(job.reference)", "error": "\(error)"])
+            do {
+                try await dispatcher.store.releaseJob(
+                    id: job.id, owner: owner,
+                    runAt: dispatcher.now().addingTimeInterval(dispatcher.configuration.pollInterval.timeInterval),
+                    error: "\(error)")
+            } catch {
+                dispatcher.logger.error("releasing a failed job failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Waits for a wake-up (new work, the poll, or shutdown).
     private func idle(_ stopping: @Sendable () -> Bool) async {
         guard !stopping(), !dispatcher.wakeups.take() else { return }
-        let dispatcher = self.dispatcher
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await dispatcher.clock.sleep(for: dispatcher.configuration.pollInterval) }
-            group.addTask { await dispatcher.wakeups.wait() }
-            await group.next()
-            group.cancelAll()
+        await dispatcher.wakeups.wait()
+    }
+
+    /// The fallback for work that becomes due by time (retries, schedules, expired leases): every
+    /// `pollInterval` of the engine's clock one idle worker looks (and, finding a job, wakes the
+    /// next). One timer for the node, not one per idle worker; once the node is stopping, every
+    /// worker is woken to see it. Returns when cancelled.
+    private func poll() async {
+        while !Task.isCancelled {
+            do {
+                try await dispatcher.clock.sleep(for: dispatcher.configuration.pollInterval)
+            } catch {
+                return
+            }
+            if Task.isShuttingDownGracefully { dispatcher.wakeups.signalAll() } else { dispatcher.wakeups.signal() }
         }
     }
 }

@@ -28,10 +28,22 @@ extension Dispatcher {
             }
             return .dryRun(audience: try await store.count(request.target, appID: appID))
         }
-        let stored = try await store.insertNotification(
-            notification, runAt: notification.notBefore ?? now, idempotencyWindow: configuration.idempotencyWindow)
+        let lease = handoffLease(for: notification, now: now)
+        let stored: (notification: PushNotification, created: Bool)
+        do {
+            stored = try await store.insertNotification(
+                notification, runAt: notification.notBefore ?? now, idempotencyWindow: configuration.idempotencyWindow,
+                lease: lease)
+        } catch {
+            if let lease { handoff.drop(lease) }
+            throw error
+        }
         notification = stored.notification
-        if stored.created { accepted(notification) }
+        if stored.created {
+            accepted(notification, lease: lease)
+        } else if let lease {
+            handoff.drop(lease)
+        }
         return .accepted(notification, created: stored.created)
     }
 
@@ -77,11 +89,27 @@ extension Dispatcher {
         return notification
     }
 
-    /// A notification was stored: log it and wake the workers.
-    func accepted(_ notification: PushNotification) {
+    /// The lease to store a new notification's job with when this node's workers are to get it in
+    /// memory (see ``LocalHandoff``); nil when it goes through the store's queue.
+    func handoffLease(for notification: PushNotification, now: Date) -> JobLease? {
+        handoff.lease(for: notification, until: now.addingTimeInterval(configuration.lease.timeInterval))
+    }
+
+    /// A notification was stored: log it, hand it to a local worker when its job was stored leased
+    /// to them, and wake one worker.
+    func accepted(_ notification: PushNotification, lease: JobLease?) {
         EngineMetrics.accepted(notification)
         logger.info("notification accepted", metadata: notification.logMetadata)
-        wake()
+        if let lease, handoff.hand(lease, notification: notification, at: now()) {
+            wakeups.signal()
+        } else {
+            wake()
+        }
+    }
+
+    /// A lease given out for a write that stored no new job.
+    func dropLease(_ lease: JobLease) {
+        handoff.drop(lease)
     }
 
     /// Every provider the target can reach must take the rendered payload.

@@ -12,18 +12,21 @@ public final class Dispatcher: Sendable {
     private let transportTable: Mutex<[String: AppTransports]>
     let configuration: EngineConfiguration
     let now: @Sendable () -> Date
-    /// What idle workers sleep on (tests inject one that does not wait).
+    /// What the node's poll of due jobs sleeps on (tests inject one that moves when told).
     let clock: any Clock<Duration>
     let logger: Logger
     let gate = ProviderGate()
     /// The devices connected to this node directly.
     public let channels: DirectChannels
     let wakeups = WakeSignal()
+    /// Small notifications accepted here, handed to this node's workers in memory.
+    let handoff = LocalHandoff()
+    private let counts = Mutex(WorkCounts())
 
     /// Creates an engine over a store and the apps' transports.
     /// - Parameters:
     ///   - now: The wall clock: what records are stamped with and schedules compared against.
-    ///   - clock: What idle workers sleep on between polls.
+    ///   - clock: What the node's poll of due jobs sleeps on between polls.
     public init(
         store: any DispatchStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
         logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init,
@@ -53,7 +56,8 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    /// Tells idle workers to look for due jobs now (a notification was accepted, a clock moved).
+    /// Tells an idle worker to look for due jobs now (a notification was accepted, a clock moved);
+    /// a worker that finds one wakes the next.
     public func wake() {
         wakeups.signal()
     }
@@ -84,6 +88,33 @@ public final class Dispatcher: Sendable {
     /// Whether an app's ledger keeps successes.
     func logsSuccesses(appID: String) -> Bool {
         (configuration.deliveryLog[appID] ?? configuration.defaultDeliveryLog) == .all
+    }
+}
+
+/// How this node's workers came by their jobs since the start.
+public struct WorkCounts: Sendable, Equatable {
+    /// Jobs handed over in memory by this node's intake (no claim through the store).
+    public var handedOver = 0
+    /// Jobs claimed through the store.
+    public var claimed = 0
+    /// Claims through the store that found nothing due (a worker woken for nothing).
+    public var emptyClaims = 0
+}
+
+extension Dispatcher {
+    /// How this node's workers came by their jobs since the start.
+    public var workCounts: WorkCounts { counts.withLock { $0 } }
+
+    /// Counts a job taken from the hand-off, or a claim through the store and whether it found one.
+    func count(handedOver: Bool = false, claimed: Bool? = nil) {
+        counts.withLock { counts in
+            if handedOver { counts.handedOver += 1 }
+            switch claimed {
+            case true?: counts.claimed += 1
+            case false?: counts.emptyClaims += 1
+            case nil: break
+            }
+        }
     }
 }
 

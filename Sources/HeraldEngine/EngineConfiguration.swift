@@ -22,7 +22,8 @@ public struct EngineConfiguration: Sendable {
     public var workers: Int
     /// How long a claimed job stays locked without renewal; a dead worker's job is taken over after it.
     public var lease: Duration
-    /// How often idle workers look for due jobs (a new notification also wakes them).
+    /// How often one idle worker looks for due jobs (a new notification also wakes one, and a worker
+    /// that finds a job wakes the next).
     public var pollInterval: Duration
     public var retryPolicy: RetryPolicy
     /// How long a provider that answered none of a batch's pushes (no connection, or timeouts) is

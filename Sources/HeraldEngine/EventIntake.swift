@@ -38,23 +38,44 @@ public struct EventIntake: Sendable {
         let now = dispatcher.now()
         let dispatcher = self.dispatcher
         // The notification made here is the one stored with a new event: kept, it need not be read back.
-        let made = Mutex<PushNotification?>(nil)
-        let (stored, created) = try await store.insertEvent(event) { stored throws(HeraldError) in
-            guard let request = notify(stored) else { return nil }
-            let notification = try dispatcher.notification(for: request, appID: stored.appID, now: now)
-            made.withLock { $0 = notification }
-            return EventNotification(
-                notification: notification, runAt: notification.notBefore ?? now, onlyWithAudience: onlyWithAudience)
+        // A small one goes to a local worker in memory, its job stored leased to them.
+        let made = Mutex<(notification: PushNotification, lease: JobLease?)?>(nil)
+        let stored: SourceEvent
+        let created: Bool
+        do {
+            (stored, created) = try await store.insertEvent(event) { stored throws(HeraldError) in
+                guard let request = notify(stored) else { return nil }
+                let notification = try dispatcher.notification(for: request, appID: stored.appID, now: now)
+                // The closure runs once per attempt of the write: a lease from an earlier one is let go.
+                let lease = made.withLock { made in
+                    if let earlier = made?.lease { dispatcher.dropLease(earlier) }
+                    let lease = dispatcher.handoffLease(for: notification, now: now)
+                    made = (notification, lease)
+                    return lease
+                }
+                return EventNotification(
+                    notification: notification, runAt: notification.notBefore ?? now,
+                    onlyWithAudience: onlyWithAudience, lease: lease)
+            }
+        } catch {
+            if let lease = made.withLock({ $0?.lease }) { dispatcher.dropLease(lease) }
+            throw error
         }
+        let kept = made.withLock { $0 }
         var notification: PushNotification?
         if let id = stored.notificationID {
-            if created, let kept = made.withLock({ $0 }), kept.id == id {
-                notification = kept
+            if created, let kept, kept.notification.id == id {
+                notification = kept.notification
             } else {
                 notification = try await store.notification(appID: stored.appID, id: id)
             }
         }
-        if created, let notification { dispatcher.accepted(notification) }
+        if created, let notification, notification.id == kept?.notification.id {
+            dispatcher.accepted(notification, lease: kept?.lease)
+        } else {
+            if let lease = kept?.lease { dispatcher.dropLease(lease) }
+            if created, let notification { dispatcher.accepted(notification, lease: nil) }
+        }
         return Result(event: stored, notification: notification, created: created)
     }
 }

@@ -6,7 +6,7 @@ extension PostgresStore: JobQueue, DispatchLedger {
     // MARK: Notifications
 
     public func insertNotification(
-        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration, lease: JobLease?
     ) async throws -> (notification: PushNotification, created: Bool) {
         let spec = try sealSpec(notification)
         return try await transaction { connection in
@@ -27,14 +27,14 @@ extension PostgresStore: JobQueue, DispatchLedger {
                         "UPDATE notifications SET idempotency_key = NULL WHERE id = $1", [earlier.id])
                 }
             }
-            try await self.insertNotification(notification, spec: spec, runAt: runAt, connection)
+            try await self.insertNotification(notification, spec: spec, runAt: runAt, lease: lease, connection)
             return (notification, true)
         }
     }
 
-    /// Inserts a notification and its job in the caller's transaction.
+    /// Inserts a notification and its job (leased when `lease` is given) in the caller's transaction.
     func insertNotification(
-        _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date,
+        _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date, lease: JobLease?,
         _ connection: PostgresConnection
     ) async throws {
         try await connection.run(
@@ -49,7 +49,18 @@ extension PostgresStore: JobQueue, DispatchLedger {
                 notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
                 notification.source,
             ])
-        try await scheduleJob(connection, kind: "notification", reference: notification.id, runAt: runAt)
+        guard let lease else {
+            return try await scheduleJob(connection, kind: "notification", reference: notification.id, runAt: runAt)
+        }
+        // Leased to this node's worker, which has it in memory: no node is told to claim it.
+        let rows = try await connection.rows(
+            """
+            INSERT INTO jobs (kind, reference, run_at, locked_by, locked_until, attempts)
+            VALUES ('notification', $1, $2, $3, $4, 1) RETURNING id
+            """,
+            [notification.id, runAt.timeIntervalSince1970, lease.owner, lease.until.timeIntervalSince1970])
+        guard let row = rows.first else { throw HeraldError.internal("A leased job was not inserted.") }
+        lease.grant(Job(id: try row.get("id"), kind: "notification", reference: notification.id, attempts: 1))
     }
 
     public func notification(appID: String, id: String) async throws -> PushNotification? {

@@ -142,7 +142,7 @@ extension PostgresStore: EventStore {
                 if hasAudience {
                     try await self.insertNotification(
                         caused.notification, spec: try self.sealSpec(caused.notification), runAt: caused.runAt,
-                        connection)
+                        lease: caused.lease, connection)
                     try await connection.run(
                         "UPDATE events SET notification_id = $1 WHERE app_id = $2 AND id = $3",
                         [caused.notification.id, stored.appID, stored.id])

@@ -6,7 +6,7 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     // MARK: Notifications
 
     public func insertNotification(
-        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration, lease: JobLease?
     ) async throws -> (notification: PushNotification, created: Bool) {
         let spec = try sealSpec(notification)
         return try await groupCommit.write(durable: true) { db in
@@ -23,14 +23,15 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                 try db.cachedExecute(
                     sql: "UPDATE notifications SET idempotency_key = NULL WHERE id = ?", arguments: [earlier.id])
             }
-            try self.insertNotification(notification, spec: spec, runAt: runAt, db)
+            try self.insertNotification(notification, spec: spec, runAt: runAt, lease: lease, db)
             return (notification, true)
         }
     }
 
-    /// Inserts a notification and its job in the caller's transaction.
+    /// Inserts a notification and its job (leased when `lease` is given) in the caller's transaction.
     func insertNotification(
-        _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date, _ db: Database
+        _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date, lease: JobLease?,
+        _ db: Database
     ) throws {
         try db.cachedExecute(
             sql: """
@@ -44,7 +45,21 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
                 notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
                 notification.source,
             ])
-        try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
+        guard let lease else {
+            return try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
+        }
+        // Leased to this node's worker, which has it in memory: no one is told to claim it.
+        let id = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    INSERT INTO jobs (kind, reference, run_at, locked_by, locked_until, attempts)
+                    VALUES ('notification', ?, ?, ?, ?, 1) RETURNING id
+                    """),
+            arguments: [
+                notification.id, runAt.timeIntervalSince1970, lease.owner, lease.until.timeIntervalSince1970,
+            ])
+        guard let id else { throw DatabaseError(message: "A leased job was not inserted.") }
+        lease.grant(Job(id: id, kind: "notification", reference: notification.id, attempts: 1))
     }
 
     public func notification(appID: String, id: String) async throws -> PushNotification? {
@@ -283,8 +298,11 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     /// Whether the target reaches at least one installation.
     func reachesAnyone(_ target: NotificationTarget, appID: String, _ db: Database) throws -> Bool {
         guard let (condition, arguments) = try audienceCondition(target, appID: appID) else { return false }
-        return try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM installations WHERE \(condition) LIMIT 1", arguments: arguments) == true
+        let sql = "SELECT 1 FROM installations WHERE \(condition) LIMIT 1"
+        // An event's check of its owners' devices runs in the writer: compiled once per list length,
+        // not per event (a query's SQL varies with it and is not kept).
+        if case .query = target.audience { return try Bool.fetchOne(db, sql: sql, arguments: arguments) == true }
+        return try Bool.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) == true
     }
 
     func count(_ target: NotificationTarget, appID: String, _ db: Database) throws -> [PushService: Int] {

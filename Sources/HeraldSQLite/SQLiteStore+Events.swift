@@ -141,7 +141,8 @@ extension SQLiteStore: EventStore {
                     || self.reachesAnyone(caused.notification.target, appID: stored.appID, db)
             {
                 try self.insertNotification(
-                    caused.notification, spec: try self.sealSpec(caused.notification), runAt: caused.runAt, db)
+                    caused.notification, spec: try self.sealSpec(caused.notification), runAt: caused.runAt,
+                    lease: caused.lease, db)
                 try db.cachedExecute(
                     sql: "UPDATE events SET notification_id = ? WHERE app_id = ? AND id = ?",
                     arguments: [caused.notification.id, stored.appID, stored.id])

@@ -6,9 +6,11 @@ import Foundation
 public protocol DispatchLedger: Sendable {
     /// Stores a notification and its job (due at `runAt`) in one transaction. With an idempotency
     /// key already used by the app within `idempotencyWindow`, stores nothing.
+    /// - Parameter lease: When given, the job is stored already leased to it (and announced to
+    ///   no one), and the lease is granted the job: the engine's in-memory handoff.
     /// - Returns: The stored notification, and whether it is new (false: the earlier one with the key).
     func insertNotification(
-        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration, lease: JobLease?
     ) async throws -> (notification: PushNotification, created: Bool)
 
     /// One notification of an app.
@@ -256,5 +258,14 @@ extension Duration {
     public var timeInterval: TimeInterval {
         let parts = components
         return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}
+
+extension DispatchLedger {
+    /// Stores a notification and its job, due at `runAt`, for any worker to claim.
+    public func insertNotification(
+        _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration
+    ) async throws -> (notification: PushNotification, created: Bool) {
+        try await insertNotification(notification, runAt: runAt, idempotencyWindow: idempotencyWindow, lease: nil)
     }
 }

@@ -44,11 +44,14 @@ public struct EventNotification: Sendable {
     /// Store it only when its target reaches at least one installation; otherwise the event is
     /// stored without a notification (nothing to send).
     public var onlyWithAudience: Bool
+    /// When given, its job is stored already leased to it (see ``JobLease``).
+    public var lease: JobLease?
 
     /// Creates the notification of an event.
-    public init(notification: PushNotification, runAt: Date, onlyWithAudience: Bool) {
+    public init(notification: PushNotification, runAt: Date, onlyWithAudience: Bool, lease: JobLease? = nil) {
         self.notification = notification
         self.runAt = runAt
         self.onlyWithAudience = onlyWithAudience
+        self.lease = lease
     }
 }

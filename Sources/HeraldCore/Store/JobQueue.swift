@@ -100,3 +100,33 @@ public final class JobSignalHub: Sendable {
         }) { listener.finish() }
     }
 }
+
+/// A job stored already leased to this node (a small notification handed to a local worker in
+/// memory, see the engine's handoff): the owner and lease end it is inserted with, and the job the
+/// store made, once the inserting write has returned.
+///
+/// A job inserted under a lease announces nothing (``JobQueue/jobSignals()``): no worker of any
+/// node needs to look for it. If the node dies before working it, the lease runs out and any
+/// node's workers claim it as they claim every job.
+public final class JobLease: Sendable {
+    /// Who holds the job (what the worker commits its pages as).
+    public let owner: String
+    /// When the lease ends unless a commit renews it.
+    public let until: Date
+    private let granted = Mutex<Job?>(nil)
+
+    /// A lease to insert a job with.
+    public init(owner: String, until: Date) {
+        self.owner = owner
+        self.until = until
+    }
+
+    /// The job inserted under this lease; nil until the store has inserted it (and when the
+    /// write inserted none, as for a repeated idempotency key).
+    public var job: Job? { granted.withLock { $0 } }
+
+    /// Records the job the store inserted (stores call it inside the inserting write).
+    public func grant(_ job: Job) {
+        granted.withLock { $0 = job }
+    }
+}

@@ -5,9 +5,18 @@ import Logging
 extension Dispatcher {
     /// Works one claimed job until it is done, must wait (retries, local times), loses its lock,
     /// or the worker is stopping (then the job is released for the next worker).
-    public func process(_ job: Job, owner: String, isStopping: @Sendable () -> Bool) async throws {
+    /// - Parameter notification: The job's notification as this node accepted it, for a job handed
+    ///   over in memory (new, so nothing of it has run): it is not read back from the store.
+    public func process(
+        _ job: Job, owner: String, notification: PushNotification? = nil, isStopping: @Sendable () -> Bool
+    ) async throws {
         switch job.kind {
-        case "notification": try await fanOut(job, owner: owner, isStopping: isStopping)
+        case "notification":
+            if let notification {
+                try await fanOutNew(notification, job: job, owner: owner, isStopping: isStopping)
+            } else {
+                try await fanOut(job, owner: owner, isStopping: isStopping)
+            }
         case "cleanup": try await runCleanup(job, owner: owner)
         default:
             logger.error("unknown job kind", metadata: ["herald.job": "\(job.kind)"])
@@ -22,23 +31,74 @@ extension Dispatcher {
         if let expiresAt = notification.expiresAt, now() >= expiresAt {
             return try await expire(notification, job: job, owner: owner)
         }
-        let metadata = notification.logMetadata
         let cursor = try await store.cursor(notificationID: notification.id)
-        // A notification whose fan-out starts now has nothing pending from an earlier run: when
-        // its pages leave nothing pending either, its counts are what they were plus what the
-        // pages counted, and it closes without reading the pending table or itself again.
-        var fresh: NotificationCounts? = cursor == nil ? notification.counts : nil
+        if cursor == nil {
+            return try await fanOutNew(notification, job: job, owner: owner, isStopping: isStopping)
+        }
         if cursor != "done" {
+            let first = try await readBatch(of: notification, after: cursor)
             guard
-                let sent = try await sendTarget(
-                    of: notification, after: cursor, job: job, owner: owner, isStopping: isStopping)
+                try await sendTarget(
+                    of: notification, from: first, job: job, owner: owner, isStopping: isStopping) != nil
             else { return }
-            if sent.leftPending { fresh = nil }
-            fresh?.add(sent.counts)
         }
-        if let counts = fresh {
-            return try await close(notification, counts: counts, job: job, owner: owner)
+        try await finishPending(notification, job: job, owner: owner, isStopping: isStopping)
+    }
+
+    /// Works a notification whose fan-out starts now (nothing of it has run). A target of one
+    /// batch — the one-user case — is sent and closed in one commit; a larger one is sent batch by
+    /// batch and closed after. When its pages leave nothing pending, its counts are what the pages
+    /// counted, and it closes without reading the pending table or itself again.
+    private func fanOutNew(
+        _ notification: PushNotification, job: Job, owner: String, isStopping: @Sendable () -> Bool
+    ) async throws {
+        let first = try await readBatch(of: notification, after: nil)
+        if first.exhausted {
+            return try await sendOnlyBatch(first, of: notification, job: job, owner: owner, isStopping: isStopping)
         }
+        guard
+            let sent = try await sendTarget(
+                of: notification, from: first, job: job, owner: owner, isStopping: isStopping)
+        else { return }
+        if sent.leftPending {
+            return try await finishPending(notification, job: job, owner: owner, isStopping: isStopping)
+        }
+        var counts = notification.counts
+        counts.add(sent.counts)
+        try await close(notification, counts: counts, job: job, owner: owner)
+    }
+
+    /// Sends a target that is one batch and, when nothing is left pending, closes the notification
+    /// and finishes its job in the same commit.
+    private func sendOnlyBatch(
+        _ batch: Batch, of notification: PushNotification, job: Job, owner: String,
+        isStopping: @Sendable () -> Bool
+    ) async throws {
+        var page = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
+        page.status = .sending
+        page.startedAt = now()
+        page.counts.targeted = batch.recipients.count
+        try await deliver(batch.recipients, of: notification, preferences: batch.preferences, into: &page)
+        page.cursor = "done"
+        guard page.pending.isEmpty else {
+            page.lockedUntil = leaseEnd()
+            guard try await store.commit(page) else {
+                return logger.warning(
+                    "job lock lost; another worker has the notification", metadata: notification.logMetadata)
+            }
+            return try await finishPending(notification, job: job, owner: owner, isStopping: isStopping)
+        }
+        var counts = notification.counts
+        counts.add(page.counts)
+        try await close(notification, counts: counts, job: job, owner: owner, with: page)
+    }
+
+    /// Works what the notification's pages left pending (retries, local times, offline devices)
+    /// that is due, then waits for the next or closes the notification.
+    private func finishPending(
+        _ notification: PushNotification, job: Job, owner: String, isStopping: @Sendable () -> Bool
+    ) async throws {
+        let metadata = notification.logMetadata
 
         while true {
             if isStopping() { return try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil) }
@@ -65,13 +125,15 @@ extension Dispatcher {
         try await close(notification, counts: counts, job: job, owner: owner)
     }
 
-    /// Sets the final status from the counts and finishes the job, in one transaction.
+    /// Sets the final status from the counts and finishes the job, in one transaction (with the
+    /// last page's outcomes when `page` is given).
     private func close(
-        _ notification: PushNotification, counts: NotificationCounts, job: Job, owner: String
+        _ notification: PushNotification, counts: NotificationCounts, job: Job, owner: String,
+        with page: PageCommit? = nil
     )
         async throws
     {
-        var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
+        var commit = page ?? PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
         let status: NotificationStatus =
             switch (counts.sent, counts.failed, counts.skippedExpired) {
             case (0, 1..., _): .failed
@@ -81,7 +143,10 @@ extension Dispatcher {
         commit.status = status
         commit.completedAt = now()
         commit.finishesJob = true
-        guard try await store.commit(commit) else { return }
+        guard try await store.commit(commit) else {
+            return logger.warning(
+                "job lock lost; another worker has the notification", metadata: notification.logMetadata)
+        }
         EngineMetrics.finished(appID: notification.appID, status: status)
         logger.info(
             "notification done",
@@ -113,7 +178,7 @@ extension Dispatcher {
     /// - Returns: What the pages committed, or nil when the job was released (stopping) or its
     ///   lock was lost.
     private func sendTarget(
-        of notification: PushNotification, after cursor: String?, job: Job, owner: String,
+        of notification: PushNotification, from first: Batch, job: Job, owner: String,
         isStopping: @Sendable () -> Bool
     ) async throws -> PageTally? {
         let sequencer = CommitSequencer()
@@ -127,7 +192,7 @@ extension Dispatcher {
                 if let page = try await group.next() { sent.add(page) }
                 finished += 1
             }
-            var batch = try await readBatch(of: notification, after: cursor)
+            var batch = first
             while true {
                 if isStopping() {
                     while finished < launched { try await settle() }

@@ -48,6 +48,12 @@ public struct AppTransports: Sendable {
     /// Sends pushes through their services' transports, concurrently, and returns each one's result
     /// in order.
     func send(_ pushes: [OutgoingPush], of notification: PushNotification, now: Date) async -> [TransportResult] {
+        // One service (the one-user case, most pages): sent from this task, no child task.
+        if let service = pushes.first?.recipient.service, let transport = transports[service],
+            pushes.allSatisfy({ $0.recipient.service == service })
+        {
+            return await transport.send(pushes, of: notification, now: now)
+        }
         var results = [TransportResult?](repeating: nil, count: pushes.count)
         let byService = Dictionary(grouping: pushes.indices, by: { pushes[$0].recipient.service })
         await withTaskGroup(of: [(Int, TransportResult)].self) { group in

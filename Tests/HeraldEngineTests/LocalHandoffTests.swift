@@ -1,0 +1,215 @@
+import Foundation
+import HeraldCore
+import HeraldSQLite
+import HeraldTestSupport
+import Logging
+import Synchronization
+import Testing
+
+@testable import HeraldEngine
+
+/// The one-notification path: wake-ups and the in-memory hand-off, driven by a clock that moves
+/// only when told (idle workers never poll), with an in-memory transport.
+@Suite("Engine hand-off and wake-ups")
+struct LocalHandoffTests {
+    /// A SQLite store in a fresh directory, an engine over it with `workers` workers, and a
+    /// transport recording what the engine sends.
+    struct Engine {
+        let directory: TemporaryDirectory
+        let store: SQLiteStore
+        let dispatcher: Dispatcher
+        let transport = RecordingTransport()
+        let clock = ManualClock()
+        static let quiet = {
+            var logger = Logger(label: "test")
+            logger.logLevel = .warning
+            return logger
+        }()
+
+        init(
+            directory: TemporaryDirectory? = nil, cipher: TokenCipher = Fixtures.cipher(), workers: Int = 4
+        ) async throws {
+            self.directory = try directory ?? TemporaryDirectory()
+            store = try SQLiteStore(path: self.directory.file("herald.sqlite"), cipher: cipher, syncsAccepted: false)
+            try await store.migrate()
+            dispatcher = Dispatcher(
+                store: store, transports: ["app": AppTransports([transport])],
+                configuration: EngineConfiguration(workers: workers, cleanupInterval: nil),
+                logger: Self.quiet, clock: clock)
+        }
+
+        /// Registers an iOS installation of `user` and returns its id.
+        func register(user: String) async throws -> String {
+            try await store.register(
+                InstallationRegistration(
+                    platform: .ios, service: .apns, token: .device(Fixtures.apnsToken()),
+                    profile: InstallationProfile(userID: user)),
+                appID: "app", now: Date()
+            ).installation.id
+        }
+
+        /// Sends a titled notification to `audience` and returns its id.
+        func send(_ audience: NotificationTarget.Audience) async throws -> String {
+            let result = try await dispatcher.submit(
+                SendRequest(target: NotificationTarget(audience: audience), payload: NotificationPayload(title: "Hi")),
+                appID: "app")
+            guard case .accepted(let notification, _) = result else { throw HeraldError.internal("not accepted") }
+            return notification.id
+        }
+
+        /// Runs the workers while `body` runs, then stops them; returns what `body` returned and how
+        /// the workers came by their jobs meanwhile (their first look for work at start left out).
+        func withWorkers<T>(_ body: () async throws -> T) async throws -> (T, WorkCounts) {
+            let worker = Task { try await DispatchWorker(dispatcher: dispatcher, node: "test").run() }
+            defer { worker.cancel() }
+            // The workers are up once every one of them waits for work.
+            while dispatcher.wakeups.waiting < dispatcher.configuration.workers { await Task.yield() }
+            let before = dispatcher.workCounts
+            let value = try await body()
+            let after = dispatcher.workCounts
+            return (
+                value,
+                WorkCounts(
+                    handedOver: after.handedOver - before.handedOver, claimed: after.claimed - before.claimed,
+                    emptyClaims: after.emptyClaims - before.emptyClaims)
+            )
+        }
+
+        /// Waits until the notification is final and returns it.
+        func final(_ id: String) async throws -> PushNotification {
+            while true {
+                if let notification = try await store.notification(id: id), notification.status.isFinal {
+                    return notification
+                }
+                await Task.yield()
+            }
+        }
+    }
+
+    @Test("one signal resumes one waiting worker, the longest waiting")
+    func signalWakesOne() async throws {
+        let signal = WakeSignal()
+        let woken = Counter()
+        var tasks: [Task<Void, Never>] = []
+        for _ in 0..<3 {
+            tasks.append(
+                Task {
+                    await signal.wait()
+                    woken.add()
+                })
+            while signal.waiting < tasks.count { await Task.yield() }
+        }
+        signal.signal()
+        while woken.value < 1 { await Task.yield() }
+        #expect(signal.waiting == 2)
+        #expect(woken.value == 1)
+        // With nobody left waiting, a signal waits for the next worker.
+        signal.signalAll()
+        for task in tasks { await task.value }
+        signal.signal()
+        #expect(signal.take())
+        #expect(!signal.take())
+    }
+
+    @Test("a one-user notification goes to a local worker in memory: no claim, one delivery, closed done")
+    func handoff() async throws {
+        let engine = try await Engine()
+        let installation = try await engine.register(user: "u1")
+        let (id, counts) = try await engine.withWorkers {
+            let id = try await engine.send(.userIDs(["u1"]))
+            await engine.transport.waitForPushes(1)
+            _ = try await engine.final(id)
+            return id
+        }
+        let notification = try await engine.final(id)
+        #expect(notification.status == .done)
+        #expect(notification.counts.sent == 1 && notification.counts.targeted == 1)
+        #expect(engine.transport.pushes.map(\.recipient.installationID) == [installation])
+        #expect(counts == WorkCounts(handedOver: 1, claimed: 0, emptyClaims: 0))
+        #expect(try await engine.store.queueStatistics(now: Date()) == QueueStatistics())
+    }
+
+    @Test("a broadcast is claimed through the store, by one woken worker and at most one more")
+    func broadcastClaimed() async throws {
+        let engine = try await Engine(workers: 8)
+        for user in 0..<3 { _ = try await engine.register(user: "u\(user)") }
+        let (id, counts) = try await engine.withWorkers {
+            let id = try await engine.send(.all)
+            await engine.transport.waitForPushes(3)
+            _ = try await engine.final(id)
+            return id
+        }
+        #expect(try await engine.final(id).counts.sent == 3)
+        #expect(counts.handedOver == 0 && counts.claimed == 1)
+        // Woken by its intake and by the store's signal, and the claiming worker wakes one more:
+        // three claims at most find nothing (all eight workers woke before).
+        #expect(counts.emptyClaims <= 3)
+    }
+
+    @Test("many one-user notifications at once each reach their device once")
+    func burst() async throws {
+        let engine = try await Engine()
+        var users: [String: String] = [:]
+        for user in 0..<40 { users["u\(user)"] = try await engine.register(user: "u\(user)") }
+        let (ids, counts) = try await engine.withWorkers {
+            let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                for user in users.keys { group.addTask { try await engine.send(.userIDs([user])) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            await engine.transport.waitForPushes(users.count)
+            return ids
+        }
+        for id in ids { #expect(try await engine.final(id).status == .done) }
+        #expect(Set(engine.transport.pushes.compactMap(\.recipient.installationID)) == Set(users.values))
+        #expect(engine.transport.pushes.count == users.count)
+        #expect(counts.claimed == 0 && counts.handedOver == users.count)
+    }
+
+    @Test("a node that stops between accepting and working a handed notification: the next start delivers it")
+    func crashBeforeHandoff() async throws {
+        let directory = try TemporaryDirectory()
+        let cipher = Fixtures.cipher()
+        let first = try await Engine(directory: directory, cipher: cipher)
+        _ = try await first.register(user: "u1")
+        // Workers opened the hand-off and stopped at once: the job is stored leased, in memory only here.
+        first.dispatcher.handoff.open(owner: "gone-local")
+        let id = try await first.send(.userIDs(["u1"]))
+        #expect(first.dispatcher.handoff.waiting == 1)
+        #expect(try await first.store.queueStatistics(now: Date()).running == 1)
+
+        // The process dies; the next one on the same database recovers the lease and works the job.
+        let second = try await Engine(directory: directory, cipher: cipher)
+        #expect(try await second.store.recoverJobs() == 1)
+        _ = try await second.withWorkers {
+            second.dispatcher.wake()
+            await second.transport.waitForPushes(1)
+        }
+        #expect(try await second.final(id).status == .done)
+        #expect(second.dispatcher.workCounts.claimed == 1)
+        #expect(first.transport.pushes.isEmpty)
+    }
+
+    @Test("a scheduled notification, or one to a channel, is not handed over")
+    func notHandedOver() async throws {
+        let engine = try await Engine()
+        engine.dispatcher.handoff.open(owner: "node-local")
+        let later = try await engine.dispatcher.submit(
+            SendRequest(
+                target: NotificationTarget(audience: .userIDs(["u1"])), payload: NotificationPayload(title: "Hi"),
+                pushTime: .instant(Date().addingTimeInterval(3600))),
+            appID: "app")
+        guard case .accepted = later else { throw HeraldError.internal("not accepted") }
+        _ = try await engine.send(.channels(["news"]))
+        _ = try await engine.send(.userIDs((0..<101).map { "u\($0)" }))
+        #expect(engine.dispatcher.handoff.waiting == 0)
+        _ = try await engine.send(.userIDs(["u1"]))
+        #expect(engine.dispatcher.handoff.waiting == 1)
+    }
+}
+
+/// A count shared between tasks.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
