@@ -584,7 +584,9 @@ def native_bola(w: World, s: dict) -> None:
     like_missing("native: user A GET B's preferences", lambda i: call(h, "GET", f"/v1/installations/{i}/preferences", A), vic, miss, snap)
     like_missing("native: user A PUT B's preferences", lambda i: call(h, "PUT", f"/v1/installations/{i}/preferences", A, {"sound_enabled": True, "enabled_categories": None}), vic, miss, snap)
     like_missing("native: user A POST B's channel-credential", lambda i: call(h, "POST", f"/v1/installations/{i}/channel-credential", A), vic, miss, snap)
-    opened = lambda: jbody(h.request("GET", f"/v1/notifications/{s['notif_a']}", w.key("a")))["counts"]  # noqa: E731
+    # Only the open count: the notification's delivery goes on meanwhile (its provider is a closed
+    # port, so its sent / retried / rate-limited counts move by themselves).
+    opened = lambda: jbody(h.request("GET", f"/v1/notifications/{s['notif_a']}", w.key("a")))["counts"]["opened"]  # noqa: E731
     like_missing("native: user A reports an open for B's installation",
                  lambda i: call(h, "POST", "/v1/opens", A, {"notification_id": s["notif_a"], "installation_id": i}),
                  vic, miss, lambda: [snap(), opened()])
