@@ -34,6 +34,7 @@ public final class HTTP2OriginPools: Sendable {
     private let template: HTTP2PoolConfiguration
     private let maxOrigins: Int
     private let idleTimeout: Duration
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let group: any EventLoopGroup
     private let logger: Logger
     private let state = Mutex(State())
@@ -43,11 +44,14 @@ public final class HTTP2OriginPools: Sendable {
     ///   - configuration: The settings of every origin's pool; its `host` and `port` are replaced by the origin's.
     ///   - maxOrigins: How many origins' pools are kept open at once.
     ///   - idleTimeout: How long an origin's pool stays open unused.
+    ///   - now: The clock idleness is measured by (tests move it instead of waiting).
     public init(
         configuration: HTTP2PoolConfiguration, maxOrigins: Int = 64, idleTimeout: Duration = .seconds(300),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        logger: Logger = Logger(label: "herald.http2")
+        logger: Logger = Logger(label: "herald.http2"),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
+        self.now = now
         self.template = configuration
         self.maxOrigins = max(1, maxOrigins)
         self.idleTimeout = idleTimeout
@@ -114,7 +118,7 @@ public final class HTTP2OriginPools: Sendable {
     private func pool(
         for origin: Origin
     ) throws(HTTP2ClientError) -> (pool: HTTP2ConnectionPool, evicted: [HTTP2ConnectionPool]) {
-        let now = ContinuousClock.now
+        let now = self.now()
         let result: Result<(HTTP2ConnectionPool, [HTTP2ConnectionPool]), HTTP2ClientError> = state.withLock { state in
             guard !state.isShutdown else { return .failure(.shutdown) }
             state.uses += 1

@@ -38,19 +38,13 @@ public struct PostgresTestDatabase: Sendable {
         try await Self.administer(server, statement)
     }
 
-    /// The cluster's URL: `HERALD_TEST_POSTGRES`, else what `scripts/postgres` prints (run once per process).
+    /// The cluster's URL, `HERALD_TEST_POSTGRES`. Tests install nothing: `scripts/test` starts the
+    /// cluster (`scripts/postgres`, which installs PostgreSQL when missing) and exports its URL.
     public static func serverURL() async throws -> String {
-        if let url = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"], !url.isEmpty { return url }
-        return try await started.value
-    }
-
-    private static let started = Task<String, any Error> {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let script = root.appendingPathComponent("scripts/postgres").path
-        let (status, out, err) = try await ScriptProcess.run(["bash", script])
-        guard status == 0, let url = out.split(separator: "\n").last.map(String.init), url.hasPrefix("postgres://")
-        else { throw PostgresTestDatabaseError("scripts/postgres failed (\(status)): \(err)") }
+        guard let url = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"], !url.isEmpty else {
+            throw PostgresTestDatabaseError(
+                "HERALD_TEST_POSTGRES is unset: export HERALD_TEST_POSTGRES=$(scripts/postgres) (scripts/test does)")
+        }
         return url
     }
 

@@ -204,8 +204,14 @@ struct APNsClientTests {
     func streamLimit() async throws {
         let harness = try await APNsHarness(connections: 1)
         _ = try await harness.client.send(harness.notification())
+        let acknowledged = harness.apns.settingsAcknowledged
         harness.apns.setMaxConcurrentStreams(1)
-        try await Task.sleep(for: .milliseconds(200))  // let the SETTINGS frame arrive and be acknowledged
+        // The new limit is in force once the client has acknowledged the SETTINGS frame that carries it.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while harness.apns.settingsAcknowledged <= acknowledged, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        try #require(harness.apns.settingsAcknowledged > acknowledged, "the client never acknowledged SETTINGS")
         async let narrow = withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 { group.addTask { try await harness.client.send(harness.notification()).status } }
             return try await group.reduce(0) { $0 + ($1 == 200 ? 1 : 0) }

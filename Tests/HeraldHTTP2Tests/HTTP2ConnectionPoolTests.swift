@@ -4,6 +4,7 @@ import HeraldTestSupport
 import NIOCore
 import NIOHPACK
 import NIOSSL
+import Synchronization
 import Testing
 
 @Suite("HTTP/2 pool against a live HTTP/2 + TLS peer", .serialized)
@@ -51,7 +52,12 @@ struct HTTP2ConnectionPoolTests {
         let first = try await pool.execute(try await peer.request(Fixtures.apnsToken()))
         #expect(first.status == 200)
         #expect(first.headers.first(name: "apns-id") != nil)
-        try await Task.sleep(for: .milliseconds(700))  // several PING intervals with nothing in flight
+        // Idle, the connection is kept alive by PINGs (every 200 ms here): wait for three of them.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while peer.apns.pingsReceived < 3, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try #require(peer.apns.pingsReceived >= 3, "no keep-alive PINGs on the idle connection")
         let second = try await pool.execute(try await peer.request(Fixtures.apnsToken()))
         #expect(second.status == 200)
         #expect(peer.apns.connectionCount == 1)
@@ -205,15 +211,16 @@ extension HTTP2OriginPoolsTests {
             ca: first.ca, credentials: [first.key.credential(topics: ["com.example"])])
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([first.ca.rootCertificate])
+        let elapsed = Mutex(Duration.zero)
         let pools = HTTP2OriginPools(
             configuration: HTTP2PoolConfiguration(host: "unused", tls: tls, connections: 1),
-            idleTimeout: .milliseconds(300))
+            idleTimeout: .milliseconds(300), now: { ContinuousClock.now + elapsed.withLock { $0 } })
         let a = HTTP2OriginPools.Origin(host: "127.0.0.1", port: first.apns.port)
         let b = HTTP2OriginPools.Origin(host: "127.0.0.1", port: second.port)
         #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: a).status == 200)
         #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: b).status == 200)
         #expect(pools.origins == [a, b])
-        try await Task.sleep(for: .milliseconds(400))
+        elapsed.withLock { $0 = .milliseconds(400) }  // both idle past the timeout
         #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: b).status == 200)
         #expect(pools.origins == [b], "a was idle longer than the timeout")
         #expect(try await pools.execute(try await first.request(Fixtures.apnsToken()), at: a).status == 200)

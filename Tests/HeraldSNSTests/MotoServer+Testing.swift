@@ -7,9 +7,6 @@ import NIOHTTP1
 import Testing
 
 extension MotoServer {
-    /// Why the moto suites are skipped.
-    static let unavailable: Comment = "moto is not installed (pip install 'moto[server]', or scripts/moto)"
-
     /// The server the running suite started.
     @TaskLocal static var current: MotoServer?
 }

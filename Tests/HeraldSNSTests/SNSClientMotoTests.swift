@@ -5,7 +5,7 @@ import HeraldTestSupport
 import Testing
 
 @Suite(
-    "SNS client against moto's SNS", .serialized, .enabled(if: MotoServer.isAvailable, MotoServer.unavailable),
+    "SNS client against moto's SNS", .serialized,
     .motoServer)
 struct SNSClientMotoTests {
     let server: MotoServer

@@ -5,8 +5,7 @@ import HeraldTestSupport
 import Testing
 
 @Suite(
-    "SigV4 against moto with IAM authentication on", .serialized,
-    .enabled(if: MotoServer.isAvailable, MotoServer.unavailable), .motoServer)
+    "SigV4 against moto with IAM authentication on", .serialized, .motoServer)
 struct SNSSignatureMotoTests {
     func accessKey(user: String, allowSNS: Bool, on server: MotoServer) async throws -> AWSCredentials {
         try await server.accessKey(user: user, allowSNS: allowSNS)

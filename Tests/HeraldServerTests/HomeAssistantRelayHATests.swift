@@ -7,25 +7,13 @@ import HummingbirdTesting
 import Testing
 
 /// Home Assistant's own `mobile_app` notify code (`scripts/ha-notify.py`, from the
-/// `homeassistant` wheel that `scripts/homeassistant` installs) against the relay on a real port,
+/// `homeassistant` wheel in `scripts/bootstrap`'s `.python/homeassistant` environment) against the relay on a real port,
 /// with the mock APNs and FCM servers receiving what the engine sends.
 @Suite("Home Assistant push relay with Home Assistant's notify code", .serialized)
 struct HomeAssistantRelayHATests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/ha-notify.py").path
     static let device = "Herald Test Phone"
-
-    /// Whether `python3` can import Home Assistant's notify code.
-    static var hasHomeAssistant: Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import homeassistant.core, homeassistant.components.notify"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
 
     /// One notify call as Home Assistant reported it: what it logged, and what it raised.
     struct Send {
@@ -34,8 +22,7 @@ struct HomeAssistantRelayHATests {
     }
 
     @Test(
-        "Home Assistant logs the rate limits of each 201, and the 151st message of the day as rate-limited",
-        .enabled(if: hasHomeAssistant))
+        "Home Assistant logs the rate limits of each 201, and the 151st message of the day as rate-limited")
     func dailyLimit() async throws {
         let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
         let token = Fixtures.fcmToken()
@@ -77,8 +64,7 @@ struct HomeAssistantRelayHATests {
     }
 
     @Test(
-        "Home Assistant delivers to an iOS device through APNs, and to a token Herald had never seen",
-        .enabled(if: hasHomeAssistant))
+        "Home Assistant delivers to an iOS device through APNs, and to a token Herald had never seen")
     func appleAndUnknown() async throws {
         let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
         let token = Fixtures.apnsToken()
@@ -117,8 +103,8 @@ struct HomeAssistantRelayHATests {
     }
 
     @Test(
-        "A token never seen is relayed; once FCM refuses it, Home Assistant logs the relay's error and FCM hears nothing more",
-        .enabled(if: hasHomeAssistant))
+        "A token never seen is relayed; once FCM refuses it, Home Assistant logs the relay's error and FCM hears nothing more"
+    )
     func unseenAndRefused() async throws {
         let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
         let fresh = Fixtures.fcmToken()
@@ -155,8 +141,7 @@ struct HomeAssistantRelayHATests {
     }
 
     @Test(
-        "Two relay apps: each Companion app's new tokens go to the app whose app_ids lists it",
-        .enabled(if: hasHomeAssistant))
+        "Two relay apps: each Companion app's new tokens go to the app whose app_ids lists it")
     func twoApps() async throws {
         var dialects = DialectSettings()
         dialects.homeAssistant = [
@@ -186,8 +171,7 @@ struct HomeAssistantRelayHATests {
     }
 
     @Test(
-        "The new-token limit at its boundary: Home Assistant logs the relay's warning for the token past it",
-        .enabled(if: hasHomeAssistant))
+        "The new-token limit at its boundary: Home Assistant logs the relay's warning for the token past it")
     func newTokenLimit() async throws {
         var dialects = DialectSettings()
         dialects.homeAssistant = ["demo": HomeAssistantRelayConfiguration(relay: true, newTokensPerMinute: 2)]
@@ -234,7 +218,8 @@ struct HomeAssistantRelayHATests {
     ) async throws -> [Send] {
         // `--name=value`: an FCM token (or a message) may start with "-", which argparse would take for an option.
         var arguments = [
-            "python3", script, "--push-url=http://127.0.0.1:\(port)/ha/push", "--push-token=\(token)",
+            try TestPython.homeAssistant.interpreter(), script, "--push-url=http://127.0.0.1:\(port)/ha/push",
+            "--push-token=\(token)",
             "--app-id=\(appID)", "--device-name=\(device)", "--message=\(message)", "--count=\(count)",
         ]
         if let title { arguments.append("--title=\(title)") }

@@ -6,7 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-/// `scripts/leancloud-sdk-test.py` (LeanCloud's own Python SDK, installed by `scripts/leancloud`)
+/// `scripts/leancloud-sdk-test.py` (LeanCloud's own Python SDK, in `scripts/bootstrap`'s `.python/leancloud` environment)
 /// against Herald on a real port, with the mock APNs (production and sandbox) and FCM servers
 /// receiving what the engine sends.
 @Suite("LeanCloud push API with LeanCloud's Python SDK")
@@ -15,21 +15,8 @@ struct LeanCloudSDKTests {
         .deletingLastPathComponent().appendingPathComponent("scripts")
     static let script = scripts.appendingPathComponent("leancloud-sdk-test.py").path
 
-    /// Whether the SDK imports (`scripts/leancloud` installed it).
-    static var hasSDK: Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--check"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
     @Test(
-        "The SDK saves, subscribes, queries and deletes installations, pushes each kind, and reads the status",
-        .enabled(if: hasSDK))
+        "The SDK saves, subscribes, queries and deletes installations, pushes each kind, and reads the status")
     func sdk() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects(), apnsSandbox: .separate)
         let app = Application(router: harness.server.router().router)
@@ -58,9 +45,8 @@ struct LeanCloudSDKTests {
         let app = Application(router: harness.server.router().router)
         let seed = Self.scripts.deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("shared/seeds/003_8f774a6a03a8d631.txt").path
-        var arguments = [
-            "python3", Self.scripts.appendingPathComponent("leancloud-doc-requests.py").path, "--json", "strict",
-        ]
+        var arguments = try TestPython.tools.command(
+            Self.scripts.appendingPathComponent("leancloud-doc-requests.py").path, ["--json", "strict"])
         // The seed beside the clone (CI's layout): the script first checks its requests are still the seed's.
         if FileManager.default.fileExists(atPath: seed) { arguments += ["--seed", seed] }
         let command = arguments
@@ -196,7 +182,7 @@ struct LeanCloudSDKTests {
         environment["HERALD_LC_APP_KEY"] = LeanCloudClient.appKey
         environment["HERALD_LC_MASTER_KEY"] = LeanCloudClient.masterKey
         for name in ["LC_API_SERVER", "LEANCLOUD_APP_ENV", "LEAN_CLI_HAVE_STAGING"] { environment[name] = nil }
-        return try await ScriptProcess.run(["python3", script], environment: environment)
+        return try await ScriptProcess.run(TestPython.leanCloud.command(script), environment: environment)
     }
 }
 

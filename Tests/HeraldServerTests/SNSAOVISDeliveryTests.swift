@@ -13,8 +13,7 @@ import Testing
 /// the key of each device's platform and environment, a token change updates the endpoint, and
 /// logging out (deleting the token) deletes it.
 @Suite(
-    "AOVIS through SNS (moto)", .serialized,
-    .enabled(if: MotoServer.isAvailable, "moto is not installed (scripts/moto)"))
+    "AOVIS through SNS (moto)", .serialized)
 struct SNSAOVISDeliveryTests {
     /// The `CustomUserData` moto keeps with an endpoint.
     static func customUserData(_ moto: MotoServer, arn: String) async throws -> String? {

@@ -13,21 +13,9 @@ struct SNSAPISDKTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/sns-sdk-test.py").path
 
-    /// Whether `python3` can import boto3.
-    static var hasBoto3: Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import boto3"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
     @Test(
-        "boto3 creates applications, endpoints and topics, publishes (each endpoint its environment's key), and sees SNS's errors",
-        .enabled(if: hasBoto3))
+        "boto3 creates applications, endpoints and topics, publishes (each endpoint its environment's key), and sees SNS's errors"
+    )
     func boto3() async throws {
         let harness = try await EngineHarness(dialects: SNSCaller.dialects)
         let app = Application(router: harness.server.router().router)
@@ -100,7 +88,7 @@ struct SNSAPISDKTests {
         environment["HERALD_SNS_SECRET_ACCESS_KEY"] = SNSCaller.secretAccessKey
         environment["HERALD_SNS_REGION"] = "us-east-1"
         for name in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"] { environment[name] = nil }
-        return try await ScriptProcess.run(["python3", script], environment: environment)
+        return try await ScriptProcess.run(TestPython.tools.command(script), environment: environment)
     }
 }
 

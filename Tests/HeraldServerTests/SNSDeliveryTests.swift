@@ -10,7 +10,7 @@ import Testing
 /// Installations with `service: sns` delivered through a real SNS-compatible server (moto): a
 /// platform endpoint per token, `Publish` with `MessageStructure=json`, the platform key following
 /// the platform and environment, each value a JSON string (the SNS notes' two classic mistakes).
-@Suite("SNS delivery (moto)", .serialized, .enabled(if: MotoServer.isAvailable, "moto is not installed (scripts/moto)"))
+@Suite("SNS delivery (moto)", .serialized)
 struct SNSDeliveryTests {
     /// An SNS client of moto, signing as an IAM user allowed SNS, with moto's SigV4 check on from
     /// here: a request Herald signed wrong fails the test.

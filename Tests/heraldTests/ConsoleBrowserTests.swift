@@ -66,15 +66,13 @@ struct ConsoleBrowserTests {
         environment["HERALD_SERVER_KEY"] = serverKey
         environment["HERALD_CONSOLE_EXPECT"] = expect
         environment["HERALD_CONSOLE_SCREENSHOTS"] = screenshots
-        if environment["HERALD_SELENIUM_DIR"] == nil {
-            // Run on its own (not from scripts/test): install chromium and Selenium the same way.
-            let (status, output, errors) = try await ScriptProcess.run(
-                [Self.root.appendingPathComponent("scripts/console").path])
-            try #require(status == 0, "scripts/console could not install chromium and Selenium:\n\(errors)")
-            environment["HERALD_SELENIUM_DIR"] = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Chromium and chromedriver are Debian's, Selenium is in the tools environment: scripts/bootstrap.
+        for program in ["chromium", "chromedriver"] {
+            let (found, _, _) = try await ScriptProcess.run(["sh", "-c", "command -v \(program)"])
+            try #require(found == 0, "\(program) is missing: run scripts/bootstrap (scripts/test runs it)")
         }
         let (status, output, errors) = try await ScriptProcess.run(
-            ["python3", Self.root.appendingPathComponent("scripts/console-browser-test.py").path],
+            TestPython.tools.command(Self.root.appendingPathComponent("scripts/console-browser-test.py").path),
             environment: environment)
         #expect(status == 0, "the browser test failed:\n\(output)\n\(errors)")
         #expect(output.contains("console browser test passed"))

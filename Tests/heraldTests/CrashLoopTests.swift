@@ -21,8 +21,8 @@ import Testing
 /// `HERALD_CRASH_RUNS` sets the runs per store (default 3 on SQLite, 2 on PostgreSQL, so CI stays fast; by hand run
 /// e.g. `HERALD_CRASH_RUNS=50 swift test --filter CrashLoop`), `HERALD_CRASH_SEED` replays a seed the output printed
 /// (each run prints the variables that replay it alone: the kill point, traffic mix and devices follow from them; the
-/// timing of a live server does not), and `HERALD_CRASH_POINT` (`accept`, `fanout`, `commit`) fixes the kill point. PostgreSQL runs when
-/// `HERALD_TEST_POSTGRES` names a cluster (`export HERALD_TEST_POSTGRES=$(scripts/postgres)`).
+/// timing of a live server does not), and `HERALD_CRASH_POINT` (`accept`, `fanout`, `commit`) fixes the kill point. PostgreSQL runs on
+/// the cluster `HERALD_TEST_POSTGRES` names (`export HERALD_TEST_POSTGRES=$(scripts/postgres)`; scripts/test does).
 @Suite("herald survives kill -9 in a loop, under mixed traffic", .serialized)
 struct CrashLoopTests {
     @Test("SQLite: kill -9 at accept, fan-out or commit, restart: nothing accepted lost, state intact")
@@ -30,12 +30,7 @@ struct CrashLoopTests {
         try await CrashLoop.run(store: .sqlite, defaultRuns: 3)
     }
 
-    @Test(
-        "PostgreSQL: kill -9 at accept, fan-out or commit, restart: nothing accepted lost, state intact",
-        .enabled(
-            if: ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"].map { !$0.isEmpty } ?? false,
-            "HERALD_TEST_POSTGRES is unset: export HERALD_TEST_POSTGRES=$(scripts/postgres) to run the crash loop on PostgreSQL"
-        ))
+    @Test("PostgreSQL: kill -9 at accept, fan-out or commit, restart: nothing accepted lost, state intact")
     func postgres() async throws {
         try await CrashLoop.run(store: .postgres, defaultRuns: 2)
     }

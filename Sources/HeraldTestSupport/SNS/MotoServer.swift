@@ -9,22 +9,6 @@ import Synchronization
 /// moto (getmoto.org), a Python server that answers the AWS APIs, SNS and IAM among them, run as
 /// a child process on 127.0.0.1 for one suite: started on a port the OS picks, stopped after.
 public final class MotoServer: Sendable {
-    /// Whether `python3` can import `moto.server` (`pip install 'moto[server]'`, or `scripts/moto`).
-    public static let isAvailable: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import moto.server"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return false
-        }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
-
     /// moto's account id in every ARN it makes.
     public static let accountID = "123456789012"
 
@@ -46,9 +30,10 @@ public final class MotoServer: Sendable {
     /// Starts moto on a free port of 127.0.0.1 and waits until it answers.
     public static func start(timeout: Duration = .seconds(60)) async throws -> MotoServer {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // scripts/bootstrap's tools environment has moto; without it, this throws naming the script.
+        process.executableURL = URL(fileURLWithPath: try TestPython.tools.interpreter())
         // Port 0: the OS picks a free one, which werkzeug prints ("Running on http://127.0.0.1:<port>").
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"]
+        process.arguments = ["-m", "moto.server", "-H", "127.0.0.1", "-p", "0"]
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONUNBUFFERED"] = "1"
         process.environment = environment

@@ -114,6 +114,16 @@ public final class HTTP2TestServer: Sendable {
         registry.peakConcurrentStreams
     }
 
+    /// SETTINGS frames of the server that clients have acknowledged on the open connections.
+    var settingsAcknowledged: Int {
+        registry.openConnections.reduce(0) { $0 + $1.settingsAcknowledged }
+    }
+
+    /// PING frames clients have sent on the open connections.
+    var pingsReceived: Int {
+        registry.openConnections.reduce(0) { $0 + $1.pingsReceived }
+    }
+
     /// How many connections the server has accepted.
     var acceptedConnections: Int {
         registry.acceptedConnections
@@ -259,6 +269,7 @@ public final class HTTP2TestServer: Sendable {
                     clientCertificate: clientCertificate, request: promise.futureResult)
             }
         }
+        try sync.addHandler(ConnectionFrameCounter(connection: connection))
         return AcceptedConnection(connection: connection, multiplexer: multiplexer)
     }
 

@@ -69,6 +69,12 @@ extension MockHTTP2Server {
     /// The highest number of streams one connection had in service at once, to check that a client respects
     /// SETTINGS_MAX_CONCURRENT_STREAMS.
     public var peakConcurrentStreams: Int { http2Server.peakConcurrentStreams }
+    /// SETTINGS frames of the server that clients have acknowledged on the open connections (the initial ones
+    /// included): a new `setMaxConcurrentStreams` value is in force on a connection once its count has grown.
+    public var settingsAcknowledged: Int { http2Server.settingsAcknowledged }
+
+    /// PING frames (keep-alives) clients have sent on the open connections.
+    public var pingsReceived: Int { http2Server.pingsReceived }
 
     /// How many TCP connections the mock has accepted.
     public var connectionCount: Int { http2Server.acceptedConnections }

@@ -21,10 +21,32 @@ final class TestServerConnection: Sendable {
     let channel: any Channel
     private let state = Mutex(ConnectionScriptState())
     private let peerCertificate = Mutex(PeerCertificate.unread)
+    private let acknowledgements = Atomic(0)
+    private let pings = Atomic(0)
 
     init(id: Int, channel: any Channel) {
         self.id = id
         self.channel = channel
+    }
+
+    /// How many SETTINGS frames of the server the client has acknowledged on this connection.
+    var settingsAcknowledged: Int {
+        acknowledgements.load(ordering: .relaxed)
+    }
+
+    /// Counts one SETTINGS acknowledgement of the client.
+    func settingsAcknowledgementReceived() {
+        acknowledgements.add(1, ordering: .relaxed)
+    }
+
+    /// How many PING frames (not acknowledgements) the client has sent on this connection.
+    var pingsReceived: Int {
+        pings.load(ordering: .relaxed)
+    }
+
+    /// Counts one PING of the client.
+    func pingReceived() {
+        pings.add(1, ordering: .relaxed)
     }
 
     /// The highest number of streams this connection had open at once.
@@ -101,5 +123,26 @@ final class TestServerConnection: Sendable {
                 }
             }
         }
+    }
+}
+
+/// Counts the client's SETTINGS acknowledgements and PINGs (connection-level frames, which the HTTP/2 handler passes
+/// on), so a test can wait for a new SETTINGS value to be in force, or for keep-alive PINGs, instead of sleeping.
+final class ConnectionFrameCounter: ChannelInboundHandler, Sendable {
+    typealias InboundIn = HTTP2Frame
+
+    private let connection: TestServerConnection
+
+    init(connection: TestServerConnection) {
+        self.connection = connection
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data).payload {
+        case .settings(.ack): connection.settingsAcknowledgementReceived()
+        case .ping(_, ack: false): connection.pingReceived()
+        default: break
+        }
+        context.fireChannelRead(data)
     }
 }
