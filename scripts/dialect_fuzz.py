@@ -2,7 +2,7 @@
 
 What it proves: for ArgusAI (/api/v1/push/mobile/*, /api/v1/devices*), AOVIS (/api/internal/*),
 LeanCloud (/1.1/*), the Home Assistant relay (/ha/push*), the SNS Query API (POST /sns) and a few
-native routes, requests shaped like the documented ones (README and ../shared/seeds) but with
+native routes, requests shaped like the documented ones (docs/api.md, docs/dialects/ and the specification documents) but with
 mutated field types and values, missing and unknown fields, unicode, huge strings, out-of-range
 numbers, arrays for objects, broken JSON and form encodings, all sent past authentication (user
 JWTs HS256/RS256, server keys, LeanCloud X-LC-Sign / X-LC-Key with the app or master key, SigV4),
@@ -54,7 +54,7 @@ SNS_NAMESPACE = "{http://sns.amazonaws.com/doc/2010-03-31/}"
 SNS_ERRORS = {"InvalidParameter": 400, "InvalidAction": 400, "EndpointDisabled": 400,
               "AuthorizationError": 403, "SignatureDoesNotMatch": 403, "InvalidClientTokenId": 403,
               "MissingAuthenticationToken": 403, "NotFound": 404, "RequestEntityTooLarge": 413}
-# LeanCloud codes (README "LeanCloud dialect", and 104 "Missing objectId." of LeanCloudFailure)
+# LeanCloud codes (docs/dialects/leancloud.md, and 104 "Missing objectId." of LeanCloudFailure)
 LEANCLOUD_CODES = {401: {401}, 403: {119}, 404: {101},
                    400: {107, 102, 104, 105, 111, 112, 114, 116, 135}, 413: {116}}
 HA_ERRORS = {400: "InvalidRequest", 404: "UnknownToken", 410: "InvalidToken", 413: "PayloadTooLarge",

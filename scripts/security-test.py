@@ -735,7 +735,7 @@ def channel_bola(w: World, s: dict) -> None:
                 f"{theirs}")
         if theirs and missing and theirs.get("error") != missing.get("error"):
             R.warn(f"channel: {label} learns that B's webhook id exists",
-                   f"B's: {theirs.get('error')} vs missing: {missing.get('error')} (README documents Home Assistant's "
+                   f"B's: {theirs.get('error')} vs missing: {missing.get('error')} (docs/direct-channel.md documents Home Assistant's "
                    "'User not linked to this webhook ID' for another user's id)")
         else:
             R.check(f"channel: {label} on B's webhook id answers like a missing one", True)
@@ -846,7 +846,7 @@ def leancloud_bola(w: World, s: dict) -> None:
     if answer.status == 200:
         R.warn("LeanCloud: app a's app key reads any installation of app a by id, a native user's too (whole token)",
                f"GET /1.1/installations/{{bob's native installation}} with the LeanCloud app key -> {describe(answer)}; "
-               "README: 'the app key creates, updates, reads and deletes the installation it names' (the native "
+               "docs/dialects/leancloud.md: 'the app key creates, updates, reads and deletes the installation it names' (the native "
                "client key may not read, and user A may not see B's)")
     else:
         R.check("LeanCloud: the app key cannot read a native user's installation", True, describe(answer))
@@ -1474,7 +1474,7 @@ def session_checks(w: World, s: dict, mock: Introspection) -> None:
         answer = call(h, "GET", "/v1/installations", {"Authorization": f"Bearer {credential}"})
         forwarded = credential in mock.seen[seen:]
         detail = (f"GET /v1/installations with it as Bearer, no X-Herald-App -> {describe(answer)}; app d's introspection "
-                  "endpoint received it (README: 'a token is sent to an auth service only when its app is known: named by "
+                  "endpoint received it (docs/api.md: 'a token is sent to an auth service only when its app is known: named by "
                   "X-Herald-App, or the only app that introspects')")
         R.check(f"session: {label} is never disclosed to app d's auth service", not forwarded and answer.status == 401, detail)
 
