@@ -523,16 +523,24 @@ struct FaultHarness {
             FCMTransport(client: fcmClient), WebPushTransport(client: webPushClient),
         ]
         if withSNS {
-            let moto = try await MotoServer.start()
-            let proxy = try await FaultInjectingProxy.start(upstream: moto.endpoint)
-            sns = (moto, proxy)
-            let client = try SNSClient(
-                configuration: .init(
-                    region: "us-east-1", credentials: AWSCredentials(accessKeyID: "AKIDFAULTS", secretAccessKey: "x"),
-                    endpoint: proxy.endpoint))
-            let application = try await client.createPlatformApplication(
-                name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
-            all.append(SNSTransport(client: client, applications: .init(gcm: application)))
+            do {
+                let moto = try await MotoServer.start()
+                let proxy = try await FaultInjectingProxy.start(upstream: moto.endpoint)
+                sns = (moto, proxy)
+                let client = try SNSClient(
+                    configuration: .init(
+                        region: "us-east-1",
+                        credentials: AWSCredentials(accessKeyID: "AKIDFAULTS", secretAccessKey: "x"),
+                        endpoint: proxy.endpoint))
+                all.append(SNSTransport(client: client, applications: .init()))
+                let application = try await client.createPlatformApplication(
+                    name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
+                all[all.count - 1] = SNSTransport(client: client, applications: .init(gcm: application))
+            } catch {
+                // The clients own HTTP clients that must be shut down, even when moto is missing.
+                await AppTransports(all).shutdown()
+                throw error
+            }
         } else {
             sns = nil
         }
