@@ -2,7 +2,7 @@
 """Sends a notification through Home Assistant's real mobile_app notify code to a push server.
 
 Test-only harness for Herald's Home Assistant push relay. It imports Home Assistant from the
-`homeassistant` wheel (scripts/homeassistant installs it), starts a real `HomeAssistant`
+`homeassistant` wheel (in .python/homeassistant, which scripts/bootstrap makes), starts a real `HomeAssistant`
 instance, registers one mobile_app device the way HA's registration endpoint stores it (a
 config entry whose `app_data` holds `push_url` and `push_token`), sets up HA's mobile_app
 notify service (`MobileAppNotificationService`) with notify's own `async_setup` and
@@ -13,11 +13,11 @@ message and title are Jinja templates, and a title of "Home Assistant" is droppe
 
 What is set up by hand rather than by HA: the registration's config entry and
 hass.data["mobile_app"] (no webhook/HTTP server, no storage), and mobile_app's package set-up,
-which is skipped (see import_mobile_app_modules). Home Assistant 2024.3.3, pinned by
-scripts/homeassistant.
+which is skipped (see import_mobile_app_modules). Home Assistant 2024.3.3 on Python 3.11 (2025.1.4
+on 3.12), pinned by python/homeassistant-py3XX.lock.
 
 Usage:
-  python3 scripts/ha-notify.py --push-url URL --push-token TOKEN [--app-id io.robbie.HomeAssistant]
+  .python/homeassistant/bin/python3 scripts/ha-notify.py --push-url URL --push-token TOKEN [--app-id io.robbie.HomeAssistant]
       [--app-version 2024.1] [--os-version 17.0] [--webhook-id W] [--device-name NAME]
       --message M [--title T] [--data JSON] [--count N]
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Herald's security test: table-driven checks through the real HTTP API of throwaway servers.
 
-    scripts/security-test.py            (HERALD_BINARY, else .build/debug/herald; it is not built here)
+    .python/tools/bin/python3 scripts/security-test.py
+                      (HERALD_BINARY, else .build/debug/herald; it is not built here; cryptography and
+                      websockets come from .python/tools, which scripts/bootstrap makes)
 
 Environment (optional): HERALD_BINARY; HERALD_TEST_POSTGRES (a PostgreSQL cluster URL as
 `scripts/postgres` prints it: adds the tokens-at-rest check on PostgreSQL, skipped when unset);
