@@ -692,7 +692,7 @@ def native_bola(w: World, s: dict) -> None:
     if answer.status in (200, 201):
         R.warn("native: user A can count an open of a notification sent only to B (for A's own installation)",
                f"POST /v1/opens {{notification_id: one targeted at bob only, installation_id: alice's}} -> {describe(answer)}; "
-               f"counts.opened {before_counts.get('opened')} -> {opened().get('opened')}")
+               f"counts.opened {before_counts} -> {opened()}")
     else:
         R.check("native: user A cannot report an open of a notification not sent to A", True, describe(answer))
     # A device credential is not an API credential.
