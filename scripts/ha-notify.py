@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import logging
 import sys
 import tempfile
 import traceback
+from types import MappingProxyType
 
 MOBILE_APP_LOGGER = "homeassistant.components.mobile_app"
 
@@ -158,14 +160,20 @@ async def run(args: argparse.Namespace, config_dir: str) -> dict:
         "user_id": "herald-test-user",
         "webhook_id": args.webhook_id,
     }
-    entry = ConfigEntry(
-        version=1,
-        minor_version=1,
-        domain=DOMAIN,
-        title=args.device_name,
-        data=registration,
-        source="registration",
-    )
+    entry_arguments = {
+        "version": 1,
+        "minor_version": 1,
+        "domain": DOMAIN,
+        "title": args.device_name,
+        "data": registration,
+        "source": "registration",
+    }
+    # Later releases (2025.1, for Python 3.12) also require these, as a new registration has them.
+    accepted = inspect.signature(ConfigEntry).parameters
+    for name, value in (("discovery_keys", MappingProxyType({})), ("options", {}), ("unique_id", None)):
+        if name in accepted:
+            entry_arguments[name] = value
+    entry = ConfigEntry(**entry_arguments)
     # mobile_app's async_setup and async_setup_entry fill hass.data[DOMAIN] like this.
     hass.data[DOMAIN] = {
         DATA_CONFIG_ENTRIES: {args.webhook_id: entry},
