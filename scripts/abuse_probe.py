@@ -17,7 +17,7 @@ What it proves, one section each:
   bits, an unmasked client frame, an unknown opcode, a fragmented control frame close with 1002
   (invalid UTF-8 in a text frame: 1007, or Home Assistant's `invalid_format` result) or drop it.
 
-    python3 scripts/abuse_probe.py        (scripts/dialect-fuzz runs it after the fuzzer)
+    .python/tools/bin/python3 scripts/abuse_probe.py   (scripts/dialect-fuzz runs it after the fuzzer)
 
 HERALD_BINARY picks the binary (default .build/debug/herald). Prints one line per check and
 `abuse-probe: N checks, F failures, S skipped`; exits 1 on any failure. The server is started and

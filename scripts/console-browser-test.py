@@ -11,7 +11,6 @@ Environment:
                           "history_outcomes": ["delivered"], "device": "<installation id>",
                           "users": "alice, bob", "users_count": 3, "failure_reason": "BadDeviceToken",
                           "provider": "apns"}
-  HERALD_SELENIUM_DIR    where scripts/console installed Selenium (default: its usual cache dir)
   HERALD_CONSOLE_SCREENSHOTS  the artifact folder (default .build/console-screenshots)
   HERALD_CHROMIUM, HERALD_CHROMEDRIVER  the browser and driver (default /usr/bin/chromium, /usr/bin/chromedriver)
 
@@ -27,15 +26,15 @@ import time
 import urllib.error
 import urllib.request
 
-selenium_dir = os.environ.get("HERALD_SELENIUM_DIR") or os.path.expanduser("~/.cache/herald/selenium-4.27.1")
-sys.path.insert(0, selenium_dir)
+# Selenium comes from .python/tools (scripts/bootstrap): run this with .python/tools/bin/python3.
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError as error:
-    print(f"Selenium is not installed in {selenium_dir} ({error}); run scripts/console", file=sys.stderr)
+    print(f"{sys.executable} cannot import Selenium ({error}): run scripts/bootstrap, then this with"
+          " .python/tools/bin/python3", file=sys.stderr)
     sys.exit(2)
 
 URL = os.environ["HERALD_URL"].rstrip("/")
@@ -46,7 +45,7 @@ CHROMIUM = os.environ.get("HERALD_CHROMIUM") or shutil.which("chromium") or "/us
 DRIVER = os.environ.get("HERALD_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
 for path, what in [(CHROMIUM, "chromium"), (DRIVER, "chromedriver (Debian package chromium-driver)")]:
     if not os.access(path, os.X_OK):
-        print(f"{what} not found at {path}; run scripts/console", file=sys.stderr)
+        print(f"{what} not found at {path}; run scripts/bootstrap (chromium, chromium-driver)", file=sys.stderr)
         sys.exit(2)
 
 

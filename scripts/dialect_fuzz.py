@@ -12,13 +12,13 @@ never get a 5xx; every 4xx is in the dialect's documented error shape (native
 {"errorType","errorMessage","message"}) with the documented content type; and the server still
 answers GET /healthz after every route.
 
-    python3 scripts/dialect_fuzz.py            (or scripts/dialect-fuzz, which runs the abuse probes too)
+    .python/tools/bin/python3 scripts/dialect_fuzz.py   (or scripts/dialect-fuzz, which runs the abuse probes too)
 
 Environment: HERALD_DIALECT_FUZZ_SEED (default 20261125), HERALD_DIALECT_FUZZ_EXAMPLES (cases per
 route, default 50: about 30 s on two cores with the debug binary), HERALD_DIALECT_FUZZ_VERBOSE=1
 (each route's answer statuses, and every failure instead of one of each kind per route),
 HERALD_BINARY (default .build/debug/herald). Needs `hypothesis` (installed with schemathesis) and
-`cryptography`. Prints the failing requests and answers (one of each kind per route, then how many
+`cryptography`, both in .python/tools (scripts/bootstrap). Prints the failing requests and answers (one of each kind per route, then how many
 more), then `dialect-fuzz: R routes, C cases, F failures`; exits 1 on any failure.
 """
 

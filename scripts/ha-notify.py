@@ -2,7 +2,7 @@
 """Sends a notification through Home Assistant's real mobile_app notify code to a push server.
 
 Test-only harness for Herald's Home Assistant push relay. It imports Home Assistant from the
-`homeassistant` wheel (scripts/homeassistant installs it), starts a real `HomeAssistant`
+`homeassistant` wheel (in .python/homeassistant, which scripts/bootstrap makes), starts a real `HomeAssistant`
 instance, registers one mobile_app device the way HA's registration endpoint stores it (a
 config entry whose `app_data` holds `push_url` and `push_token`), sets up HA's mobile_app
 notify service (`MobileAppNotificationService`) with notify's own `async_setup` and
@@ -13,11 +13,11 @@ message and title are Jinja templates, and a title of "Home Assistant" is droppe
 
 What is set up by hand rather than by HA: the registration's config entry and
 hass.data["mobile_app"] (no webhook/HTTP server, no storage), and mobile_app's package set-up,
-which is skipped (see import_mobile_app_modules). Home Assistant 2024.3.3, pinned by
-scripts/homeassistant.
+which is skipped (see import_mobile_app_modules). Home Assistant 2024.3.3 on Python 3.11 (2025.1.4
+on 3.12), pinned by python/homeassistant-py3XX.lock.
 
 Usage:
-  python3 scripts/ha-notify.py --push-url URL --push-token TOKEN [--app-id io.robbie.HomeAssistant]
+  .python/homeassistant/bin/python3 scripts/ha-notify.py --push-url URL --push-token TOKEN [--app-id io.robbie.HomeAssistant]
       [--app-version 2024.1] [--os-version 17.0] [--webhook-id W] [--device-name NAME]
       --message M [--title T] [--data JSON] [--count N]
 
@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import logging
 import sys
 import tempfile
 import traceback
+from types import MappingProxyType
 
 MOBILE_APP_LOGGER = "homeassistant.components.mobile_app"
 
@@ -158,14 +160,20 @@ async def run(args: argparse.Namespace, config_dir: str) -> dict:
         "user_id": "herald-test-user",
         "webhook_id": args.webhook_id,
     }
-    entry = ConfigEntry(
-        version=1,
-        minor_version=1,
-        domain=DOMAIN,
-        title=args.device_name,
-        data=registration,
-        source="registration",
-    )
+    entry_arguments = {
+        "version": 1,
+        "minor_version": 1,
+        "domain": DOMAIN,
+        "title": args.device_name,
+        "data": registration,
+        "source": "registration",
+    }
+    # Later releases (2025.1, for Python 3.12) also require these, as a new registration has them.
+    accepted = inspect.signature(ConfigEntry).parameters
+    for name, value in (("discovery_keys", MappingProxyType({})), ("options", {}), ("unique_id", None)):
+        if name in accepted:
+            entry_arguments[name] = value
+    entry = ConfigEntry(**entry_arguments)
     # mobile_app's async_setup and async_setup_entry fill hass.data[DOMAIN] like this.
     hass.data[DOMAIN] = {
         DATA_CONFIG_ENTRIES: {args.webhook_id: entry},

@@ -27,11 +27,11 @@ Also: `user_headers(app, sub)` / `key_headers(app, "server"|"client")`, `sns_sig
 `leancloud_headers(app, master=…, sign=…, timestamp_ms=…)`, `healthy()`, `stop()` (SIGTERM, then
 SIGKILL after a timeout; removes the temp dir), `kill()` (SIGKILL), `log_text()`. The server gets
 SIGKILL if the Python process dies, and at interpreter exit, so none outlives its test.
-`python3 scripts/herald_harness.py` checks the harness itself against the binary (two apps, every
-credential).
+`.python/tools/bin/python3 scripts/herald_harness.py` checks the harness itself against the binary
+(two apps, every credential).
 
 The binary is `HERALD_BINARY`, else `.build/debug/herald` (it is not built here). Needs Python 3.11
-and the `cryptography` package (RSA and EC keys; `pip install cryptography`).
+and the `cryptography` package (RSA and EC keys; in .python/tools, which scripts/bootstrap makes).
 """
 
 from __future__ import annotations
@@ -463,7 +463,7 @@ class Herald:
 
 
 def _self_test() -> None:
-    """`python3 scripts/herald_harness.py`: starts a two-app server and checks every credential."""
+    """`.python/tools/bin/python3 scripts/herald_harness.py`: starts a two-app server and checks every credential."""
     with Herald(apps=("a", "b")) as h:
         assert h.request("GET", "/healthz").status == 200
         for app in ("a", "b"):

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Drives Herald's LeanCloud-compatible push API with LeanCloud's own Python SDK (leancloud 3.0.2,
-installed by scripts/leancloud), as an app server written for LeanCloud would.
+in .python/leancloud, made by scripts/bootstrap), as an app server written for LeanCloud would:
+
+  .python/leancloud/bin/python3 scripts/leancloud-sdk-test.py
 
 Environment:
   LEANCLOUD_API_SERVER   Herald's base URL, e.g. http://127.0.0.1:<port> (the SDK appends /1.1/...)
@@ -10,7 +12,6 @@ Environment:
   HERALD_LC_FORBIDDEN_CODE  the error code for a master-only operation made with the app key (119)
   HERALD_LC_WAIT_SECONDS    how long to poll the pushes' notifications for "done" (20; the scheduled
                             push's 6 s come on top)
-  HERALD_LEANCLOUD_DIR      where scripts/leancloud installed the SDK (~/.cache/herald/leancloud-3.0.2)
 
 `--check` only imports the SDK (exit 0 when it can, for a test's availability check).
 
@@ -57,21 +58,12 @@ import uuid
 VERSION = "3.0.2"
 
 
-def sdk_directory():
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.environ.get("HERALD_LEANCLOUD_DIR") or os.path.join(cache, "herald", f"leancloud-{VERSION}")
-
-
-# scripts/leancloud keeps the SDK out of site-packages (its pins would move shared packages
-# backwards), so its directory goes first: its Werkzeug 1 must win over a newer one.
-if os.path.isdir(sdk_directory()):
-    sys.path.insert(0, sdk_directory())
-
 try:
     import leancloud
     from leancloud import LeanCloudError, push
 except ImportError as error:
-    print(f"FAILED: cannot import leancloud {VERSION} ({error}); run scripts/leancloud", file=sys.stderr)
+    print(f"FAILED: {sys.executable} cannot import leancloud {VERSION} ({error}): run scripts/bootstrap,"
+          " then this with .python/leancloud/bin/python3", file=sys.stderr)
     sys.exit(2)
 
 if len(sys.argv) > 1 and sys.argv[1] == "--check":

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Herald's security test: table-driven checks through the real HTTP API of throwaway servers.
 
-    scripts/security-test.py            (HERALD_BINARY, else .build/debug/herald; it is not built here)
+    .python/tools/bin/python3 scripts/security-test.py
+                      (HERALD_BINARY, else .build/debug/herald; it is not built here; cryptography and
+                      websockets come from .python/tools, which scripts/bootstrap makes)
 
 Environment (optional): HERALD_BINARY; HERALD_TEST_POSTGRES (a PostgreSQL cluster URL as
 `scripts/postgres` prints it: adds the tokens-at-rest check on PostgreSQL, skipped when unset);
@@ -690,7 +692,7 @@ def native_bola(w: World, s: dict) -> None:
     if answer.status in (200, 201):
         R.warn("native: user A can count an open of a notification sent only to B (for A's own installation)",
                f"POST /v1/opens {{notification_id: one targeted at bob only, installation_id: alice's}} -> {describe(answer)}; "
-               f"counts.opened {before_counts.get('opened')} -> {opened().get('opened')}")
+               f"counts.opened {before_counts} -> {opened()}")
     else:
         R.check("native: user A cannot report an open of a notification not sent to A", True, describe(answer))
     # A device credential is not an API credential.
