@@ -121,7 +121,7 @@ public struct UserTokenConfiguration: Sendable {
         public static let issuer = Setting<String?>(
             "app.<id>.jwt.issuer", .text, "The `iss` user tokens must have, when set.")
         public static let audience = Setting<String?>(
-            "app.<id>.jwt.audience", .text, "A member `aud` of user tokens must have, when set.")
+            "app.<id>.jwt.audience", .text, "A value user tokens' `aud` must contain, when set.")
         public static let leewaySeconds = Setting<Int>(
             "app.<id>.jwt.leeway_seconds", 0...3600, unit: "seconds", default: 60,
             "The clock skew allowed on `exp` and `nbf`.")
@@ -158,8 +158,10 @@ extension IntrospectionConfiguration {
         public static let url = Setting<String?>(
             "app.<id>.introspection.url", .url(schemes: ["http", "https"]),
             """
-            The app's OAuth 2.0 token introspection endpoint (RFC 7662), for opaque session tokens: Herald posts a \
-            token it does not know as a JWT there. None: the app accepts JWTs only.
+            The app's OAuth 2.0 token introspection endpoint (RFC 7662), for opaque session tokens: a bearer token \
+            that is neither an API key nor a JWT signed by an app's key is posted there \
+            (`token=…&token_type_hint=access_token`) when its app is known (named by `X-Herald-App`, or the only \
+            app that introspects). None: the app's users present JWTs only.
             """)
         public static let clientID = Setting<String?>(
             "app.<id>.introspection.client_id", .text,

@@ -72,7 +72,7 @@ extension CleanupPolicy {
             }
             invalidDays = rule(
                 "invalid_days", "`30`",
-                "Invalid installations (a provider refused their token) invalidated longer ago are deleted.")
+                "Invalid installations invalidated more than this many days ago are deleted.")
             failingDays = rule(
                 "failing_days", "`7`",
                 "Installations with 5 or more failures and no delivery within this many days are deleted.")

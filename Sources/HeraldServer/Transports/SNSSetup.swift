@@ -64,7 +64,7 @@ extension ProviderConfiguration.SNS {
             "The AWS secret access key; set together with `access_key_id`.")
         public static let sessionToken = Setting<String?>(
             "app.<id>.sns.session_token", .text, secret: true,
-            "An AWS session token, for temporary credentials (read with `access_key_id` only).")
+            "An AWS session token, for temporary credentials (used only with `access_key_id` and `secret_access_key`).")
         public static let topic = Setting<String?>(
             "app.<id>.sns.topic", .text, "The APNs topic of SNS installations registered without `bundle_id`.")
         public static let broadcastTopicARN = Setting<String?>(
