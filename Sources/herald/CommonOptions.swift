@@ -25,7 +25,10 @@ struct CommonOptions: ParsableArguments {
     /// The configuration these flags, the environment and the file make together.
     func load(extra: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> HeraldConfiguration {
         var overrides = extra
-        if let database { overrides["database"] = .init(.string(database), isSecret: false) }
+        if let database {
+            overrides[AbsoluteConfigKey(HeraldConfiguration.Settings.database.components)] = .init(
+                .string(database), isSecret: false)
+        }
         return try await HeraldConfiguration.load(
             file: configFile, overrides: overrides)
     }

@@ -10,7 +10,8 @@ import SystemPackage
 /// `herald config`: configuration tools.
 struct Config: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the configuration and its credential files.", subcommands: [ConfigCheck.self],
+        abstract: "Check the configuration and its credential files, or print its reference.",
+        subcommands: [ConfigCheck.self, ConfigReference.self],
         defaultSubcommand: ConfigCheck.self)
 }
 
@@ -87,7 +88,8 @@ struct ConfigCheck: AsyncParsableCommand {
                 let name = "app \(appID) webpush"
                 // Each browser subscription names its own push service: nothing to reach before one exists.
                 let connected = connect ? "; --connect: nothing to connect to until a browser subscribes" : ""
-                if let file = raw.string(forKey: ConfigKey(["app", appID, "webpush", "vapid_private_key_file"])) {
+                let keyFile = ProviderConfiguration.WebPush.Settings.privateKeyFile.key(app: appID)
+                if let file = raw.string(forKey: ConfigKey(keyFile)) {
                     report.check(
                         name, file, secret: true, detail: "VAPID key, subject \(webPush.subject)" + connected)
                 } else {
@@ -301,19 +303,11 @@ struct ConfigCheck: AsyncParsableCommand {
     /// The secret keys a configuration file sets (so it must be private like a key file); `reader`
     /// reads the file alone.
     private static func secretKeys(in reader: ConfigReader, configuration: HeraldConfiguration) -> [String] {
-        var keys: [[String]] = [["secret_key"]]
-        for app in configuration.apps.map(\.id) + [AppConfiguration.defaultID] {
-            keys += [
-                ["app", app, "server_key"], ["app", app, "client_key"], ["app", app, "apns", "p12_password"],
-                ["app", app, "jwt", "hs256_secret"], ["app", app, "webpush", "vapid_private_key"],
-                ["app", app, "sns", "secret_access_key"], ["app", app, "sns", "session_token"],
-                ["app", app, "introspection", "client_secret"], ["app", app, "leancloud", "app_key"],
-                ["app", app, "leancloud", "master_key"], ["app", app, "sns_api", "secret_access_key"],
-            ]
+        let apps = configuration.apps.map(\.id) + [AppConfiguration.defaultID]
+        let keys = SettingsCatalog.settings.filter(\.isSecret).flatMap { setting in
+            setting.isPerApp ? apps.map { setting.key(app: $0) } : [setting.key]
         }
-        return keys.filter { reader.string(forKey: ConfigKey($0), isSecret: true) != nil }.map {
-            $0.joined(separator: ".")
-        }
+        return keys.filter { reader.string(forKey: ConfigKey($0), isSecret: true) != nil }
     }
 }
 

@@ -39,8 +39,9 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         var overrides: [AbsoluteConfigKey: ConfigValue] = [:]
-        if let host { overrides["server.host"] = .init(.string(host), isSecret: false) }
-        if let port { overrides["server.port"] = .init(.int(port), isSecret: false) }
+        typealias Declared = HeraldConfiguration.Settings
+        if let host { overrides[AbsoluteConfigKey(Declared.host.components)] = .init(.string(host), isSecret: false) }
+        if let port { overrides[AbsoluteConfigKey(Declared.port.components)] = .init(.int(port), isSecret: false) }
         let configuration = try await common.load(extra: overrides)
         let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
         let metrics = MetricsExport()

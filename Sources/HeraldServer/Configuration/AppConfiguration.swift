@@ -23,24 +23,17 @@ public struct AppConfiguration: Sendable {
         self.userTokens = userTokens
     }
 
-    /// Reads `server_key`, `client_key` and `jwt.*` under `app.<id>`.
+    /// Reads app `id`'s ``Settings`` and its `app.<id>.jwt.*` and `app.<id>.introspection.*` settings.
     /// - Throws: `HeraldError` with code `invalid_configuration` when a key is missing or too short.
     public init(id: String, reader: ConfigReader) throws {
         self.id = id
-        func key(_ name: String) throws -> String {
-            guard let value = reader.string(forKey: ConfigKey(name), isSecret: true), value.count >= 16 else {
-                throw HeraldConfiguration.invalid("app.\(id).\(name)", "is required and must be at least 16 characters")
-            }
-            return value
-        }
-        serverKey = try key("server_key")
-        clientKey = try key("client_key")
+        serverKey = try reader.value(Settings.serverKey, app: id)
+        clientKey = try reader.value(Settings.clientKey, app: id)
         guard serverKey != clientKey else {
-            throw HeraldConfiguration.invalid("app.\(id).client_key", "must differ from the server key")
+            throw HeraldConfiguration.invalid(Settings.clientKey.key(app: id), "must differ from the server key")
         }
-        userTokens = try UserTokenConfiguration(reader: reader.scoped(to: "jwt"))
-        userTokens.introspection = try IntrospectionConfiguration(
-            reader: reader.scoped(to: "introspection"), key: "app.\(id).introspection")
+        userTokens = try UserTokenConfiguration(appID: id, reader: reader)
+        userTokens.introspection = try IntrospectionConfiguration(appID: id, reader: reader)
     }
 
     /// Whether `id` is `[a-z0-9_-]{1,64}`.
@@ -49,6 +42,21 @@ public struct AppConfiguration: Sendable {
             && id.unicodeScalars.allSatisfy {
                 ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
             }
+    }
+}
+
+extension AppConfiguration {
+    /// An app's API keys.
+    public enum Settings {
+        public static let serverKey = Setting<String>.required(
+            "app.<id>.server_key", .string(minimumLength: 16), secret: true, defaultText: "required per listed app",
+            "The app's server key: full access to the app.")
+        public static let clientKey = Setting<String>.required(
+            "app.<id>.client_key", .string(minimumLength: 16), secret: true, defaultText: "required per listed app",
+            "The app's client key, different from the server key: it may only register, update and delete installations."
+        )
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [serverKey, clientKey]
     }
 }
 
@@ -86,55 +94,93 @@ public struct UserTokenConfiguration: Sendable {
         self.introspection = introspection
     }
 
-    /// Reads, under `app.<id>.jwt`: `hs256_secret` (string of at least 32 bytes, secret), `public_key_files` (string
-    /// array of PEM paths, RS256 or ES256), `jwks_file` (path), `issuer`, `audience` (strings),
-    /// `leeway_seconds` (int, `60`). All optional; none set means user tokens are refused.
-    /// - Throws: `HeraldError` when the leeway is negative.
-    public init(reader: ConfigReader) throws {
-        hs256Secret = reader.string(forKey: "hs256_secret", isSecret: true)
+    /// Reads app `appID`'s ``Settings`` (`app.<id>.jwt.*`); none of the keys set means user tokens are refused.
+    /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
+    public init(appID: String, reader: ConfigReader) throws {
+        hs256Secret = try reader.value(Settings.hs256Secret, app: appID)
         // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
         if let secret = hs256Secret, secret.utf8.count < 32 {
             throw HeraldConfiguration.invalid("jwt.hs256_secret", "must be at least 32 bytes (RFC 7518 §3.2)")
         }
-        publicKeyFiles = reader.stringArray(forKey: "public_key_files", default: [])
-        jwksFile = reader.string(forKey: "jwks_file")
-        issuer = reader.string(forKey: "issuer")
-        audience = reader.string(forKey: "audience")
-        leewaySeconds = try HeraldConfiguration.integer(reader, "leeway_seconds", default: 60)
-        guard leewaySeconds >= 0, leewaySeconds <= 3600 else {
-            throw HeraldConfiguration.invalid("jwt.leeway_seconds", "must be 0 to 3600")
-        }
+        publicKeyFiles = reader.value(Settings.publicKeyFiles, app: appID)
+        jwksFile = try reader.value(Settings.jwksFile, app: appID)
+        issuer = try reader.value(Settings.issuer, app: appID)
+        audience = try reader.value(Settings.audience, app: appID)
+        leewaySeconds = try reader.value(Settings.leewaySeconds, app: appID)
+    }
+
+    /// An app's user-token settings; the `app.default.jwt.*` keys configure the generated `default` app.
+    public enum Settings {
+        public static let hs256Secret = Setting<String?>(
+            "app.<id>.jwt.hs256_secret", .other("string ≥ 32 bytes"), secret: true,
+            "The HS256 secret of the app's user tokens.")
+        public static let publicKeyFiles = Setting<[String]>(
+            "app.<id>.jwt.public_key_files", .pathArray, "PEM public keys (RS256 or ES256) of the app's user tokens.")
+        public static let jwksFile = Setting<String?>(
+            "app.<id>.jwt.jwks_file", .path, "A JWKS file with the app's token keys (matched by `kid`).")
+        public static let issuer = Setting<String?>(
+            "app.<id>.jwt.issuer", .text, "The `iss` user tokens must have, when set.")
+        public static let audience = Setting<String?>(
+            "app.<id>.jwt.audience", .text, "A value user tokens' `aud` must contain, when set.")
+        public static let leewaySeconds = Setting<Int>(
+            "app.<id>.jwt.leeway_seconds", 0...3600, unit: "seconds", default: 60,
+            "The clock skew allowed on `exp` and `nbf`.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            hs256Secret, publicKeyFiles, jwksFile, issuer, audience, leewaySeconds,
+        ]
     }
 }
 
 extension IntrospectionConfiguration {
-    /// Reads, under `app.<id>.introspection`: `url` (the RFC 7662 endpoint, http or https),
-    /// `client_id` and `client_secret` (secret) for HTTP Basic, `cache_seconds` (int, `60`, 0 to 3600),
-    /// `negative_cache_seconds` (int, `10`, 0 to 3600), `timeout_ms` (int, `2000`, 100 to 60000).
+    /// Reads app `appID`'s ``Settings`` (`app.<id>.introspection.*`).
     /// - Returns: nil when no `url` is set (the app has no introspection).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
-    init?(reader: ConfigReader, key prefix: String) throws {
-        guard let url = reader.string(forKey: "url") else { return nil }
+    init?(appID: String, reader: ConfigReader) throws {
+        guard let url = try reader.value(Settings.url, app: appID) else { return nil }
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
             parsed.host?.isEmpty == false
-        else { throw HeraldConfiguration.invalid("\(prefix).url", "must be an http or https URL") }
-        func integer(_ name: String, _ value: Int, _ range: ClosedRange<Int>) throws -> Int {
-            let number = try HeraldConfiguration.integer(reader, name, default: value, key: "\(prefix).\(name)")
-            guard range.contains(number) else {
-                throw HeraldConfiguration.invalid(
-                    "\(prefix).\(name)", "must be \(range.lowerBound) to \(range.upperBound)")
-            }
-            return number
-        }
-        let clientID = reader.string(forKey: "client_id")
-        let clientSecret = reader.string(forKey: "client_secret", isSecret: true)
+        else { throw HeraldConfiguration.invalid(Settings.url.key(app: appID), "must be an http or https URL") }
+        let clientID = try reader.value(Settings.clientID, app: appID)
+        let clientSecret = try reader.value(Settings.clientSecret, app: appID)
         guard (clientID == nil) == (clientSecret == nil) else {
-            throw HeraldConfiguration.invalid("\(prefix).client_secret", "and client_id are set together")
+            throw HeraldConfiguration.invalid(Settings.clientSecret.key(app: appID), "and client_id are set together")
         }
         self.init(
             url: url, clientID: clientID, clientSecret: clientSecret,
-            cacheSeconds: TimeInterval(try integer("cache_seconds", 60, 0...3600)),
-            negativeCacheSeconds: TimeInterval(try integer("negative_cache_seconds", 10, 0...3600)),
-            timeoutMilliseconds: try integer("timeout_ms", 2000, 100...60_000))
+            cacheSeconds: TimeInterval(try reader.value(Settings.cacheSeconds, app: appID)),
+            negativeCacheSeconds: TimeInterval(try reader.value(Settings.negativeCacheSeconds, app: appID)),
+            timeoutMilliseconds: try reader.value(Settings.timeoutMilliseconds, app: appID))
+    }
+
+    /// An app's session introspection settings (RFC 7662).
+    public enum Settings {
+        public static let url = Setting<String?>(
+            "app.<id>.introspection.url", .url(schemes: ["http", "https"]),
+            """
+            The app's OAuth 2.0 token introspection endpoint (RFC 7662), for opaque session tokens: a bearer token \
+            that is neither an API key nor a JWT signed by an app's key is posted there \
+            (`token=…&token_type_hint=access_token`) when its app is known (named by `X-Herald-App`, or the only \
+            app that introspects). None: the app's users present JWTs only.
+            """)
+        public static let clientID = Setting<String?>(
+            "app.<id>.introspection.client_id", .text,
+            "Herald's client id at the endpoint (HTTP Basic); set together with `client_secret`.")
+        public static let clientSecret = Setting<String?>(
+            "app.<id>.introspection.client_secret", .text, secret: true,
+            "Herald's client secret at the endpoint (HTTP Basic); set together with `client_id`.")
+        public static let cacheSeconds = Setting<Int>(
+            "app.<id>.introspection.cache_seconds", 0...3600, unit: "seconds", default: 60,
+            "How long an active answer is trusted: a revoked session works at most this long.")
+        public static let negativeCacheSeconds = Setting<Int>(
+            "app.<id>.introspection.negative_cache_seconds", 0...3600, unit: "seconds", default: 10,
+            "How long an inactive answer is remembered.")
+        public static let timeoutMilliseconds = Setting<Int>(
+            "app.<id>.introspection.timeout_ms", 100...60_000, unit: "milliseconds", default: 2000,
+            "How long Herald waits for the endpoint; past it the request is refused `401 invalid_session`.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            url, clientID, clientSecret, cacheSeconds, negativeCacheSeconds, timeoutMilliseconds,
+        ]
     }
 }

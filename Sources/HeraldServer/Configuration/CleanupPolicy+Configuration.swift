@@ -14,39 +14,87 @@ extension CleanupPolicy {
             notificationRetention: base.notificationRetention, staleAfter: .seconds(60 * 86_400))
     }
 
-    /// Reads the clean-up keys under `prefix` (`engine.cleanup` or `app.<id>.lifecycle`); a key not
-    /// set keeps `defaults`'s rule. `invalid_days` (0 to 3650): invalid installations invalidated
-    /// longer ago are deleted; `failing_days` (0 to 3650): installations with 5 or more failures and
-    /// no delivery within it are deleted; `unseen_days` (0 to 3650, 0: off): installations neither
-    /// seen nor updated within it are deleted; `undelivered_days` (0 to 3650, 0: off): installations
-    /// delivered nothing within it (since their creation) are deleted; `stale_days` (0 to 3650, 0:
-    /// off): valid installations neither seen nor updated within it become invalid until registered
-    /// again; `retention_days` (0 to 3650): finished notifications older than it are deleted with
-    /// their ledger.
+    /// Reads the clean-up rules of `settings` (``Settings/engine``, or ``Settings/app`` for app
+    /// `app`); a rule not set keeps `defaults`'s.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
-    init(reader: ConfigReader, prefix: String, defaults: CleanupPolicy) throws {
-        func days(_ name: String) throws -> Int? {
-            let key = "\(prefix).\(name)"
-            guard reader.int(forKey: ConfigKey(key)) != nil || reader.string(forKey: ConfigKey(key)) != nil else {
-                return nil
-            }
-            let value = try HeraldConfiguration.integer(reader, key, default: 0)
-            guard (0...3650).contains(value) else { throw HeraldConfiguration.invalid(key, "must be 0 to 3650") }
-            return value
-        }
+    init(reader: ConfigReader, settings: Settings, app: String? = nil, defaults: CleanupPolicy) throws {
+        func days(_ setting: Setting<Int?>) throws -> Int? { try reader.value(setting, app: app) }
         func period(_ days: Int) -> Duration { .seconds(days * 86_400) }
         // A rule that 0 turns off.
-        func optional(_ name: String, _ value: Duration?) throws -> Duration? {
-            guard let days = try days(name) else { return value }
+        func optional(_ setting: Setting<Int?>, _ value: Duration?) throws -> Duration? {
+            guard let days = try days(setting) else { return value }
             return days == 0 ? nil : period(days)
         }
         self = defaults
-        if let days = try days("invalid_days") { invalidAfter = period(days) }
-        if let days = try days("failing_days") { failingAfter = period(days) }
-        unseenAfter = try optional("unseen_days", unseenAfter)
-        undeliveredAfter = try optional("undelivered_days", undeliveredAfter)
-        staleAfter = try optional("stale_days", staleAfter)
-        if let days = try days("retention_days") { notificationRetention = period(days) }
+        if let days = try days(settings.invalidDays) { invalidAfter = period(days) }
+        if let days = try days(settings.failingDays) { failingAfter = period(days) }
+        unseenAfter = try optional(settings.unseenDays, unseenAfter)
+        undeliveredAfter = try optional(settings.undeliveredDays, undeliveredAfter)
+        staleAfter = try optional(settings.staleDays, staleAfter)
+        if let days = try days(settings.retentionDays) { notificationRetention = period(days) }
+    }
+
+    /// The clean-up rules' settings: the engine's (`engine.cleanup.*`), which every app follows, and
+    /// each app's own (`app.<id>.lifecycle.*`), the same rules with the engine's as defaults.
+    public struct Settings: Sendable {
+        public let invalidDays: Setting<Int?>
+        public let failingDays: Setting<Int?>
+        public let unseenDays: Setting<Int?>
+        public let undeliveredDays: Setting<Int?>
+        public let staleDays: Setting<Int?>
+        public let retentionDays: Setting<Int?>
+
+        /// Every setting above, in the reference's order.
+        public var all: [any DeclaredSetting] {
+            [invalidDays, failingDays, unseenDays, undeliveredDays, staleDays, retentionDays]
+        }
+
+        /// `engine.cleanup.*`: ArgusAI's rules (002), which every app without its own follows.
+        public static let engine = Settings(prefix: "engine.cleanup") { _, text in text }
+
+        /// `app.<id>.lifecycle.*`: one app's rules; a key set here always wins.
+        public static let app = Settings(prefix: "app.<id>.lifecycle") { name, _ in
+            // CleanupPolicy.leanCloud(base:)'s rules.
+            let leanCloud = [
+                "invalid_days": "`60`", "failing_days": "none (no such rule)", "unseen_days": "`120`",
+                "undelivered_days": "`0` (off)", "stale_days": "`60`",
+            ]
+            return "`engine.cleanup.\(name)`; with `app.<id>.leancloud` configured, "
+                + (leanCloud[name].map { "LeanCloud's: \($0)" } ?? "the same")
+        }
+
+        /// The rules under `prefix`; `defaultText` makes a rule's default text from its name and the
+        /// engine's default.
+        private init(prefix: String, defaultText: (String, String) -> String) {
+            func rule(_ name: String, _ engine: String, _ summary: String) -> Setting<Int?> {
+                Setting<Int?>(
+                    "\(prefix).\(name)", 0...3650, unit: "days", defaultText: defaultText(name, engine), summary)
+            }
+            invalidDays = rule(
+                "invalid_days", "`30`",
+                "Invalid installations invalidated more than this many days ago are deleted.")
+            failingDays = rule(
+                "failing_days", "`7`",
+                "Installations with 5 or more failures and no delivery within this many days are deleted.")
+            unseenDays = rule(
+                "unseen_days", "`0` (off)",
+                "Installations neither seen nor updated within this many days are deleted (`0`: no such rule).")
+            undeliveredDays = rule(
+                "undelivered_days", "`0` (off)",
+                """
+                Installations delivered nothing within this many days (counted from their creation when they never \
+                had a delivery) are deleted, however recently they registered again (`0`: no such rule).
+                """)
+            staleDays = rule(
+                "stale_days", "`0` (off)",
+                """
+                Valid installations neither seen nor updated within this many days become invalid until they are \
+                registered again (`0`: no such rule).
+                """)
+            retentionDays = rule(
+                "retention_days", "`30`",
+                "Finished notifications older than this many days are deleted with their ledger.")
+        }
     }
 }
 
@@ -60,15 +108,13 @@ extension HeraldConfiguration {
     ) throws -> [String: CleanupPolicy] {
         var policies: [String: CleanupPolicy] = [:]
         for id in appIDs {
-            let prefix = "app.\(id).lifecycle"
-            if reader.string(forKey: ConfigKey("\(prefix).interval_hours")) != nil
-                || reader.int(forKey: ConfigKey("\(prefix).interval_hours")) != nil
-            {
+            if reader.contains(EngineConfiguration.Settings.appCleanupInterval, app: id) {
                 throw invalid(
-                    "\(prefix).interval_hours", "is not per app: set engine.cleanup.interval_hours")
+                    EngineConfiguration.Settings.appCleanupInterval.key(app: id),
+                    "is not per app: set \(EngineConfiguration.Settings.cleanupInterval.key)")
             }
             let start = dialects.leanCloud[id]?.isEnabled == true ? CleanupPolicy.leanCloud(base: base) : base
-            let policy = try CleanupPolicy(reader: reader, prefix: prefix, defaults: start)
+            let policy = try CleanupPolicy(reader: reader, settings: .app, app: id, defaults: start)
             if policy != base { policies[id] = policy }
         }
         return policies

@@ -31,26 +31,56 @@ public struct HTTPLimits: Sendable, Equatable {
         self.authFailuresPerMinute = authFailuresPerMinute
     }
 
-    /// Reads the `http.*` keys (type, default): `header_timeout_seconds` (int 1–3600, `10`),
-    /// `body_timeout_seconds` (int 1–3600, `30`), `idle_timeout_seconds` (int 1–3600, `60`),
-    /// `max_header_bytes` (int 1024–1048576, `32768`), `max_header_count` (int 8–10000, `100`),
-    /// `auth_failures_per_minute` (int 0–100000, `0`: no limit).
+    /// Reads the ``Settings`` (`http.*`).
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
-        func value(_ name: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
-            let key = "http.\(name)"
-            let number = try HeraldConfiguration.integer(reader, key, default: fallback)
-            guard range.contains(number) else {
-                throw HeraldConfiguration.invalid(key, "must be \(range.lowerBound) to \(range.upperBound)")
-            }
-            return number
-        }
-        let defaults = HTTPLimits()
-        headerTimeoutSeconds = try value("header_timeout_seconds", defaults.headerTimeoutSeconds, 1...3600)
-        bodyTimeoutSeconds = try value("body_timeout_seconds", defaults.bodyTimeoutSeconds, 1...3600)
-        idleTimeoutSeconds = try value("idle_timeout_seconds", defaults.idleTimeoutSeconds, 1...3600)
-        maxHeaderBytes = try value("max_header_bytes", defaults.maxHeaderBytes, 1024...1_048_576)
-        maxHeaderCount = try value("max_header_count", defaults.maxHeaderCount, 8...10000)
-        authFailuresPerMinute = try value("auth_failures_per_minute", defaults.authFailuresPerMinute, 0...100_000)
+        headerTimeoutSeconds = try reader.value(Settings.headerTimeoutSeconds)
+        bodyTimeoutSeconds = try reader.value(Settings.bodyTimeoutSeconds)
+        idleTimeoutSeconds = try reader.value(Settings.idleTimeoutSeconds)
+        maxHeaderBytes = try reader.value(Settings.maxHeaderBytes)
+        maxHeaderCount = try reader.value(Settings.maxHeaderCount)
+        authFailuresPerMinute = try reader.value(Settings.authFailuresPerMinute)
+    }
+
+    /// The HTTP server's limits.
+    public enum Settings {
+        static let defaults = HTTPLimits()
+
+        public static let headerTimeoutSeconds = Setting<Int>(
+            "http.header_timeout_seconds", 1...3600, unit: "seconds", default: defaults.headerTimeoutSeconds,
+            """
+            A connection is closed when its client takes longer than this from the accept to a complete request \
+            head: slow clients (slowloris) cannot hold connections.
+            """)
+        public static let bodyTimeoutSeconds = Setting<Int>(
+            "http.body_timeout_seconds", 1...3600, unit: "seconds", default: defaults.bodyTimeoutSeconds,
+            "A connection is closed when its client takes longer than this from a request's head to the end of its body."
+        )
+        public static let idleTimeoutSeconds = Setting<Int>(
+            "http.idle_timeout_seconds", 1...3600, unit: "seconds", default: defaults.idleTimeoutSeconds,
+            """
+            A kept-alive connection is closed when its client takes longer than this from a response's end to the \
+            next request's complete head.
+            """)
+        public static let maxHeaderBytes = Setting<Int>(
+            "http.max_header_bytes", 1024...1_048_576, unit: "bytes", default: defaults.maxHeaderBytes,
+            "A request with a longer header line, or longer header lines in all, is answered `431`.")
+        public static let maxHeaderCount = Setting<Int>(
+            "http.max_header_count", 8...10000, default: defaults.maxHeaderCount,
+            "A request with more header lines is answered `431`.")
+        public static let authFailuresPerMinute = Setting<Int>(
+            "http.auth_failures_per_minute", 0...100_000, default: defaults.authFailuresPerMinute,
+            defaultText: "`0` (no limit)",
+            """
+            Requests with refused credentials one client address may make a minute (a token bucket of that size, \
+            refilled over a minute); past it every request from the address (whatever credential it presents, on \
+            every surface, except `/healthz`, `/readyz`, `/openapi.yaml` and the VAPID key) is answered `429` with \
+            `Retry-After` in its surface's error body until the allowance refills.
+            """)
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            headerTimeoutSeconds, bodyTimeoutSeconds, idleTimeoutSeconds, maxHeaderBytes, maxHeaderCount,
+            authFailuresPerMinute,
+        ]
     }
 }

@@ -85,90 +85,45 @@ public struct HeraldConfiguration: Sendable {
         self.console = console
     }
 
-    /// Reads the configuration.
-    ///
-    /// Keys (type, default):
-    /// - `server.host` (string, `127.0.0.1`), `server.port` (int, `8080`)
-    /// - `database` (URL: `sqlite:///absolute/path`, `sqlite://relative/path`, a plain path, or
-    ///   `postgres://user:password@host:port/database?sslmode=…`; `./herald.sqlite`)
-    /// - `secret_key` (base64 of 32 bytes, secret; none: generated and kept in `secret_key_file`)
-    /// - `secret_key_file` (path; the database path with `.key` appended)
-    /// - `log.level` (`trace debug info notice warning error critical`; `info`)
-    /// - `log.format` (`text` or `json`: one JSON object per line; `text`)
-    /// - `metrics.enabled` (bool, `true`), `metrics.token` (string, secret; none: `/metrics` is open)
-    /// - `sqlite.synchronous` (`full` or `normal`, `full`): answer an accepted write once it is on
-    ///   disk, or once it is in SQLite's write-ahead log
-    /// - `http.max_body_bytes` (int, `65536`); the other `http.*` keys: see ``HTTPLimits/init(reader:)``.
-    /// - `apps` (string array of app ids; empty: one generated app, `default`)
-    /// - `app.<id>.server_key`, `app.<id>.client_key` (strings, secret; required for each listed app)
-    /// - `app.<id>.registrations_per_minute` (int 0–100000, `0`: no limit): registrations through the
-    ///   client key per client address, and through a user token per user
-    /// - `app.<id>.jwt.*`: see ``UserTokenConfiguration/init(reader:)``.
-    /// - `app.<id>.apns.*`, `app.<id>.fcm.*`, `app.<id>.delivery_log`: see ``ProviderConfiguration/init(appID:reader:)``.
-    /// - `engine.*`: see ``HeraldEngine/EngineConfiguration/init(reader:deliveryLog:)``.
-    /// - `app.<id>.lifecycle.*`: the app's own clean-up rules, the keys of `engine.cleanup.*` but
-    ///   `interval_hours`, each defaulting to the engine's (LeanCloud's lifecycle for an app with
-    ///   `leancloud` configured): see ``lifecyclePolicies(reader:appIDs:base:dialects:)``.
-    /// - `app.<id>.<dialect>.*`: each dialect's settings (``Dialect/settings(appID:reader:)``):
-    ///   `argus` (``ArgusAIConfiguration/init(appID:reader:)``), `aovis` (``AOVISConfiguration/init(appID:reader:)``).
-    /// - `console.*`: see ``ConsoleConfiguration/init(reader:)``.
+    /// Reads the configuration: the settings ``Settings`` declares and those of every part
+    /// (``HTTPLimits``, ``AppConfiguration``, ``ProviderConfiguration``, the engine, the dialects,
+    /// the console); ``SettingsCatalog`` lists them all, and `docs/configuration.md` is made from it.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
-        host = reader.string(forKey: "server.host", default: "127.0.0.1")
-        port = try Self.integer(reader, "server.port", default: 8080)
-        guard (0...65535).contains(port) else { throw Self.invalid("server.port", "must be 0 to 65535") }
-        database = try DatabaseLocation(url: reader.string(forKey: "database", default: "./herald.sqlite"))
-        switch reader.string(forKey: "sqlite.synchronous", default: "full") {
-        case "full": sqliteSyncsAccepted = true
-        case "normal": sqliteSyncsAccepted = false
-        default: throw Self.invalid("sqlite.synchronous", "must be full or normal")
-        }
-        secretKey = reader.string(forKey: "secret_key", isSecret: true)
-        secretKeyFile = reader.string(forKey: "secret_key_file")
-        let level = reader.string(forKey: "log.level", default: "info")
-        guard let logLevel = Logger.Level(rawValue: level) else {
-            throw Self.invalid("log.level", "must be one of trace, debug, info, notice, warning, error, critical")
-        }
-        self.logLevel = logLevel
-        let format = reader.string(forKey: "log.format", default: "text")
-        guard let logFormat = LogFormat(rawValue: format) else {
-            throw Self.invalid("log.format", "must be text or json")
-        }
-        self.logFormat = logFormat
-        metricsEnabled = try Self.boolean(reader, "metrics.enabled", default: true)
-        metricsToken = reader.string(forKey: "metrics.token", isSecret: true)
-        if let metricsToken, metricsToken.count < 16 {
-            throw Self.invalid("metrics.token", "must be at least 16 characters")
-        }
-        maxBodyBytes = try Self.integer(reader, "http.max_body_bytes", default: 64 * 1024)
-        guard maxBodyBytes >= 1024 else { throw Self.invalid("http.max_body_bytes", "must be at least 1024") }
+        host = try reader.value(Settings.host)
+        port = try reader.value(Settings.port)
+        database = try DatabaseLocation(url: reader.value(Settings.database))
+        sqliteSyncsAccepted = try reader.value(Settings.sqliteSynchronous) == "full"
+        secretKey = try reader.value(Settings.secretKey)
+        secretKeyFile = try reader.value(Settings.secretKeyFile)
+        logLevel = try reader.value(Settings.logLevel)
+        logFormat = try reader.value(Settings.logFormat)
+        metricsEnabled = try reader.value(Settings.metricsEnabled)
+        metricsToken = try reader.value(Settings.metricsToken)
+        maxBodyBytes = try reader.value(Settings.maxBodyBytes)
         http = try HTTPLimits(reader: reader)
-        let ids = reader.stringArray(forKey: "apps", default: [])
+        let ids = reader.value(Settings.apps)
         var apps: [AppConfiguration] = []
         for id in ids {
             guard AppConfiguration.isValidID(id), !apps.contains(where: { $0.id == id }) else {
-                throw Self.invalid("apps", "'\(id)' is not a unique app id of [a-z0-9_-]{1,64}")
+                throw Self.invalid(Settings.apps.key, "'\(id)' is not a unique app id of [a-z0-9_-]{1,64}")
             }
-            apps.append(try AppConfiguration(id: id, reader: reader.scoped(to: ConfigKey(["app", id]))))
+            apps.append(try AppConfiguration(id: id, reader: reader))
         }
         self.apps = apps
-        defaultAppUserTokens = try UserTokenConfiguration(
-            reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "jwt"])))
+        defaultAppUserTokens = try UserTokenConfiguration(appID: AppConfiguration.defaultID, reader: reader)
         defaultAppUserTokens.introspection = try IntrospectionConfiguration(
-            reader: reader.scoped(to: ConfigKey(["app", AppConfiguration.defaultID, "introspection"])),
-            key: "app.\(AppConfiguration.defaultID).introspection")
+            appID: AppConfiguration.defaultID, reader: reader)
         let appIDs = ids.isEmpty ? [AppConfiguration.defaultID] : ids
         var registrationsPerMinute: [String: Int] = [:]
         for id in appIDs {
-            let key = "app.\(id).registrations_per_minute"
-            let limit = try Self.integer(reader, key, default: 0)
-            guard (0...100_000).contains(limit) else { throw Self.invalid(key, "must be 0 to 100000") }
+            let limit = try reader.value(Settings.registrationsPerMinute, app: id)
             if limit > 0 { registrationsPerMinute[id] = limit }
         }
         self.registrationsPerMinute = registrationsPerMinute
         var providers: [String: ProviderConfiguration] = [:]
         for id in appIDs {
-            providers[id] = try ProviderConfiguration(appID: id, reader: reader.scoped(to: ConfigKey(["app", id])))
+            providers[id] = try ProviderConfiguration(appID: id, reader: reader)
         }
         self.providers = providers
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
@@ -185,35 +140,81 @@ public struct HeraldConfiguration: Sendable {
         return nil
     }
 
-    /// An integer setting; a value that is present but not an integer is an error, not the default.
-    /// `key` names the setting in errors when `name` is relative to a scoped reader.
-    static func integer(_ reader: ConfigReader, _ name: String, default value: Int, key: String? = nil) throws -> Int {
-        if let number = reader.int(forKey: ConfigKey(name)) { return number }
-        if let text = reader.string(forKey: ConfigKey(name)) {
-            // Environment variables arrive as strings.
-            guard let number = Int(text) else { throw invalid(key ?? name, "must be an integer") }
-            return number
-        }
-        return value
-    }
-
-    /// A boolean setting (`true`/`false`, or `1`/`0`/`yes`/`no` as environment strings); a value
-    /// that is present but none of those is an error, not the default.
-    static func boolean(_ reader: ConfigReader, _ name: String, default value: Bool, key: String? = nil) throws -> Bool
-    {
-        if let flag = reader.bool(forKey: ConfigKey(name)) { return flag }
-        guard let text = reader.string(forKey: ConfigKey(name)) else { return value }
-        switch text.lowercased() {
-        case "true", "1", "yes": return true
-        case "false", "0", "no": return false
-        default: throw invalid(key ?? name, "must be true or false")
-        }
-    }
-
     static func invalid(_ key: String, _ problem: String) -> HeraldError {
         HeraldError(
             kind: .badRequest, code: "invalid_configuration", message: "Configuration key '\(key)' \(problem).",
             field: key)
+    }
+}
+
+extension HeraldConfiguration {
+    /// The server-wide settings ``HeraldConfiguration/init(reader:)`` reads itself.
+    public enum Settings {
+        public static let host = Setting<String>(
+            "server.host", .text, default: "127.0.0.1", "The address Herald listens on.")
+        public static let port = Setting<Int>(
+            "server.port", 0...65535, default: 8080, "The port Herald listens on (`0`: any free port).")
+        public static let database = Setting<String>(
+            "database", .other("URL or path"), default: "./herald.sqlite",
+            """
+            Where the data lives: `sqlite:///absolute/path`, `sqlite://relative/path`, a plain path, or \
+            `postgres://user:password@host:port/database?sslmode=disable|prefer|require|verify-ca|verify-full\
+            &sslrootcert=/path/ca.pem&pool_size=20` (`pool_size`: the most pooled connections of one node, 1 to 500, \
+            default 20). Several nodes may share one PostgreSQL database; it needs `secret_key` or `secret_key_file`, \
+            the same on every node.
+            """)
+        public static let sqliteSynchronous = Setting<String>(
+            "sqlite.synchronous", .choice(["full", "normal"]), default: "full",
+            """
+            SQLite: `full` answers what Herald accepts (registrations, sends, events, changes) only once it is on \
+            disk, so a power loss or kernel crash cannot roll it back; `normal` answers once it is in the \
+            write-ahead log (it survives a `kill -9` or a crash of Herald, not a power loss). Either way the writer \
+            never waits for the disk.
+            """)
+        public static let secretKey = Setting<String?>(
+            "secret_key", .other("base64, 32 bytes"), secret: true,
+            defaultText: "none: generated and kept in `secret_key_file`",
+            "The master key for tokens and keys at rest (`openssl rand -base64 32`).")
+        public static let secretKeyFile = Setting<String?>(
+            "secret_key_file", .path, defaultText: "database path + `.key`",
+            """
+            Where the generated master key is kept when `secret_key` is not set (written mode 600). An in-memory \
+            SQLite database or PostgreSQL has no default: without either setting, PostgreSQL refuses to start \
+            and in-memory SQLite uses a temporary key.
+            """)
+        public static let logLevel = Setting<Logger.Level>(
+            "log.level", choices: Logger.Level.allCases, default: .info, "The lowest level of log lines written.")
+        public static let logFormat = Setting<LogFormat>(
+            "log.format", choices: [.text, .json], default: .text,
+            """
+            How log lines are written to standard error: `text` for people, `json` one JSON object per line \
+            (`ts`, `level`, `logger`, `msg`, `request_id`, metadata).
+            """)
+        public static let metricsEnabled = Setting<Bool>(
+            "metrics.enabled", default: true, "Whether Prometheus metrics are served at `GET /metrics`.")
+        public static let metricsToken = Setting<String?>(
+            "metrics.token", .string(minimumLength: 16), secret: true, defaultText: "none (`/metrics` is open)",
+            """
+            When set, `/metrics` needs `Authorization: Bearer <token>`; unset, it is open (bind Herald to a private \
+            address or set one).
+            """)
+        public static let maxBodyBytes = Setting<Int>(
+            "http.max_body_bytes", 1024...Int.max, unit: "bytes", default: 64 * 1024,
+            "Larger request bodies are refused with `413`.")
+        public static let apps = Setting<[String]>(
+            "apps", .stringArray, defaultText: "empty: one generated app, `default`",
+            """
+            The app ids (`[a-z0-9_-]{1,64}`, each once). Empty means one generated app, `default`, whose API keys are \
+            generated on the first run and printed once.
+            """)
+        public static let registrationsPerMinute = Setting<Int>(
+            "app.<id>.registrations_per_minute", 0...100_000, default: 0, defaultText: "`0` (no limit)",
+            """
+            Registrations a minute through the client key or a LeanCloud app key (per client address) and through \
+            a user token (per user, native and AOVIS routes alike); past it `429 rate_limited` with `Retry-After`. \
+            Kept in the database: every node counts the same. Server keys and SNS API keys are not limited \
+            (ArgusAI's route has its own `argus.register_rate_limit`).
+            """)
     }
 }
 

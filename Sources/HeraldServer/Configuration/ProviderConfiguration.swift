@@ -16,19 +16,21 @@ public struct ProviderConfiguration: Sendable {
         self.deliveryLog = deliveryLog
     }
 
-    /// Reads, under `app.<id>`: each provider's settings (`apns.*`, `fcm.*`, … see each
-    /// ``ProviderSetup``) and `delivery_log` (`failures` or `all`; `failures`).
+    /// Reads app `appID`'s settings of each provider (`app.<id>.apns.*`, `app.<id>.fcm.*`, … see each
+    /// ``ProviderSetup``) and its ``Settings``.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
         for provider in TransportFactory.providers {
-            settings[provider.settingsKey] = try provider.readSettings(
-                appID: appID, reader: reader.scoped(to: ConfigKey([provider.settingsKey])))
+            settings[provider.settingsKey] = try provider.readSettings(appID: appID, reader: reader)
         }
-        let log = reader.string(forKey: "delivery_log", default: "failures")
-        guard let deliveryLog = EngineConfiguration.DeliveryLog(rawValue: log) else {
-            throw HeraldConfiguration.invalid("app.\(appID).delivery_log", "must be failures or all")
-        }
-        self.deliveryLog = deliveryLog
+        deliveryLog = try reader.value(Settings.deliveryLog, app: appID)
+    }
+
+    /// The ledger's settings of an app.
+    public enum Settings {
+        public static let deliveryLog = Setting<EngineConfiguration.DeliveryLog>(
+            "app.<id>.delivery_log", choices: [.failures, .all], default: .failures,
+            "Whether the ledger keeps every delivery's outcome (`all`) or only the failures (`failures`).")
     }
 
     /// The settings keys of the providers the app configures (`apns`, `fcm`, …), sorted.
@@ -46,45 +48,102 @@ public struct ProviderConfiguration: Sendable {
 }
 
 extension EngineConfiguration {
-    /// Reads `engine.page_size` (2000), `engine.pipeline_depth` (4), `engine.workers` (8), `engine.lease_seconds` (60),
-    /// `engine.poll_interval_ms` (1000), `engine.retry.base_ms` (1000), `engine.retry.cap_seconds` (300),
-    /// `engine.retry.max_attempts` (5), `engine.unreachable_pause.base_ms` (1000),
-    /// `engine.unreachable_pause.cap_seconds` (30), `engine.max_failures` (5), `engine.cleanup.interval_hours`
-    /// (24; 0 turns the job off), `engine.cleanup.invalid_days` (30), `engine.cleanup.failing_days` (7),
-    /// `engine.cleanup.unseen_days` (0: off), `engine.cleanup.undelivered_days` (0: off),
-    /// `engine.cleanup.retention_days` (30), `engine.cleanup.stale_days` (0: off) — ArgusAI's rules (002), which every
-    /// app without its own follows (see ``CleanupPolicy/init(reader:prefix:defaults:)``), `engine.channel.confirm_ms` (10000),
-    /// `engine.channel.max_wait_days` (28), `engine.channel.recheck_seconds` (3600).
+    /// Reads the ``Settings`` (`engine.*`) and the clean-up rules (``CleanupPolicy/Settings/engine``).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader, deliveryLog: [String: DeliveryLog]) throws {
-        func integer(_ key: String, _ value: Int, _ range: ClosedRange<Int>) throws -> Int {
-            let number = try HeraldConfiguration.integer(reader, key, default: value)
-            guard range.contains(number) else {
-                throw HeraldConfiguration.invalid(key, "must be \(range.lowerBound) to \(range.upperBound)")
-            }
-            return number
-        }
-        let cleanupHours = try integer("engine.cleanup.interval_hours", 24, 0...8760)
+        let cleanupHours = try reader.value(Settings.cleanupInterval)
         self.init(
-            pageSize: try integer("engine.page_size", 2000, 1...10_000),
-            pipelineDepth: try integer("engine.pipeline_depth", 4, 1...64),
-            workers: try integer("engine.workers", 8, 0...64),
-            lease: .seconds(try integer("engine.lease_seconds", 60, 1...3600)),
-            pollInterval: .milliseconds(try integer("engine.poll_interval_ms", 1000, 10...60_000)),
+            pageSize: try reader.value(Settings.pageSize),
+            pipelineDepth: try reader.value(Settings.pipelineDepth),
+            workers: try reader.value(Settings.workers),
+            lease: .seconds(try reader.value(Settings.leaseSeconds)),
+            pollInterval: .milliseconds(try reader.value(Settings.pollInterval)),
             retryPolicy: RetryPolicy(
-                base: .milliseconds(try integer("engine.retry.base_ms", 1000, 1...3_600_000)),
-                cap: .seconds(try integer("engine.retry.cap_seconds", 300, 1...86_400)),
-                maxAttempts: try integer("engine.retry.max_attempts", 5, 1...100)),
+                base: .milliseconds(try reader.value(Settings.retryBase)),
+                cap: .seconds(try reader.value(Settings.retryCap)),
+                maxAttempts: try reader.value(Settings.retryMaxAttempts)),
             unreachablePause: (
-                base: .milliseconds(try integer("engine.unreachable_pause.base_ms", 1000, 1...3_600_000)),
-                cap: .seconds(try integer("engine.unreachable_pause.cap_seconds", 30, 1...86_400))
+                base: .milliseconds(try reader.value(Settings.unreachablePauseBase)),
+                cap: .seconds(try reader.value(Settings.unreachablePauseCap))
             ),
-            maxFailures: try integer("engine.max_failures", 5, 1...1000),
+            maxFailures: try reader.value(Settings.maxFailures),
             deliveryLog: deliveryLog,
             cleanupInterval: cleanupHours == 0 ? nil : .seconds(cleanupHours * 3600),
-            cleanupPolicy: try CleanupPolicy(reader: reader, prefix: "engine.cleanup", defaults: CleanupPolicy()),
-            channelConfirmWindow: .milliseconds(try integer("engine.channel.confirm_ms", 10_000, 100...300_000)),
-            channelMaxWait: .seconds(try integer("engine.channel.max_wait_days", 28, 1...365) * 86_400),
-            channelRecheck: .seconds(try integer("engine.channel.recheck_seconds", 3600, 10...86_400)))
+            cleanupPolicy: try CleanupPolicy(reader: reader, settings: .engine, defaults: CleanupPolicy()),
+            channelConfirmWindow: .milliseconds(try reader.value(Settings.channelConfirm)),
+            channelMaxWait: .seconds(try reader.value(Settings.channelMaxWait) * 86_400),
+            channelRecheck: .seconds(try reader.value(Settings.channelRecheck)))
+    }
+
+    /// The dispatch engine's settings.
+    public enum Settings {
+        public static let pageSize = Setting<Int>(
+            "engine.page_size", 1...10_000, default: 2000,
+            "The most recipients sent and not yet committed (what a crash can send twice).")
+        public static let pipelineDepth = Setting<Int>(
+            "engine.pipeline_depth", 1...64, default: 4,
+            "Batches in flight during a fan-out; a batch is a page divided by this (never more than the page).")
+        public static let workers = Setting<Int>(
+            "engine.workers", 0...64, default: 8,
+            """
+            Notifications worked at once (each waits on the database and the providers in turn, so several keep a \
+            machine busy); `0`: this node serves the API and its direct channels and sends nothing (the other nodes \
+            on its PostgreSQL database do).
+            """)
+        public static let leaseSeconds = Setting<Int>(
+            "engine.lease_seconds", 1...3600, unit: "seconds", default: 60,
+            "A job locked longer without renewal is taken over.")
+        public static let pollInterval = Setting<Int>(
+            "engine.poll_interval_ms", 10...60_000, unit: "milliseconds", default: 1000,
+            """
+            How often one idle worker looks for due jobs (a new send wakes one at once, and a worker that finds a job \
+            wakes the next).
+            """)
+        public static let retryBase = Setting<Int>(
+            "engine.retry.base_ms", 1...3_600_000, unit: "milliseconds", default: 1000,
+            """
+            Exponential backoff with full jitter: the ceiling of the delay after the first attempt, doubling with each \
+            attempt (the delay is added to a provider's `Retry-After`).
+            """)
+        public static let retryCap = Setting<Int>(
+            "engine.retry.cap_seconds", 1...86_400, unit: "seconds", default: 300,
+            "The largest ceiling the backoff reaches.")
+        public static let retryMaxAttempts = Setting<Int>(
+            "engine.retry.max_attempts", 1...100, default: 5, "Attempts of one delivery in all, the first included.")
+        public static let unreachablePauseBase = Setting<Int>(
+            "engine.unreachable_pause.base_ms", 1...3_600_000, unit: "milliseconds", default: 1000,
+            """
+            A provider that answers none of a batch's pushes (connections refused, TLS failing, no HTTP/2 preface \
+            within the connect timeout, requests timing out) is paused for the app this long, doubling with each such \
+            batch in a row: its deliveries wait without a request, the other providers go on.
+            """)
+        public static let unreachablePauseCap = Setting<Int>(
+            "engine.unreachable_pause.cap_seconds", 1...86_400, unit: "seconds", default: 30,
+            "The longest pause of an unreachable provider.")
+        public static let maxFailures = Setting<Int>(
+            "engine.max_failures", 1...1000, default: 5, "Failures in a row that deactivate an installation.")
+        public static let channelConfirm = Setting<Int>(
+            "engine.channel.confirm_ms", 100...300_000, unit: "milliseconds", default: 10_000,
+            """
+            A direct channel that confirms has this long to confirm a push before it is torn down and its pushes fall \
+            back to the cloud.
+            """)
+        public static let channelMaxWait = Setting<Int>(
+            "engine.channel.max_wait_days", 1...365, unit: "days", default: 28,
+            "How long a push without an expiry waits for a direct-only device.")
+        public static let channelRecheck = Setting<Int>(
+            "engine.channel.recheck_seconds", 10...86_400, unit: "seconds", default: 3600,
+            "How often a push waiting for a direct-only device looks again (it is woken when the device connects).")
+        public static let cleanupInterval = Setting<Int>(
+            "engine.cleanup.interval_hours", 0...8760, unit: "hours", default: 24,
+            "How often the clean-up job runs (`0`: never).")
+        public static let appCleanupInterval = Setting<String?>(
+            "app.<id>.lifecycle.interval_hours", .other("not accepted"), defaultText: "—",
+            "Not per app: setting it stops start-up. The clean-up job's interval is `engine.cleanup.interval_hours`.")
+        /// Every setting above but the clean-up job's, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            pageSize, pipelineDepth, workers, leaseSeconds, pollInterval, retryBase, retryCap, retryMaxAttempts,
+            unreachablePauseBase, unreachablePauseCap, maxFailures, channelConfirm, channelMaxWait, channelRecheck,
+        ]
     }
 }

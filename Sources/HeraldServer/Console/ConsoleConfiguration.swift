@@ -29,23 +29,39 @@ public struct ConsoleConfiguration: Sendable, Equatable {
         self.signInWindowSeconds = signInWindowSeconds
     }
 
-    /// Reads `console.session_hours` (int, 1 to 720; `12`), `console.secure_cookie` (boolean; `true`),
-    /// `console.sign_in_attempts` (int, 1 to 1000; `10`) and `console.sign_in_window_seconds` (int, 1 to
-    /// 86400; `300`).
+    /// Reads the ``Settings`` (`console.*`).
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(reader: ConfigReader) throws {
-        sessionHours = try HeraldConfiguration.integer(reader, "console.session_hours", default: 12)
-        guard Self.sessionHoursRange.contains(sessionHours) else {
-            throw HeraldConfiguration.invalid("console.session_hours", "must be 1 to 720")
-        }
-        secureCookie = try HeraldConfiguration.boolean(reader, "console.secure_cookie", default: true)
-        signInAttempts = try HeraldConfiguration.integer(reader, "console.sign_in_attempts", default: 10)
-        guard (1...1000).contains(signInAttempts) else {
-            throw HeraldConfiguration.invalid("console.sign_in_attempts", "must be 1 to 1000")
-        }
-        signInWindowSeconds = try HeraldConfiguration.integer(reader, "console.sign_in_window_seconds", default: 300)
-        guard (1...86_400).contains(signInWindowSeconds) else {
-            throw HeraldConfiguration.invalid("console.sign_in_window_seconds", "must be 1 to 86400")
-        }
+        sessionHours = try reader.value(Settings.sessionHours)
+        secureCookie = try reader.value(Settings.secureCookie)
+        signInAttempts = try reader.value(Settings.signInAttempts)
+        signInWindowSeconds = try reader.value(Settings.signInWindowSeconds)
+    }
+
+    /// The web console's settings.
+    public enum Settings {
+        public static let sessionHours = Setting<Int>(
+            "console.session_hours", ConsoleConfiguration.sessionHoursRange, unit: "hours", default: 12,
+            "How long a console sign-in lasts.")
+        public static let secureCookie = Setting<Bool>(
+            "console.secure_cookie", default: true,
+            """
+            Whether the session cookie carries `Secure` (sent over HTTPS only). Browsers treat `http://127.0.0.1` \
+            and `http://localhost` as secure, so the default works locally; turn it off only to reach the console \
+            over plain HTTP on another address.
+            """)
+        public static let signInAttempts = Setting<Int>(
+            "console.sign_in_attempts", 1...1000, default: 10,
+            """
+            Failed sign-ins a client address may make at once before it waits (`429`); it regains one every \
+            `sign_in_window_seconds / sign_in_attempts`.
+            """)
+        public static let signInWindowSeconds = Setting<Int>(
+            "console.sign_in_window_seconds", 1...86_400, unit: "seconds", default: 300,
+            "The time in which the failed sign-ins allowance refills.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            sessionHours, secureCookie, signInAttempts, signInWindowSeconds,
+        ]
     }
 }

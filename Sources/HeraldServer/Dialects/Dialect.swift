@@ -16,7 +16,8 @@ protocol Dialect: Sendable {
     /// The configuration key under `app.<id>` that holds the dialect's settings (`aovis`, `argus`).
     static var settingsKey: String { get }
 
-    /// Reads one app's settings from `reader` (scoped to `app.<id>.<settingsKey>`).
+    /// Reads app `appID`'s settings (`app.<id>.<settingsKey>.*`, declared as ``Setting``s near the
+    /// settings type) from `reader`.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     static func settings(appID: String, reader: ConfigReader) throws -> Settings
 
@@ -59,7 +60,7 @@ extension Dialect {
     static func readSettings(appIDs: [String], reader: ConfigReader) throws -> [String: any Sendable] {
         var settings: [String: any Sendable] = [:]
         for id in appIDs {
-            settings[id] = try Self.settings(appID: id, reader: reader.scoped(to: ConfigKey(["app", id, settingsKey])))
+            settings[id] = try Self.settings(appID: id, reader: reader)
         }
         return settings
     }

@@ -52,28 +52,63 @@ extension ProviderConfiguration {
     }
 }
 
+extension ProviderConfiguration.APNs {
+    /// An app's APNs settings.
+    public enum Settings {
+        public static let keyFile = Setting<String?>(
+            "app.<id>.apns.key_file", .path, "APNs token auth: the `.p8` key; `key_id` and `team_id` go with it.")
+        public static let keyID = Setting<String?>("app.<id>.apns.key_id", .text, "APNs token auth: the key's id.")
+        public static let teamID = Setting<String?>("app.<id>.apns.team_id", .text, "APNs token auth: the team id.")
+        public static let p12File = Setting<String?>(
+            "app.<id>.apns.p12_file", .path, "APNs certificate auth: a `.p12` with the certificate and its key.")
+        public static let p12Password = Setting<String?>(
+            "app.<id>.apns.p12_password", .text, secret: true, defaultText: "none (empty)",
+            "APNs certificate auth: the `.p12`'s password.")
+        public static let certificateFile = Setting<String?>(
+            "app.<id>.apns.certificate_file", .path,
+            "APNs certificate auth from PEM files: the certificate; `certificate_key_file` goes with it.")
+        public static let certificateKeyFile = Setting<String?>(
+            "app.<id>.apns.certificate_key_file", .path, "APNs certificate auth from PEM files: the private key.")
+        public static let topic = Setting<String?>(
+            "app.<id>.apns.topic", .text, "The topic (bundle id) of installations registered without `bundle_id`.")
+        public static let url = Setting<String?>(
+            "app.<id>.apns.url", .url(schemes: ["https"]), defaultText: "Apple's hosts",
+            "One host for both environments (a proxy, or a mock in tests).")
+        public static let caFile = Setting<String?>(
+            "app.<id>.apns.ca_file", .path, defaultText: "the system's roots", "PEM trust roots replacing the system's."
+        )
+        public static let connections = Setting<Int>(
+            "app.<id>.apns.connections", nil, default: 2, "HTTP/2 connections per APNs host.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            keyFile, keyID, teamID, p12File, p12Password, certificateFile, certificateKeyFile, topic, url, caFile,
+            connections,
+        ]
+    }
+}
+
 /// APNs: `app.<id>.apns.*`.
 enum APNsSetup: ProviderSetup {
     static let settingsKey = "apns"
 
-    /// Reads `key_file`, `key_id`, `team_id` (token auth) or `p12_file` + `p12_password`, or
-    /// `certificate_file` + `certificate_key_file` (certificate auth); `topic`, `url`, `ca_file`,
-    /// `connections` (2). Nil without a key or certificate.
+    /// Reads the app's ``ProviderConfiguration/APNs/Settings``: a key file (token auth), a `.p12` or a PEM
+    /// certificate (certificate auth). Nil without a key or certificate.
     static func settings(appID: String, reader: ConfigReader) throws -> ProviderConfiguration.APNs? {
+        typealias Declared = ProviderConfiguration.APNs.Settings
         let prefix = "app.\(appID).apns"
-        let keyFile = reader.string(forKey: "key_file")
-        let p12File = reader.string(forKey: "p12_file")
-        let certificateFile = reader.string(forKey: "certificate_file")
+        let keyFile = try reader.value(Declared.keyFile, app: appID)
+        let p12File = try reader.value(Declared.p12File, app: appID)
+        let certificateFile = try reader.value(Declared.certificateFile, app: appID)
         if keyFile != nil || p12File != nil || certificateFile != nil {
             var apns = ProviderConfiguration.APNs(
-                keyFile: keyFile, keyID: reader.string(forKey: "key_id"),
-                teamID: reader.string(forKey: "team_id"), p12File: p12File,
-                p12Password: reader.string(forKey: "p12_password", isSecret: true),
-                certificateFile: certificateFile, certificateKeyFile: reader.string(forKey: "certificate_key_file"),
-                topic: reader.string(forKey: "topic"), url: reader.string(forKey: "url"),
-                caFile: reader.string(forKey: "ca_file"))
-            apns.connections = try HeraldConfiguration.integer(
-                reader, "connections", default: 2, key: "\(prefix).connections")
+                keyFile: keyFile, keyID: try reader.value(Declared.keyID, app: appID),
+                teamID: try reader.value(Declared.teamID, app: appID), p12File: p12File,
+                p12Password: try reader.value(Declared.p12Password, app: appID),
+                certificateFile: certificateFile,
+                certificateKeyFile: try reader.value(Declared.certificateKeyFile, app: appID),
+                topic: try reader.value(Declared.topic, app: appID), url: try reader.value(Declared.url, app: appID),
+                caFile: try reader.value(Declared.caFile, app: appID))
+            apns.connections = try reader.value(Declared.connections, app: appID)
             if keyFile != nil, apns.keyID == nil || apns.teamID == nil {
                 throw HeraldConfiguration.invalid(
                     "\(prefix).key_id", "and apns.team_id are required with apns.key_file")

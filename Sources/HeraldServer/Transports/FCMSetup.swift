@@ -31,19 +31,36 @@ extension ProviderConfiguration {
     }
 }
 
+extension ProviderConfiguration.FCM {
+    /// An app's FCM settings.
+    public enum Settings {
+        public static let serviceAccountFile = Setting<String?>(
+            "app.<id>.fcm.service_account_file", .path, "FCM HTTP v1: the service account's JSON key file.")
+        public static let url = Setting<String?>(
+            "app.<id>.fcm.url", .url(schemes: ["https"]), defaultText: "`https://fcm.googleapis.com`",
+            "Where FCM is (a mock in tests).")
+        public static let caFile = Setting<String?>(
+            "app.<id>.fcm.ca_file", .path, defaultText: "the system's roots",
+            "PEM trust roots for FCM and the token endpoint, replacing the system's.")
+        public static let connections = Setting<Int>(
+            "app.<id>.fcm.connections", nil, default: 2, "HTTP/2 connections to FCM.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [serviceAccountFile, url, caFile, connections]
+    }
+}
+
 /// Firebase Cloud Messaging HTTP v1: `app.<id>.fcm.*`.
 enum FCMSetup: ProviderSetup {
     static let settingsKey = "fcm"
 
-    /// Reads `service_account_file`, `url`, `ca_file`, `connections` (2). Nil without an account file.
+    /// Reads the app's ``ProviderConfiguration/FCM/Settings``. Nil without a service account file.
     static func settings(appID: String, reader: ConfigReader) throws -> ProviderConfiguration.FCM? {
-        let prefix = "app.\(appID).fcm"
-        if let file = reader.string(forKey: "service_account_file") {
+        typealias Declared = ProviderConfiguration.FCM.Settings
+        if let file = try reader.value(Declared.serviceAccountFile, app: appID) {
             var fcm = ProviderConfiguration.FCM(
-                serviceAccountFile: file, url: reader.string(forKey: "url"),
-                caFile: reader.string(forKey: "ca_file"))
-            fcm.connections = try HeraldConfiguration.integer(
-                reader, "connections", default: 2, key: "\(prefix).connections")
+                serviceAccountFile: file, url: try reader.value(Declared.url, app: appID),
+                caFile: try reader.value(Declared.caFile, app: appID))
+            fcm.connections = try reader.value(Declared.connections, app: appID)
             return fcm
         }
         return nil

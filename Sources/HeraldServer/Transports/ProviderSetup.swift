@@ -14,8 +14,8 @@ protocol ProviderSetup: Sendable {
     /// The key under `app.<id>` of the provider's settings (`apns`, `fcm`, …).
     static var settingsKey: String { get }
 
-    /// Reads one app's settings from `reader` (scoped to `app.<id>.<settingsKey>`); nil when the
-    /// app does not configure the provider.
+    /// Reads app `appID`'s settings (`app.<id>.<settingsKey>.*`, declared as ``Setting``s near the
+    /// settings type) from `reader`; nil when the app does not configure the provider.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     static func settings(appID: String, reader: ConfigReader) throws -> Settings?
 

@@ -39,58 +39,101 @@ extension ProviderConfiguration {
     }
 }
 
+extension ProviderConfiguration.SNS {
+    /// An app's AWS SNS settings.
+    public enum Settings {
+        public static let apnsApplicationARN = Setting<String?>(
+            "app.<id>.sns.apns_application_arn", .other("platform application ARN"), defaultText: "none",
+            "AWS SNS: the app's `APNS` platform application. With none of the three ARNs, SNS is off for the app.")
+        public static let apnsSandboxApplicationARN = Setting<String?>(
+            "app.<id>.sns.apns_sandbox_application_arn", .other("platform application ARN"),
+            "AWS SNS: the app's `APNS_SANDBOX` platform application.")
+        public static let gcmApplicationARN = Setting<String?>(
+            "app.<id>.sns.gcm_application_arn", .other("platform application ARN"),
+            "AWS SNS: the app's `GCM` (FCM) platform application.")
+        public static let region = Setting<String>(
+            "app.<id>.sns.region", .text, default: "us-east-1", "The AWS region of SNS.")
+        public static let endpointURL = Setting<String?>(
+            "app.<id>.sns.endpoint_url", .url(schemes: ["http", "https"]), defaultText: "the region's SNS host",
+            "Where SNS is (an SNS-compatible server in tests).")
+        public static let accessKeyID = Setting<String?>(
+            "app.<id>.sns.access_key_id", .text, defaultText: "the `AWS_*` environment variables",
+            "The AWS access key id SNS requests are signed with (SigV4); set together with `secret_access_key`.")
+        public static let secretAccessKey = Setting<String?>(
+            "app.<id>.sns.secret_access_key", .text, secret: true, defaultText: "the `AWS_*` environment variables",
+            "The AWS secret access key; set together with `access_key_id`.")
+        public static let sessionToken = Setting<String?>(
+            "app.<id>.sns.session_token", .text, secret: true,
+            "An AWS session token, for temporary credentials (used only with `access_key_id` and `secret_access_key`).")
+        public static let topic = Setting<String?>(
+            "app.<id>.sns.topic", .text, "The APNs topic of SNS installations registered without `bundle_id`.")
+        public static let broadcastTopicARN = Setting<String?>(
+            "app.<id>.sns.broadcast_topic_arn", .other("topic ARN"),
+            """
+            An SNS topic every endpoint is subscribed to: broadcasts without per-device rules go there in one \
+            `Publish`.
+            """)
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            apnsApplicationARN, apnsSandboxApplicationARN, gcmApplicationARN, region, endpointURL, accessKeyID,
+            secretAccessKey, sessionToken, topic, broadcastTopicARN,
+        ]
+    }
+}
+
 /// AWS SNS mobile push: `app.<id>.sns.*`.
 enum SNSSetup: ProviderSetup {
     static let settingsKey = "sns"
 
-    /// Reads `apns_application_arn`, `apns_sandbox_application_arn`, `gcm_application_arn` (the
-    /// platform applications; none: SNS is off), `region` (`us-east-1`), `endpoint_url`,
-    /// `access_key_id` + `secret_access_key` (+ `session_token`; both or neither: without, the
-    /// `AWS_*` environment variables), `topic`, `broadcast_topic_arn` (a topic for broadcasts).
+    /// Reads the app's ``ProviderConfiguration/SNS/Settings``: the platform applications (none: SNS is
+    /// off), where SNS is, the credentials (both or neither: without, the `AWS_*` environment
+    /// variables), the default topic and the broadcast topic.
     static func settings(appID: String, reader: ConfigReader) throws -> ProviderConfiguration.SNS? {
-        let prefix = "app.\(appID).sns"
+        typealias Declared = ProviderConfiguration.SNS.Settings
         let applications = SNSTransport.Applications(
-            apns: reader.string(forKey: "apns_application_arn"),
-            apnsSandbox: reader.string(forKey: "apns_sandbox_application_arn"),
-            gcm: reader.string(forKey: "gcm_application_arn"))
+            apns: try reader.value(Declared.apnsApplicationARN, app: appID),
+            apnsSandbox: try reader.value(Declared.apnsSandboxApplicationARN, app: appID),
+            gcm: try reader.value(Declared.gcmApplicationARN, app: appID))
         guard applications != SNSTransport.Applications() else { return nil }
-        for (key, arn) in [
-            ("apns_application_arn", applications.apns), ("apns_sandbox_application_arn", applications.apnsSandbox),
-            ("gcm_application_arn", applications.gcm),
+        for (setting, arn) in [
+            (Declared.apnsApplicationARN, applications.apns),
+            (Declared.apnsSandboxApplicationARN, applications.apnsSandbox),
+            (Declared.gcmApplicationARN, applications.gcm),
         ] {
             if let arn, !(arn.hasPrefix("arn:") && arn.split(separator: ":").count >= 6 && arn.contains(":app/")) {
-                throw HeraldConfiguration.invalid("\(prefix).\(key)", "must be a platform application ARN")
+                throw HeraldConfiguration.invalid(setting.key(app: appID), "must be a platform application ARN")
             }
         }
-        let broadcastTopic = reader.string(forKey: "broadcast_topic_arn")
+        let broadcastTopic = try reader.value(Declared.broadcastTopicARN, app: appID)
         if let broadcastTopic,
             !(broadcastTopic.hasPrefix("arn:") && broadcastTopic.split(separator: ":").count == 6
                 && !broadcastTopic.contains("/"))
         {
-            throw HeraldConfiguration.invalid("\(prefix).broadcast_topic_arn", "must be a topic ARN")
+            throw HeraldConfiguration.invalid(Declared.broadcastTopicARN.key(app: appID), "must be a topic ARN")
         }
-        let keyID = reader.string(forKey: "access_key_id")
-        let secret = reader.string(forKey: "secret_access_key", isSecret: true)
+        let keyID = try reader.value(Declared.accessKeyID, app: appID)
+        let secret = try reader.value(Declared.secretAccessKey, app: appID)
         guard (keyID == nil) == (secret == nil) else {
-            throw HeraldConfiguration.invalid("\(prefix).secret_access_key", "and access_key_id go together")
+            throw HeraldConfiguration.invalid(
+                Declared.secretAccessKey.key(app: appID), "and access_key_id go together")
         }
         var credentials: AWSCredentials?
         if let keyID, let secret {
             credentials = AWSCredentials(
                 accessKeyID: keyID, secretAccessKey: secret,
-                sessionToken: reader.string(forKey: "session_token", isSecret: true))
+                sessionToken: try reader.value(Declared.sessionToken, app: appID))
         }
         var endpointURL: String?
-        if let url = reader.string(forKey: "endpoint_url") {
+        if let url = try reader.value(Declared.endpointURL, app: appID) {
             guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme),
                 components.host != nil
-            else { throw HeraldConfiguration.invalid("\(prefix).endpoint_url", "must be an http(s) URL") }
+            else { throw HeraldConfiguration.invalid(Declared.endpointURL.key(app: appID), "must be an http(s) URL") }
             endpointURL = url
         }
         return ProviderConfiguration.SNS(
-            region: reader.string(forKey: "region", default: "us-east-1"), endpointURL: endpointURL,
-            credentials: credentials, applications: applications, topic: reader.string(forKey: "topic"),
-            broadcastTopicARN: broadcastTopic)
+            region: try reader.value(Declared.region, app: appID), endpointURL: endpointURL,
+            credentials: credentials, applications: applications,
+            topic: try reader.value(Declared.topic, app: appID), broadcastTopicARN: broadcastTopic)
     }
 
     static func transport(

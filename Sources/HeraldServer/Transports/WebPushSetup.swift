@@ -32,45 +32,64 @@ extension ProviderConfiguration {
     }
 }
 
+extension ProviderConfiguration.WebPush {
+    /// An app's Web Push settings.
+    public enum Settings {
+        public static let privateKeyFile = Setting<String?>(
+            "app.<id>.webpush.vapid_private_key_file", .path,
+            "Web Push: the VAPID private key (a PEM P-256 key, as `herald vapid` writes it).")
+        public static let privateKey = Setting<String?>(
+            "app.<id>.webpush.vapid_private_key", .other("base64url"), secret: true,
+            "Web Push: the VAPID private key as its base64url scalar, when `vapid_private_key_file` is not set.")
+        public static let subject = Setting<String?>(
+            "app.<id>.webpush.subject", .other("`mailto:` or `https:` URI"), defaultText: "required with a key",
+            "The VAPID `sub`: a contact for push service operators (RFC 8292 §2.1).")
+        public static let caFile = Setting<String?>(
+            "app.<id>.webpush.ca_file", .path, defaultText: "the system's roots",
+            "PEM trust roots for push services, replacing the system's (a mock in tests).")
+        public static let connections = Setting<Int>(
+            "app.<id>.webpush.connections", 1...16, default: 1, "HTTP/2 connections per push service origin.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [privateKeyFile, privateKey, subject, caFile, connections]
+    }
+}
+
 /// Web Push with VAPID: `app.<id>.webpush.*`.
 enum WebPushSetup: ProviderSetup {
     static let settingsKey = "webpush"
 
-    /// Reads `vapid_private_key_file` (a PEM P-256 key, as `herald vapid` writes it) or
-    /// `vapid_private_key` (its base64url scalar, secret), `subject` (`mailto:` or `https:`; required
-    /// with a key), `ca_file`, `connections` (1). Nil without a key.
+    /// Reads the app's ``ProviderConfiguration/WebPush/Settings``: a VAPID key (from its file, else
+    /// inline) and the subject required with it. Nil without a key.
     static func settings(appID: String, reader: ConfigReader) throws -> ProviderConfiguration.WebPush? {
-        let prefix = "app.\(appID).webpush"
+        typealias Declared = ProviderConfiguration.WebPush.Settings
         let key: VAPIDKey
-        if let file = reader.string(forKey: "vapid_private_key_file") {
+        if let file = try reader.value(Declared.privateKeyFile, app: appID) {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw HeraldConfiguration.invalid("\(prefix).vapid_private_key_file", "cannot be read")
+                throw HeraldConfiguration.invalid(Declared.privateKeyFile.key(app: appID), "cannot be read")
             }
             do {
                 key = try VAPIDKey(pem: pem)
             } catch {
-                throw HeraldConfiguration.invalid("\(prefix).vapid_private_key_file", error.message)
+                throw HeraldConfiguration.invalid(Declared.privateKeyFile.key(app: appID), error.message)
             }
-        } else if let raw = reader.string(forKey: "vapid_private_key", isSecret: true) {
+        } else if let raw = try reader.value(Declared.privateKey, app: appID) {
             do {
                 key = try VAPIDKey(base64URL: raw)
             } catch {
-                throw HeraldConfiguration.invalid("\(prefix).vapid_private_key", error.message)
+                throw HeraldConfiguration.invalid(Declared.privateKey.key(app: appID), error.message)
             }
         } else {
             return nil
         }
-        guard let subject = reader.string(forKey: "subject"), VAPIDTokenCache.isValidSubject(subject) else {
+        guard let subject = try reader.value(Declared.subject, app: appID), VAPIDTokenCache.isValidSubject(subject)
+        else {
             throw HeraldConfiguration.invalid(
-                "\(prefix).subject", "must be a mailto: or https: contact (RFC 8292 §2.1) when a VAPID key is set")
+                Declared.subject.key(app: appID),
+                "must be a mailto: or https: contact (RFC 8292 §2.1) when a VAPID key is set")
         }
-        let connections = try HeraldConfiguration.integer(
-            reader, "connections", default: 1, key: "\(prefix).connections")
-        guard (1...16).contains(connections) else {
-            throw HeraldConfiguration.invalid("\(prefix).connections", "must be 1 to 16")
-        }
+        let connections = try reader.value(Declared.connections, app: appID)
         return ProviderConfiguration.WebPush(
-            key: key, subject: subject, caFile: reader.string(forKey: "ca_file"), connections: connections)
+            key: key, subject: subject, caFile: try reader.value(Declared.caFile, app: appID), connections: connections)
     }
 
     static func transport(

@@ -17,20 +17,30 @@ public struct AOVISConfiguration: Sendable {
         self.deliverThroughSNS = deliverThroughSNS
     }
 
-    /// Reads, under `app.<id>.aovis`: `apns_environment` (`sandbox` or `production`; `production`) and
-    /// `delivery` (`direct` or `sns`; `direct`).
+    /// Reads app `appID`'s ``Settings``.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
-        let raw = reader.string(forKey: "apns_environment", default: PushEnvironment.production.rawValue)
-        guard let environment = PushEnvironment(rawValue: raw) else {
-            throw HeraldConfiguration.invalid("app.\(appID).aovis.apns_environment", "must be sandbox or production")
-        }
-        self.apnsEnvironment = environment
-        let delivery = reader.string(forKey: "delivery", default: "direct")
-        guard delivery == "direct" || delivery == "sns" else {
-            throw HeraldConfiguration.invalid("app.\(appID).aovis.delivery", "must be direct or sns")
-        }
-        self.deliverThroughSNS = delivery == "sns"
+        apnsEnvironment = try reader.value(Settings.apnsEnvironment, app: appID)
+        deliverThroughSNS = try reader.value(Settings.delivery, app: appID) == "sns"
+    }
+
+    /// An app's AOVIS settings.
+    public enum Settings {
+        public static let apnsEnvironment = Setting<PushEnvironment>(
+            "app.<id>.aovis.apns_environment", choices: [.sandbox, .production], default: .production,
+            """
+            The APNs environment of iOS tokens registered through the AOVIS route (its request does not say; a \
+            TestFlight or App Store build is `production`).
+            """)
+        public static let delivery = Setting<String>(
+            "app.<id>.aovis.delivery", .choice(["direct", "sns"]), default: "direct",
+            """
+            How tokens registered through the AOVIS route are delivered: straight to APNs and FCM (`direct`), or \
+            through AWS SNS (`sns`: a platform endpoint per token, `sns_endpoint_arn` back-filled; the app then \
+            configures `app.<id>.sns.*`).
+            """)
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [apnsEnvironment, delivery]
     }
 }
 

@@ -20,30 +20,38 @@ public struct ArgusAIConfiguration: Sendable {
         self.registerRateLimit = registerRateLimit
     }
 
-    /// Reads, under `app.<id>.argus`: `public_base_url` (an absolute `http` or `https` URL, no query;
-    /// a trailing `/` is dropped; none by default) and `register_rate_limit` (int, registrations per
-    /// user and minute, 1 to 10000; `20`).
+    /// Reads app `appID`'s ``Settings``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
-        let prefix = "app.\(appID).argus"
         var publicBaseURL: String?
-        if let text = reader.string(forKey: "public_base_url") {
+        if let text = try reader.value(Settings.publicBaseURL, app: appID) {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https",
                 url.host?.isEmpty == false, url.query == nil, url.fragment == nil
             else {
                 throw HeraldConfiguration.invalid(
-                    "\(prefix).public_base_url",
+                    Settings.publicBaseURL.key(app: appID),
                     "must be an absolute http(s) URL without query, like https://argusai.local")
             }
             publicBaseURL = text
         }
-        let limit = try HeraldConfiguration.integer(
-            reader, "register_rate_limit", default: Self.defaultRegisterRateLimit, key: "\(prefix).register_rate_limit")
-        guard (1...10_000).contains(limit) else {
-            throw HeraldConfiguration.invalid("\(prefix).register_rate_limit", "must be 1 to 10000")
-        }
-        self.init(publicBaseURL: publicBaseURL, registerRateLimit: limit)
+        self.init(
+            publicBaseURL: publicBaseURL, registerRateLimit: try reader.value(Settings.registerRateLimit, app: appID))
+    }
+
+    /// An app's ArgusAI settings.
+    public enum Settings {
+        public static let publicBaseURL = Setting<String?>(
+            "app.<id>.argus.public_base_url", .url(schemes: ["http", "https"]),
+            """
+            ArgusAI: the server's public URL (`https://argusai.local`, no query; a trailing `/` is dropped), which \
+            events' `thumbnail_url` is resolved against. Without it, events are refused.
+            """)
+        public static let registerRateLimit = Setting<Int>(
+            "app.<id>.argus.register_rate_limit", 1...10_000, default: ArgusAIConfiguration.defaultRegisterRateLimit,
+            "ArgusAI: registrations a user may make per minute (a burst of this many, refilled over a minute).")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [publicBaseURL, registerRateLimit]
     }
 }
 

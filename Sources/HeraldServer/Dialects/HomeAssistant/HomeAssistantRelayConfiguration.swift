@@ -45,38 +45,61 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
         self.newTokensPerMinute = newTokensPerMinute
     }
 
-    /// Reads, under `app.<id>.home_assistant`: `relay` (boolean; `false`), `max_per_day` (integer, 1 to
-    /// 1,000,000; `150`), `registered_only` (boolean; `false`), `app_ids` (list of Companion app ids;
-    /// empty), `apns_environment` (`sandbox` or `production`; `production`) and
-    /// `new_tokens_per_minute` (integer, 0 to 100,000, 0 = no limit; `60`).
+    /// Reads app `appID`'s ``Settings``.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
-        let prefix = "app.\(appID).\(HomeAssistantRelayRoutes.settingsKey)"
-        relay = try HeraldConfiguration.boolean(reader, "relay", default: false, key: "\(prefix).relay")
-        maximumPerDay = try HeraldConfiguration.integer(
-            reader, "max_per_day", default: Self.defaultMaximumPerDay, key: "\(prefix).max_per_day")
-        guard Self.maximumPerDayRange.contains(maximumPerDay) else {
-            throw HeraldConfiguration.invalid("\(prefix).max_per_day", "must be 1 to 1000000")
-        }
-        registeredOnly = try HeraldConfiguration.boolean(
-            reader, "registered_only", default: false, key: "\(prefix).registered_only")
-        companionAppIDs = reader.stringArray(forKey: "app_ids", default: [])
+        relay = try reader.value(Settings.relay, app: appID)
+        maximumPerDay = try reader.value(Settings.maximumPerDay, app: appID)
+        registeredOnly = try reader.value(Settings.registeredOnly, app: appID)
+        companionAppIDs = reader.value(Settings.companionAppIDs, app: appID)
         guard
             companionAppIDs.allSatisfy({ !$0.isEmpty && $0.utf8.count <= HomeAssistantPushRequest.maxRegistrationText })
         else {
-            throw HeraldConfiguration.invalid("\(prefix).app_ids", "must list non-empty app ids")
+            throw HeraldConfiguration.invalid(Settings.companionAppIDs.key(app: appID), "must list non-empty app ids")
         }
-        let environment = reader.string(forKey: "apns_environment", default: PushEnvironment.production.rawValue)
-        guard let parsed = PushEnvironment(rawValue: environment) else {
-            throw HeraldConfiguration.invalid("\(prefix).apns_environment", "must be sandbox or production")
-        }
-        apnsEnvironment = parsed
-        newTokensPerMinute = try HeraldConfiguration.integer(
-            reader, "new_tokens_per_minute", default: Self.defaultNewTokensPerMinute,
-            key: "\(prefix).new_tokens_per_minute")
-        guard Self.newTokensPerMinuteRange.contains(newTokensPerMinute) else {
-            throw HeraldConfiguration.invalid("\(prefix).new_tokens_per_minute", "must be 0 to 100000")
-        }
+        apnsEnvironment = try reader.value(Settings.apnsEnvironment, app: appID)
+        newTokensPerMinute = try reader.value(Settings.newTokensPerMinute, app: appID)
+    }
+
+    /// An app's Home Assistant push relay settings.
+    public enum Settings {
+        public static let relay = Setting<Bool>(
+            "app.<id>.home_assistant.relay", default: false,
+            """
+            Home Assistant push relay: serve this app's push tokens at `POST /ha/push`. Off unless turned on: Home \
+            Assistant authenticates with nothing but the push token.
+            """)
+        public static let maximumPerDay = Setting<Int>(
+            "app.<id>.home_assistant.max_per_day", HomeAssistantRelayConfiguration.maximumPerDayRange,
+            default: HomeAssistantRelayConfiguration.defaultMaximumPerDay,
+            "Home Assistant push relay: notifications accepted per push token per UTC day.")
+        public static let registeredOnly = Setting<Bool>(
+            "app.<id>.home_assistant.registered_only", default: false,
+            """
+            Home Assistant push relay: relay only tokens registered through another API (a closed relay); otherwise \
+            a token never seen is registered from what Home Assistant sends.
+            """)
+        public static let companionAppIDs = Setting<[String]>(
+            "app.<id>.home_assistant.app_ids", .stringArray,
+            """
+            Home Assistant push relay: the Companion app ids (`registration_info.app_id`) whose new tokens this app \
+            takes, when several apps enable the relay.
+            """)
+        public static let apnsEnvironment = Setting<PushEnvironment>(
+            "app.<id>.home_assistant.apns_environment", choices: [.sandbox, .production], default: .production,
+            """
+            Home Assistant push relay: the APNs environment of the Apple tokens it registers (a store or TestFlight \
+            build is `production`).
+            """)
+        public static let newTokensPerMinute = Setting<Int>(
+            "app.<id>.home_assistant.new_tokens_per_minute", HomeAssistantRelayConfiguration.newTokensPerMinuteRange,
+            default: HomeAssistantRelayConfiguration.defaultNewTokensPerMinute,
+            "Home Assistant push relay: tokens never seen that one client address may register a minute (`0`: no limit)."
+        )
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [
+            relay, maximumPerDay, registeredOnly, companionAppIDs, apnsEnvironment, newTokensPerMinute,
+        ]
     }
 }
 

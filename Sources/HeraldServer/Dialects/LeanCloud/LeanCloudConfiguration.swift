@@ -34,42 +34,62 @@ public struct LeanCloudConfiguration: Sendable, Equatable {
         self.maxSignatureSkew = maxSignatureSkew
     }
 
-    /// Reads, under `app.<id>.leancloud`: `app_id` and `app_key` (both or neither; none: the
-    /// dialect is off for the app), `master_key` (secret; optional), `client_push` (boolean;
-    /// `false`), `signature_skew_seconds` (integer, 1 to 86400; `900`).
+    /// Reads app `herald`'s ``Settings``.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID herald: String, reader: ConfigReader) throws {
-        let prefix = "app.\(herald).\(LeanCloudRoutes.settingsKey)"
-        appID = reader.string(forKey: "app_id")
-        appKey = reader.string(forKey: "app_key", isSecret: true)
-        masterKey = reader.string(forKey: "master_key", isSecret: true)
-        for (name, value) in [("app_id", appID), ("app_key", appKey), ("master_key", masterKey)] {
+        appID = try reader.value(Settings.appID, app: herald)
+        appKey = try reader.value(Settings.appKey, app: herald)
+        masterKey = try reader.value(Settings.masterKey, app: herald)
+        for (setting, value) in [(Settings.appID, appID), (Settings.appKey, appKey), (Settings.masterKey, masterKey)] {
             guard let value else { continue }
             // A key is compared whole and signed as text: no separators LeanCloud's headers use.
             guard (1...256).contains(value.count), !value.contains(","), !value.contains(where: \.isWhitespace)
             else {
-                throw HeraldConfiguration.invalid("\(prefix).\(name)", "must be 1 to 256 characters, no ',' or spaces")
+                throw HeraldConfiguration.invalid(
+                    setting.key(app: herald), "must be 1 to 256 characters, no ',' or spaces")
             }
         }
         switch (appID, appKey) {
         case (nil, nil), (_?, _?): break
-        case (nil, _): throw HeraldConfiguration.invalid("\(prefix).app_id", "is required with app_key")
-        case (_, nil): throw HeraldConfiguration.invalid("\(prefix).app_key", "is required with app_id")
+        case (nil, _): throw HeraldConfiguration.invalid(Settings.appID.key(app: herald), "is required with app_key")
+        case (_, nil): throw HeraldConfiguration.invalid(Settings.appKey.key(app: herald), "is required with app_id")
         }
         if masterKey != nil, appID == nil {
-            throw HeraldConfiguration.invalid("\(prefix).app_id", "is required with master_key")
+            throw HeraldConfiguration.invalid(Settings.appID.key(app: herald), "is required with master_key")
         }
         if let masterKey, masterKey == appKey {
-            throw HeraldConfiguration.invalid("\(prefix).master_key", "must differ from app_key")
+            throw HeraldConfiguration.invalid(Settings.masterKey.key(app: herald), "must differ from app_key")
         }
-        clientPush = try HeraldConfiguration.boolean(
-            reader, "client_push", default: false, key: "\(prefix).client_push")
-        let skew = try HeraldConfiguration.integer(
-            reader, "signature_skew_seconds", default: 900, key: "\(prefix).signature_skew_seconds")
-        guard (1...86_400).contains(skew) else {
-            throw HeraldConfiguration.invalid("\(prefix).signature_skew_seconds", "must be 1 to 86400")
-        }
-        maxSignatureSkew = .seconds(skew)
+        clientPush = try reader.value(Settings.clientPush, app: herald)
+        maxSignatureSkew = .seconds(try reader.value(Settings.signatureSkewSeconds, app: herald))
+    }
+
+    /// An app's LeanCloud API settings.
+    public enum Settings {
+        public static let appID = Setting<String?>(
+            "app.<id>.leancloud.app_id", .other("1–256 chars, no `,` or spaces"),
+            """
+            LeanCloud API: the application id clients send (`X-LC-Id`); set together with `app_key` (none: the API \
+            is off for the app).
+            """)
+        public static let appKey = Setting<String?>(
+            "app.<id>.leancloud.app_key", .other("1–256 chars, no `,` or spaces"), secret: true,
+            """
+            LeanCloud API: the app key, which creates and updates installations, reads the one it names, and pushes \
+            when `client_push` is on.
+            """)
+        public static let masterKey = Setting<String?>(
+            "app.<id>.leancloud.master_key", .other("1–256 chars, no `,` or spaces"), secret: true,
+            "LeanCloud API: the master key, different from the app key: everything (none: no caller has master rights)."
+        )
+        public static let clientPush = Setting<Bool>(
+            "app.<id>.leancloud.client_push", default: false,
+            "LeanCloud API: whether the app key may push (LeanCloud's \"allow client push\" switch).")
+        public static let signatureSkewSeconds = Setting<Int>(
+            "app.<id>.leancloud.signature_skew_seconds", 1...86_400, unit: "seconds", default: 900,
+            "LeanCloud API: how far an `X-LC-Sign` timestamp may be from Herald's clock, both ways.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [appID, appKey, masterKey, clientPush, signatureSkewSeconds]
     }
 }
 

@@ -26,40 +26,55 @@ public struct SNSAPIConfiguration: Sendable {
         self.accountID = accountID
     }
 
-    /// Reads, under `app.<id>.sns_api`: `access_key_id` and `secret_access_key` (secret; both or
-    /// neither; none: the API is off for the app), `region` (`us-east-1`), `account_id` (12 digits;
-    /// `123456789012`).
+    /// Reads app `appID`'s ``Settings``.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
-        let key = reader.string(forKey: "access_key_id")
-        let secret = reader.string(forKey: "secret_access_key", isSecret: true)
+        let key = try reader.value(Settings.accessKeyID, app: appID)
+        let secret = try reader.value(Settings.secretAccessKey, app: appID)
         switch (key, secret) {
         case (nil, nil): credentials = nil
         case (let key?, let secret?):
             guard !key.isEmpty, key.count <= 128, !key.contains("/"), !key.contains(" ") else {
                 throw HeraldConfiguration.invalid(
-                    "app.\(appID).sns_api.access_key_id", "must be 1 to 128 characters without '/' or spaces")
-            }
-            guard secret.count >= 16 else {
-                throw HeraldConfiguration.invalid(
-                    "app.\(appID).sns_api.secret_access_key", "must be at least 16 characters")
+                    Settings.accessKeyID.key(app: appID), "must be 1 to 128 characters without '/' or spaces")
             }
             credentials = AWSCredentials(accessKeyID: key, secretAccessKey: secret)
         case (nil, _):
             throw HeraldConfiguration.invalid(
-                "app.\(appID).sns_api.access_key_id", "is required with secret_access_key")
+                Settings.accessKeyID.key(app: appID), "is required with secret_access_key")
         case (_, nil):
             throw HeraldConfiguration.invalid(
-                "app.\(appID).sns_api.secret_access_key", "is required with access_key_id")
+                Settings.secretAccessKey.key(app: appID), "is required with access_key_id")
         }
-        region = reader.string(forKey: "region", default: Self.defaultRegion)
+        region = try reader.value(Settings.region, app: appID)
         guard !region.isEmpty, region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-            throw HeraldConfiguration.invalid("app.\(appID).sns_api.region", "must be a region name like us-east-1")
+            throw HeraldConfiguration.invalid(Settings.region.key(app: appID), "must be a region name like us-east-1")
         }
-        accountID = reader.string(forKey: "account_id", default: Self.defaultAccountID)
+        accountID = try reader.value(Settings.accountID, app: appID)
         guard accountID.count == 12, accountID.allSatisfy(\.isASCIIDigit) else {
-            throw HeraldConfiguration.invalid("app.\(appID).sns_api.account_id", "must be 12 digits")
+            throw HeraldConfiguration.invalid(Settings.accountID.key(app: appID), "must be 12 digits")
         }
+    }
+
+    /// An app's SNS-compatible API settings.
+    public enum Settings {
+        public static let accessKeyID = Setting<String?>(
+            "app.<id>.sns_api.access_key_id", .other("1–128 chars, no `/` or spaces"),
+            """
+            SNS-compatible API: the AWS access key id SDKs sign with; set together with `secret_access_key` (none: \
+            the API is off for the app).
+            """)
+        public static let secretAccessKey = Setting<String?>(
+            "app.<id>.sns_api.secret_access_key", .string(minimumLength: 16), secret: true,
+            "SNS-compatible API: the AWS secret access key SDKs sign with; set together with `access_key_id`.")
+        public static let region = Setting<String>(
+            "app.<id>.sns_api.region", .other("region name"), default: SNSAPIConfiguration.defaultRegion,
+            "SNS-compatible API: the region requests must be signed for, and ARNs name.")
+        public static let accountID = Setting<String>(
+            "app.<id>.sns_api.account_id", .other("12 digits"), default: SNSAPIConfiguration.defaultAccountID,
+            "SNS-compatible API: the account id ARNs name.")
+        /// Every setting above, in the reference's order.
+        public static let all: [any DeclaredSetting] = [accessKeyID, secretAccessKey, region, accountID]
     }
 }
 
