@@ -56,7 +56,8 @@
 # SOAK_HTTP_CONNECTIONS (64, the generator's keep-alive pool),
 # SOAK_MAX_ERROR_RATE (0.001), SOAK_MIX (route weights, e.g. "register=40 refresh=30 delete=… send_user=80"),
 # SOAK_ENGINE (YAML flow mapping of engine settings, e.g. "{workers: 4}").
-# Installs aiohttp and matplotlib with pip (quietly) and nginx-light with apt when they are missing.
+# Runs scripts/bootstrap (the tools environment has aiohttp and matplotlib) and installs nginx-light
+# with apt when it is missing.
 # Short runs (a few minutes) see SQLite's page caches fill while the database grows (RSS rises by some 40 MB
 # and then levels off); judge memory on runs of 10 minutes or more. The machine should be otherwise idle:
 # other load shows as latency and event-loop lag, not as growth.
@@ -86,13 +87,10 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 bench_need openssl:openssl python3:python3 nginx:nginx-light
-# Python packages, quietly, like scripts/schemathesis: aiohttp (HTTP and WebSocket client), matplotlib.
-pip_quiet() {
-    python3 -m pip install --quiet --disable-pip-version-check "$@" 2>/dev/null ||
-        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@"
-}
-python3 -c 'import aiohttp' 2>/dev/null || { echo "== pip install aiohttp"; pip_quiet aiohttp; }
-python3 -c 'import matplotlib' 2>/dev/null || { echo "== pip install matplotlib"; pip_quiet matplotlib; }
+# aiohttp (HTTP and WebSocket client) and matplotlib come from the project's tools environment
+# (.python/tools, pinned in python/tools-py3XX.lock): scripts/bootstrap makes it, or reuses it as it is.
+scripts/bootstrap
+python=$PWD/.python/tools/bin/python3
 
 bench_herald
 
@@ -253,7 +251,7 @@ echo "== soak: ${seconds}s at ${rate} req/s, samples every ${SOAK_INTERVAL:-10}s
 } > "$out/run.txt"
 
 traffic_status=0
-python3 bench/soak_traffic.py --url "$url" --server-key "$server_key" --client-key "$client_key" \
+"$python" bench/soak_traffic.py --url "$url" --server-key "$server_key" --client-key "$client_key" \
     --pid "$server_pid" --port "$port" --sink-port "$sink_port" --sink-log "$sink/logs/access.log" \
     --database "$db_probe" --seconds "$seconds" --rate "$rate" --csv "$out/soak.csv" \
     --summary "$out/summary.json" || traffic_status=$?
@@ -268,7 +266,7 @@ fi
 sed -n '1,200p' "$sink/logs/error.log" | grep -v 'listen ... http2' | head -5 > "$out/sink-errors.txt" || true
 
 verdict=0
-python3 bench/soak_plot.py "$out/soak.csv" --png "$out/soak.png" --summary "$out/summary.json" \
+"$python" bench/soak_plot.py "$out/soak.csv" --png "$out/soak.png" --summary "$out/summary.json" \
     --devices "${SOAK_DEVICES:-5000}" --max-error-rate "${SOAK_MAX_ERROR_RATE:-0.001}" | tee "$out/verdict.txt" ||
     verdict=$?
 if [ "$alive" = 0 ]; then
