@@ -16,7 +16,7 @@ enum StreamDisposition: Sendable, Equatable {
     case serve(counted: Bool)
     /// Read it but never answer: it dies with the connection (drop script).
     case hold
-    /// Reset it at once: it came after the GOAWAY's last stream.
+    /// Reset it at once with REFUSED_STREAM: it came after the GOAWAY's last stream.
     case refuse
 }
 

@@ -293,7 +293,10 @@ public final class HTTP2TestServer: Sendable {
         let counted: Bool
         switch stream.disposition {
         case .refuse:
-            stream.channel.close(promise: nil)
+            // REFUSED_STREAM, as a server does for a stream it will not process (RFC 9113 §8.7): a plain close
+            // would reset it with CANCEL, which a client that has not yet read the GOAWAY must take as a failure
+            // (the stream may have been processed), not as a stream to retry.
+            stream.channel.writeAndFlush(HTTP2Frame.FramePayload.rstStream(.refusedStream), promise: nil)
             return
         case .hold:
             try? await stream.channel.closeFuture.get()
