@@ -8,12 +8,12 @@ import Testing
 
 /// Runs queries compiled to PostgreSQL against real rows and checks them against the in-memory
 /// evaluator (the same table of queries as the SQLite suite).
-@Suite("Installation query on PostgreSQL")
+@Suite("Installation query on PostgreSQL", SeededQueryDatabase())
 struct InstallationQueryPostgresTests {
     private static let base = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
     /// An installation and its `attributes` exactly as stored (to keep `3.0` a JSON real).
-    private struct Seed {
+    fileprivate struct Seed {
         var installation: Installation
         var attributesJSON: String
     }
@@ -40,7 +40,7 @@ struct InstallationQueryPostgresTests {
 
     /// Twelve hand-made rows (h01…h12) with the attributes the hand-checked cases read, and twenty
     /// generated ones (g01…g20) that vary every column.
-    private static let seeds: [Seed] = {
+    fileprivate static let seeds: [Seed] = {
         var seeds = [
             seed(
                 "h01", user: "alice", channels: ["beta", "news"], locale: "fr", badge: 3, model: "iPhone15,2",
@@ -96,59 +96,21 @@ struct InstallationQueryPostgresTests {
         try InstallationQuery(parsing: JSONValue.parse(Array(json.utf8)))
     }
 
-    /// A database seeded with the rows above; `body` runs with a function that selects by a query.
+    /// The suite's seeded database (``SeededQueryDatabase``); `body` runs with a function that selects by a query.
     private func withSeededStore(
         _ body: (_ select: (InstallationQuery, Bool) async throws -> [String]) async throws -> Void
     ) async throws {
-        let database = try await PostgresTestDatabase.create()
-        let store = try PostgresStore(url: database.url, cipher: Fixtures.cipher())
-        do {
-            try await store.migrate()
-            try await store.read { connection in
-                for seed in Self.seeds {
-                    let installation = seed.installation
-                    let channels = String(
-                        decoding: JSONValue.array(installation.channels.map(JSONValue.string)).serialized(),
-                        as: UTF8.self)
-                    try await connection.run(
-                        """
-                        INSERT INTO installations (
-                            id, app_id, user_id, device_id, platform, service, environment, token_index,
-                            token_sealed, channels, locale, timezone, badge, app_version, os_version, device_model,
-                            bundle_id, attributes, valid, created_at, updated_at, last_seen_at, last_delivered_at)
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15, $16, $17,
-                            $18::jsonb, $19, $20, $21, $22, $23)
-                        """,
-                        [
-                            installation.id, installation.appID, installation.userID, installation.deviceID,
-                            installation.platform.rawValue, installation.service.rawValue,
-                            installation.environment.rawValue, Data((0..<16).map { _ in UInt8.random(in: 0...255) }),
-                            Data((0..<32).map { _ in UInt8.random(in: 0...255) }), channels, installation.locale,
-                            installation.timezone, installation.badge, installation.appVersion,
-                            installation.osVersion, installation.deviceModel, installation.bundleID,
-                            seed.attributesJSON, installation.valid, installation.createdAt.timeIntervalSince1970,
-                            installation.updatedAt.timeIntervalSince1970,
-                            installation.lastSeenAt?.timeIntervalSince1970,
-                            installation.lastDeliveredAt?.timeIntervalSince1970,
-                        ])
-                }
-            }
-            try await body { query, negated in
-                let (sql, values) = query.postgresCondition(firstParameter: 2)
-                let condition = negated ? "NOT (\(sql))" : sql
-                return try await store.read { connection in
-                    try await connection.rows(
-                        "SELECT id FROM installations WHERE app_id = $1 AND \(condition) ORDER BY id COLLATE \"C\"",
-                        ["app"] + values)
-                }.map { try $0.get("id", as: String.self) }
-            }
-        } catch {
-            await store.close()
-            try? await database.drop()
-            throw error
+        let seeded = try #require(SeededQueryDatabase.current, "the suite's SeededQueryDatabase trait makes it")
+        let store = seeded.store
+        try await body { query, negated in
+            let (sql, values) = query.postgresCondition(firstParameter: 2)
+            let condition = negated ? "NOT (\(sql))" : sql
+            return try await store.read { connection in
+                try await connection.rows(
+                    "SELECT id FROM installations WHERE app_id = $1 AND \(condition) ORDER BY id COLLATE \"C\"",
+                    ["app"] + values)
+            }.map { try $0.get("id", as: String.self) }
         }
-        await store.close()
-        try await database.drop()
     }
 
     private func selectedInMemory(_ query: InstallationQuery) -> [String] {
@@ -347,6 +309,62 @@ struct InstallationQueryPostgresTests {
                 #expect(error.code == "invalid_query")
                 #expect(error.field == "where")
                 #expect(error.kind == .badRequest)
+            }
+        }
+    }
+}
+
+/// One database holding the suite's rows (``InstallationQueryPostgresTests/seeds``) for the whole suite, which only reads them: made and seeded before its
+/// first test, dropped after its last (a database per case made the suite a minute of migrations).
+struct SeededQueryDatabase: SuiteTrait, TestScoping {
+    @TaskLocal static var current: (database: PostgresTestDatabase, store: PostgresStore)?
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let database = try await PostgresTestDatabase.create()
+        let store = try PostgresStore(url: database.url, cipher: Fixtures.cipher())
+        do {
+            try await store.migrate()
+            try await Self.insertSeeds(into: store)
+            try await Self.$current.withValue((database, store)) { try await function() }
+        } catch {
+            await store.close()
+            try? await database.drop()
+            throw error
+        }
+        await store.close()
+        try await database.drop()
+    }
+
+    private static func insertSeeds(into store: PostgresStore) async throws {
+        try await store.read { connection in
+            for seed in InstallationQueryPostgresTests.seeds {
+                let installation = seed.installation
+                let channels = String(
+                    decoding: JSONValue.array(installation.channels.map(JSONValue.string)).serialized(),
+                    as: UTF8.self)
+                try await connection.run(
+                    """
+                    INSERT INTO installations (
+                        id, app_id, user_id, device_id, platform, service, environment, token_index,
+                        token_sealed, channels, locale, timezone, badge, app_version, os_version, device_model,
+                        bundle_id, attributes, valid, created_at, updated_at, last_seen_at, last_delivered_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15, $16, $17,
+                        $18::jsonb, $19, $20, $21, $22, $23)
+                    """,
+                    [
+                        installation.id, installation.appID, installation.userID, installation.deviceID,
+                        installation.platform.rawValue, installation.service.rawValue,
+                        installation.environment.rawValue, Data((0..<16).map { _ in UInt8.random(in: 0...255) }),
+                        Data((0..<32).map { _ in UInt8.random(in: 0...255) }), channels, installation.locale,
+                        installation.timezone, installation.badge, installation.appVersion,
+                        installation.osVersion, installation.deviceModel, installation.bundleID,
+                        seed.attributesJSON, installation.valid, installation.createdAt.timeIntervalSince1970,
+                        installation.updatedAt.timeIntervalSince1970,
+                        installation.lastSeenAt?.timeIntervalSince1970,
+                        installation.lastDeliveredAt?.timeIntervalSince1970,
+                    ])
             }
         }
     }

@@ -3,11 +3,19 @@ import HeraldPostgres
 import HeraldTestSupport
 import Testing
 
-/// The store conformance suite against PostgreSQL: each case gets a new database on the test cluster.
+/// The store conformance suite against PostgreSQL: each case gets a new database on the test cluster, a copy of
+/// one migrated once (the migration itself is tested in ``PostgresStoreTests``).
 @Suite("Store conformance: PostgreSQL")
 struct StoreConformancePostgresTests {
     static let factory = StoreFactory(name: "postgres") {
-        let database = try await PostgresTestDatabase.create()
+        let database = try await PostgresTestDatabase.create { url in
+            let store = try PostgresStore(url: url, cipher: Fixtures.cipher())
+            do { try await store.migrate() } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        }
         let store = try PostgresStore(url: database.url, cipher: Fixtures.cipher())
         try await store.migrate()
         return (

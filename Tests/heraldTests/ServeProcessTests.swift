@@ -1,6 +1,5 @@
 import Foundation
 import HeraldTestSupport
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -24,15 +23,11 @@ struct HeraldProcess {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/herald")
     }
 
-    /// Collects what the process prints, from the pipe's reader thread.
-    final class Output: Sendable {
-        let text = Mutex("")
-        /// The pipe reached its end: everything the process printed is in `text`.
-        let ended = Atomic<Bool>(false)
-    }
-
     let process = Process()
-    private let output = Output()
+    /// The process's standard output and error, one file: a pipe's end can arrive long after the process is gone
+    /// (a copy of its write end inherited by another process started at the same moment), a file is complete the
+    /// moment the process exits. The folder goes when the test process exits.
+    private let outputPath: String
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = Self.executable
@@ -40,33 +35,28 @@ struct HeraldProcess {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         env.merge(environment) { $1 }
         process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                output.ended.store(true, ordering: .releasing)
-                return
-            }
-            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
+        outputPath = try TemporaryDirectory().file("output")
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        defer { try? output.close() }
+        process.standardOutput = output
+        process.standardError = output
         try process.run()
     }
 
     /// Everything the process printed so far.
-    var text: String { output.text.withLock { $0 } }
+    var text: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
     /// Waits until the output contains a line starting with `prefix`, and returns the rest of it.
     func line(startingWith prefix: String, timeout: Duration = .seconds(60)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
+            // Whether it ran is read before the output: once it has exited, the file holds all it printed.
+            let running = process.isRunning
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
                 return String(line.dropFirst(prefix.count))
             }
-            if !process.isRunning { break }
+            if !running || ContinuousClock.now >= deadline { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw HeraldProcessError(message: "no line starting with '\(prefix)'; output:\n\(text)")
@@ -81,10 +71,6 @@ struct HeraldProcess {
                 throw HeraldProcessError(message: "process did not exit; output:\n\(text)")
             }
             try await Task.sleep(for: .milliseconds(50))
-        }
-        // The last output may still be in the pipe when the process is gone: read it to its end.
-        while !output.ended.load(ordering: .acquiring), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
         }
         return process.terminationStatus
     }
