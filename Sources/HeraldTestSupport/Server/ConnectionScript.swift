@@ -1,7 +1,7 @@
 /// A scripted misbehaviour of the connections of a mock server.
 enum ConnectionScript: Sendable, Equatable {
     /// After the n-th stream, send GOAWAY naming that stream as the last one processed, serve the streams up to it,
-    /// then close the connection.
+    /// then leave the client to close the connection (closing it after a grace period if it does not).
     case goAway(afterStreams: Int)
     /// Answer n streams, then close the TCP connection without GOAWAY or TLS close_notify; later streams are never
     /// answered.
@@ -28,7 +28,8 @@ struct ConnectionScriptState: Sendable {
         case none
         /// Send GOAWAY with this last stream ID.
         case sendGoAway(lastStreamID: Int)
-        /// Close gracefully (TLS close_notify): every stream up to the GOAWAY is answered.
+        /// Close gracefully: every stream up to the GOAWAY is answered; the client closes, or the connection does
+        /// after ``TestServerConnection/closeGrace``.
         case close
         /// Close the TCP connection at once.
         case drop

@@ -19,8 +19,9 @@ extension MockHTTP2Server {
     }
 
     /// After the n-th stream on a connection (counted from this call on open connections), sends GOAWAY with that
-    /// stream as the last stream ID, answers the streams up to it, ignores later ones and then closes the
-    /// connection. Replaces any other connection script.
+    /// stream as the last stream ID, answers the streams up to it, refuses later ones (REFUSED_STREAM) and leaves
+    /// the client to close the connection, closing it itself 2 s later if the client does not. Replaces any other
+    /// connection script.
     public func goAway(afterStreams n: Int) {
         http2Server.setConnectionScript(.goAway(afterStreams: n))
     }

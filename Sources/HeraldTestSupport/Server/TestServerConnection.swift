@@ -17,6 +17,9 @@ final class TestServerConnection: Sendable {
         case read(Certificate?)
     }
 
+    /// How long a connection that has sent GOAWAY and answered its streams waits for the client to close it.
+    static let closeGrace = TimeAmount.seconds(2)
+
     let id: Int
     let channel: any Channel
     private let state = Mutex(ConnectionScriptState())
@@ -106,7 +109,12 @@ final class TestServerConnection: Sendable {
                 channel.writeAndFlush(frame, promise: nil)
             }
         case .close:
-            channel.close(promise: nil)
+            // As a server does after its GOAWAY: the client closes the connection once its streams are done, and
+            // one that does not is closed after a grace period. Closing at once, with frames the client sent since
+            // unread, makes the kernel reset the TCP connection, and the client's kernel then throws away the
+            // responses it has not read yet: answered requests would fail on the client (one in ~40 runs of
+            // APNsClientTests.goAwayMidFlight under load).
+            channel.eventLoop.scheduleTask(in: Self.closeGrace) { channel.close(promise: nil) }
         case .reset:
             channel.eventLoop.execute {
                 // SO_LINGER with a zero timeout makes close() send an RST and discard unsent data.
