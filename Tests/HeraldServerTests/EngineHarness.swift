@@ -42,7 +42,7 @@ struct EngineHarness {
         apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: [Self.topic])])
         let credential = key.credential(topics: [Self.topic])
         sandboxAPNs = apnsSandbox == .separate ? try await MockAPNsServer.start(ca: ca, credentials: [credential]) : nil
-        let account = try TestServiceAccount()
+        let account = TestServiceAccount.shared
         fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
         let signing = try APNsSigningKey(teamID: key.teamID, keyID: key.keyID, pem: key.p8PEM)
         let apnsClient = try APNsClient(

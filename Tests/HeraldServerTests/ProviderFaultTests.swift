@@ -497,7 +497,7 @@ struct FaultHarness {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
         apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: [Self.topic])])
-        let account = try TestServiceAccount()
+        let account = TestServiceAccount.shared
         fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
         push = try await MockPushService.start(ca: ca)
         let timeout = TimeAmount.milliseconds(requestTimeoutMilliseconds)

@@ -285,7 +285,7 @@ struct CrashRun {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
         let apns = try await ObservedAPNsServer.start(ca: ca, credentials: [key.credential(topics: [CrashLoop.topic])])
-        let account = try TestServiceAccount()
+        let account = TestServiceAccount.shared
         let fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
         let providers = Providers(apns: apns, fcm: fcm)
         let config = try writeConfig(

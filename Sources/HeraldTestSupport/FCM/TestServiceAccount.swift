@@ -14,8 +14,15 @@ public struct TestServiceAccount: Sendable {
     /// The account's private key.
     public let privateKey: JWTKit.Insecure.RSA.PrivateKey
 
-    /// Generates a new account. RSA key generation takes a moment (up to seconds in a debug build); share an
-    /// account between tests where you can.
+    /// One account for the whole test process, for the harnesses that need an account but not a new one: RSA key
+    /// generation takes a moment (up to seconds in a debug build), and most harnesses start a mock FCM of their
+    /// own that trusts whichever account they give it.
+    public static let shared: TestServiceAccount = {
+        do { return try TestServiceAccount() } catch { fatalError("Generating an RSA-2048 key failed: \(error)") }
+    }()
+
+    /// Generates a new account. RSA key generation takes a moment (up to seconds in a debug build): use ``shared``
+    /// where any account will do.
     /// - Parameter clientEmail: Defaults to `herald-push@<projectID>.iam.gserviceaccount.com`.
     /// - Throws: When the RSA key cannot be generated.
     public init(projectID: String = "herald-test", clientEmail: String? = nil) throws {
