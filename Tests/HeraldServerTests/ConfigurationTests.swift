@@ -188,7 +188,17 @@ struct ConfigurationTests {
             (["HERALD_DATABASE": "mysql://db"], "database"),
             (["HERALD_APPS": "shop"], "app.shop.server_key"),
             (["HERALD_APPS": "Bad.Id"], "apps"),
-            (["HERALD_APP_DEFAULT_JWT_HS256_SECRET": "short"], "jwt.hs256_secret"),
+            (["HERALD_APP_DEFAULT_JWT_HS256_SECRET": "short"], "app.default.jwt.hs256_secret"),
+            (
+                ["HERALD_APP_DEFAULT_APNS_KEY_FILE": "/etc/AuthKey.p8", "HERALD_APP_DEFAULT_APNS_CONNECTIONS": "0"],
+                "app.default.apns.connections"
+            ),
+            (
+                [
+                    "HERALD_APP_DEFAULT_FCM_SERVICE_ACCOUNT_FILE": "/etc/fcm.json",
+                    "HERALD_APP_DEFAULT_FCM_CONNECTIONS": "65",
+                ], "app.default.fcm.connections"
+            ),
             (["HERALD_ENGINE_PIPELINE_DEPTH": "0"], "engine.pipeline_depth"),
             (["HERALD_HTTP_HEADER_TIMEOUT_SECONDS": "0"], "http.header_timeout_seconds"),
             (["HERALD_HTTP_BODY_TIMEOUT_SECONDS": "soon"], "http.body_timeout_seconds"),

@@ -100,7 +100,8 @@ public struct UserTokenConfiguration: Sendable {
         hs256Secret = try reader.value(Settings.hs256Secret, app: appID)
         // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
         if let secret = hs256Secret, secret.utf8.count < 32 {
-            throw HeraldConfiguration.invalid("jwt.hs256_secret", "must be at least 32 bytes (RFC 7518 §3.2)")
+            throw HeraldConfiguration.invalid(
+                "app.\(appID).jwt.hs256_secret", "must be at least 32 bytes (RFC 7518 §3.2)")
         }
         publicKeyFiles = reader.value(Settings.publicKeyFiles, app: appID)
         jwksFile = try reader.value(Settings.jwksFile, app: appID)

@@ -78,7 +78,7 @@ extension ProviderConfiguration.APNs {
             "app.<id>.apns.ca_file", .path, defaultText: "the system's roots", "PEM trust roots replacing the system's."
         )
         public static let connections = Setting<Int>(
-            "app.<id>.apns.connections", nil, default: 2, "HTTP/2 connections per APNs host.")
+            "app.<id>.apns.connections", 1...64, default: 2, "HTTP/2 connections per APNs host.")
         /// Every setting above, in the reference's order.
         public static let all: [any DeclaredSetting] = [
             keyFile, keyID, teamID, p12File, p12Password, certificateFile, certificateKeyFile, topic, url, caFile,

@@ -43,7 +43,7 @@ extension ProviderConfiguration.FCM {
             "app.<id>.fcm.ca_file", .path, defaultText: "the system's roots",
             "PEM trust roots for FCM and the token endpoint, replacing the system's.")
         public static let connections = Setting<Int>(
-            "app.<id>.fcm.connections", nil, default: 2, "HTTP/2 connections to FCM.")
+            "app.<id>.fcm.connections", 1...64, default: 2, "HTTP/2 connections to FCM.")
         /// Every setting above, in the reference's order.
         public static let all: [any DeclaredSetting] = [serviceAccountFile, url, caFile, connections]
     }
