@@ -212,7 +212,12 @@ struct FaultScenario {
     static let retryAfterSeconds = 1
 
     func run() async throws {
-        let harness = try await FaultHarness(withSNS: faulted == .sns)
+        // A fault the mock answers every request through leaves the client's timeouts out of the test: they are
+        // generous then, so that a TLS handshake slowed past 500 ms by a loaded machine is not an extra attempt the
+        // mock never saw (the ledger's attempts are compared with the mock's requests below).
+        let timeout = fault.answersRequests ? 10_000 : FaultHarness.requestTimeoutMilliseconds
+        let harness = try await FaultHarness(
+            requestTimeoutMilliseconds: timeout, connectTimeoutMilliseconds: timeout, withSNS: faulted == .sns)
         do {
             try await harness.run { api in try await scenario(harness, api) }
         } catch {
