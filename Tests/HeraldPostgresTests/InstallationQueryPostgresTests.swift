@@ -100,8 +100,7 @@ struct InstallationQueryPostgresTests {
     private func withSeededStore(
         _ body: (_ select: (InstallationQuery, Bool) async throws -> [String]) async throws -> Void
     ) async throws {
-        let seeded = try #require(SeededQueryDatabase.current, "the suite's SeededQueryDatabase trait makes it")
-        let store = seeded.store
+        let store = try #require(SeededQueryDatabase.current, "the suite's SeededQueryDatabase trait makes it")
         try await body { query, negated in
             let (sql, values) = query.postgresCondition(firstParameter: 2)
             let condition = negated ? "NOT (\(sql))" : sql
@@ -317,24 +316,15 @@ struct InstallationQueryPostgresTests {
 /// One database holding the suite's rows (``InstallationQueryPostgresTests/seeds``) for the whole suite, which only reads them: made and seeded before its
 /// first test, dropped after its last (a database per case made the suite a minute of migrations).
 struct SeededQueryDatabase: SuiteTrait, TestScoping {
-    @TaskLocal static var current: (database: PostgresTestDatabase, store: PostgresStore)?
+    @TaskLocal static var current: PostgresStore?
 
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        let database = try await PostgresTestDatabase.create()
-        let store = try PostgresStore(url: database.url, cipher: Fixtures.cipher())
-        do {
-            try await store.migrate()
-            try await Self.insertSeeds(into: store)
-            try await Self.$current.withValue((database, store)) { try await function() }
-        } catch {
-            await store.close()
-            try? await database.drop()
-            throw error
+        try await PostgresFixture.with { fixture in
+            try await Self.insertSeeds(into: fixture.store)
+            try await Self.$current.withValue(fixture.store) { try await function() }
         }
-        await store.close()
-        try await database.drop()
     }
 
     private static func insertSeeds(into store: PostgresStore) async throws {
