@@ -73,10 +73,11 @@ struct RunningBroadcast {
 
 @Suite("herald survives kill -9 mid-broadcast", .serialized)
 struct CrashRecoveryTests {
-    /// 5,000 devices (10 pages) by default, so CI stays short; `HERALD_CRASH_BROADCAST_DEVICES=20000` for the long run.
+    /// 2,000 devices (10 pages of 200) by default, so CI stays short; `HERALD_CRASH_BROADCAST_DEVICES=20000` for the
+    /// long run.
     static let devices =
-        ProcessInfo.processInfo.environment["HERALD_CRASH_BROADCAST_DEVICES"].flatMap(Int.init) ?? 5_000
-    static let pageSize = 500
+        ProcessInfo.processInfo.environment["HERALD_CRASH_BROADCAST_DEVICES"].flatMap(Int.init) ?? 2_000
+    static let pageSize = 200
 
     @Test("Every device gets the broadcast at least once after a kill -9, with at most one page sent twice")
     func killDuringBroadcast() async throws {
@@ -186,7 +187,7 @@ struct WaitingWorkCrashTests {
 
 @Suite("herald stops gracefully mid-broadcast", .serialized)
 struct GracefulShutdownTests {
-    static let devices = 4_000
+    static let devices = 2_000
     static let pageSize = 200
 
     @Test(
