@@ -53,9 +53,8 @@ struct OperationsRoutes: Sendable {
     /// Registers the routes; call it last: the document describes every route registered before
     /// and these.
     func register(on group: RouterGroup<HeraldRequestContext>, table: inout RouteTable) {
-        let document = ByteBuffer(
-            string: OpenAPIDocument.yaml(
-                table.operations + [Self.healthOperation, Self.readyOperation, Self.documentOperation]))
+        let document = LazyDocument(
+            operations: table.operations + [Self.healthOperation, Self.readyOperation, Self.documentOperation])
         table.on(group, prefix: "", Self.healthOperation) { _, _ in
             .json(.object(["status": .string("ok")]))
         }
@@ -81,7 +80,29 @@ struct OperationsRoutes: Sendable {
         table.on(group, prefix: "", Self.documentOperation) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: .init(byteBuffer: document))
+                body: .init(byteBuffer: document.yaml))
+        }
+    }
+
+    /// The document, encoded at its first request and kept: encoding it (about 350 KB of YAML) is the
+    /// largest part of building a router, which every start and every in-process test does, while few
+    /// of them ask for the document.
+    final class LazyDocument: Sendable {
+        private let operations: [APIOperation]
+        private let encoded = Mutex<ByteBuffer?>(nil)
+
+        init(operations: [APIOperation]) {
+            self.operations = operations
+        }
+
+        /// The YAML; the first caller encodes it, others asking meanwhile wait for it.
+        var yaml: ByteBuffer {
+            encoded.withLock { encoded in
+                if let encoded { return encoded }
+                let document = ByteBuffer(string: OpenAPIDocument.yaml(operations))
+                encoded = document
+                return document
+            }
         }
     }
 }
