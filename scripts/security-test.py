@@ -229,10 +229,11 @@ def normalized(answer, ids) -> tuple:
     return answer.status, content_type, text
 
 
-def settled_view(notification):
-    """What another app could change of a notification: all but its delivery's progress, which goes on
-    meanwhile (its provider is a closed port: sent / retried / rate-limited counts and the queued or
+def notification_state(h, w, notification_id: str):
+    """What another app could change of app a's notification: all but its delivery's progress, which goes
+    on meanwhile (its provider is a closed port: sent / retried / rate-limited counts and the queued or
     sending status move by themselves); a cancel (status canceled) or a counted open still shows."""
+    notification = jbody(h.request("GET", f"/v1/notifications/{notification_id}", w.key("a")))
     if not isinstance(notification, dict):
         return notification
     view = {key: value for key, value in notification.items() if key not in ("counts", "completed_at", "updated_at")}
@@ -555,7 +556,7 @@ def credential_checks(w: World, s: dict) -> None:
                     f"PATCH /api/v1/devices/{s['argus_id_B']}", f"DELETE /api/v1/devices/{s['argus_id_B']}"}
     before = (snapshot_installation(h, "a", s["inst_A"]), snapshot_installation(h, "a", s["inst_B"]),
               jbody(h.request("GET", f"/api/internal/devices/{s['cam_B']}", w.key("a"))),
-              settled_view(jbody(h.request("GET", f"/v1/notifications/{s['notif_a']}", w.key("a"))))["status"])
+              notification_state(h, w, s["notif_a"])["status"])
     for label, headers in (("client key", client), ("user token", user)):
         problems = []
         for method, path, body in server_ops:
@@ -567,7 +568,7 @@ def credential_checks(w: World, s: dict) -> None:
         R.check(f"{label} gets 403 forbidden on every server-key route", not problems, "; ".join(problems))
     after = (snapshot_installation(h, "a", s["inst_A"]), snapshot_installation(h, "a", s["inst_B"]),
              jbody(h.request("GET", f"/api/internal/devices/{s['cam_B']}", w.key("a"))),
-             settled_view(jbody(h.request("GET", f"/v1/notifications/{s['notif_a']}", w.key("a"))))["status"])
+             notification_state(h, w, s["notif_a"])["status"])
     R.check("forbidden calls changed nothing", before == after, f"{short(json.dumps(before), 500)} -> {short(json.dumps(after), 500)}")
     answer = call(h, "GET", "/v1/installations", {**w.key("b"), "X-Herald-App": "a"})
     ids = [item.get("id") for item in (jbody(answer) or {}).get("data", [])]
@@ -601,7 +602,7 @@ def native_bola(w: World, s: dict) -> None:
     like_missing("native: user A POST B's channel-credential", lambda i: call(h, "POST", f"/v1/installations/{i}/channel-credential", A), vic, miss, snap)
     # Only the open count: the notification's delivery goes on meanwhile (its provider is a closed
     # port, so its sent / retried / rate-limited counts move by themselves).
-    opened = lambda: jbody(h.request("GET", f"/v1/notifications/{s['notif_a']}", w.key("a")))["counts"]["opened"]  # noqa: E731
+    opened = lambda: notification_state(h, w, s["notif_a"])["opened"]  # noqa: E731
     like_missing("native: user A reports an open for B's installation",
                  lambda i: call(h, "POST", "/v1/opens", A, {"notification_id": s["notif_a"], "installation_id": i}),
                  vic, miss, lambda: [snap(), opened()])
@@ -658,7 +659,7 @@ def native_bola(w: World, s: dict) -> None:
                          target, miss_a, snap_a)
     key_b = w.key("b")
     notif, miss_n = s["notif_a"], missing_like(s["notif_a"])
-    snap_n = lambda: settled_view(jbody(h.request("GET", f"/v1/notifications/{notif}", w.key("a"))))  # noqa: E731
+    snap_n = lambda: notification_state(h, w, notif)  # noqa: E731
     for method, suffix in (("GET", ""), ("GET", "/deliveries"), ("DELETE", "")):
         like_missing(f"native cross-app: app b's server key {method} a's notification{suffix}",
                      lambda i, m=method, x=suffix: call(h, m, f"/v1/notifications/{i}{x}", key_b), notif, miss_n, snap_n)
