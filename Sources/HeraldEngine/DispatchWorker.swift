@@ -71,16 +71,17 @@ public struct DispatchWorker: Service {
         // write transaction per notification finding nothing).
         var claim = true
         while !stopping() {
-            if let (item, more) = dispatcher.handoff.take() {
+            if let (items, more) = dispatcher.handoff.take(upTo: LocalHandoff.batchLimit) {
                 claim = false
                 if more { dispatcher.wakeups.signal() }
                 // One that waited past half its lease is left to the store: its lease may run out
                 // while it is worked, and another worker claim it.
-                let age = dispatcher.now().timeIntervalSince(item.handedAt)
-                dispatcher.count(handedOver: true)
-                if age < dispatcher.configuration.lease.timeInterval / 2 {
-                    await run(item.job, owner: item.owner, notification: item.notification, stopping)
+                let now = dispatcher.now()
+                let fresh = items.filter {
+                    now.timeIntervalSince($0.handedAt) < dispatcher.configuration.lease.timeInterval / 2
                 }
+                dispatcher.count(handedOver: items.count)
+                await runHanded(fresh, stopping)
                 continue
             }
             if !claim {
@@ -108,12 +109,72 @@ public struct DispatchWorker: Service {
         }
     }
 
+    /// Works handed jobs together: their first batches read in one trip to the store, then each
+    /// sent and closed in a child task, so that their provider requests and commits go out
+    /// together. They go in groups that hold what one job could: at most a page of recipients
+    /// (``EngineConfiguration/pageSize``) and each installation once, so that a worker still has at
+    /// most one page sent and not committed, and one badge increment per installation, when the
+    /// process dies.
+    private func runHanded(_ items: [LocalHandoff.Item], _ stopping: @escaping @Sendable () -> Bool) async {
+        guard items.count > 1 else {
+            if let item = items.first {
+                await run(item.job, owner: item.owner, notification: item.notification, stopping)
+            }
+            return
+        }
+        let batches: [Dispatcher.Batch]
+        do {
+            batches = try await dispatcher.firstBatches(of: items.map(\.notification))
+        } catch {
+            // Each reads its own (and, failing again, is released as any failed job is).
+            dispatcher.logger.warning("reading handed jobs together failed", metadata: ["error": "\(error)"])
+            for item in items { await run(item.job, owner: item.owner, notification: item.notification, stopping) }
+            return
+        }
+        for group in Self.groups(of: batches, pageSize: dispatcher.configuration.pageSize) {
+            await withDiscardingTaskGroup { tasks in
+                for index in group {
+                    let (item, first) = (items[index], batches[index])
+                    tasks.addTask {
+                        await self.run(
+                            item.job, owner: item.owner, notification: item.notification, first: first, stopping)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Consecutive groups of first batches (their indices), each with at most `pageSize` recipients
+    /// in all (or one batch) and no installation twice. A target with more than its first batch
+    /// sends up to a page at once (``EngineConfiguration/pipelineDepth`` batches): a group of its own.
+    static func groups(of batches: [Dispatcher.Batch], pageSize: Int) -> [Range<Int>] {
+        var groups: [Range<Int>] = []
+        var start = 0
+        var recipients = 0
+        var installations: Set<String> = []
+        for (index, batch) in batches.enumerated() {
+            let ids = batch.recipients.compactMap(\.installationID)
+            let size = batch.exhausted ? batch.recipients.count : pageSize
+            if index > start, recipients + size > pageSize || !installations.isDisjoint(with: ids) {
+                groups.append(start..<index)
+                (start, recipients) = (index, 0)
+                installations.removeAll(keepingCapacity: true)
+            }
+            recipients += size
+            installations.formUnion(ids)
+        }
+        if start < batches.count { groups.append(start..<batches.count) }
+        return groups
+    }
+
     /// Works a job; one that fails is released to be tried again after the poll interval.
     private func run(
-        _ job: Job, owner: String, notification: PushNotification?, _ stopping: @escaping @Sendable () -> Bool
+        _ job: Job, owner: String, notification: PushNotification?, first: Dispatcher.Batch? = nil,
+        _ stopping: @escaping @Sendable () -> Bool
     ) async {
         do {
-            try await dispatcher.process(job, owner: owner, notification: notification, isStopping: stopping)
+            try await dispatcher.process(
+                job, owner: owner, notification: notification, first: first, isStopping: stopping)
         } catch {
             dispatcher.logger.error("job failed", metadata: ["herald.job": "\(job.reference)", "error": "\(error)"])
             do {

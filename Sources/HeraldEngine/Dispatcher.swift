@@ -99,16 +99,22 @@ public struct WorkCounts: Sendable, Equatable {
     public var claimed = 0
     /// Claims through the store that found nothing due (a worker woken for nothing).
     public var emptyClaims = 0
+    /// Takes from the hand-off: one take is every handed job waiting then (up to
+    /// ``LocalHandoff/batchLimit``), worked together.
+    public var handedTakes = 0
 }
 
 extension Dispatcher {
     /// How this node's workers came by their jobs since the start.
     public var workCounts: WorkCounts { counts.withLock { $0 } }
 
-    /// Counts a job taken from the hand-off, or a claim through the store and whether it found one.
-    func count(handedOver: Bool = false, claimed: Bool? = nil) {
+    /// Counts jobs taken from the hand-off in one take, or a claim through the store and whether it found one.
+    func count(handedOver: Int = 0, claimed: Bool? = nil) {
         counts.withLock { counts in
-            if handedOver { counts.handedOver += 1 }
+            if handedOver > 0 {
+                counts.handedOver += handedOver
+                counts.handedTakes += 1
+            }
             switch claimed {
             case true?: counts.claimed += 1
             case false?: counts.emptyClaims += 1

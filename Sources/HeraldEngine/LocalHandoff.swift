@@ -85,12 +85,16 @@ final class LocalHandoff: Sendable {
         state.withLock { $0.leased -= 1 }
     }
 
-    /// The oldest handed job, and whether more wait after it.
-    func take() -> (item: Item, more: Bool)? {
+    /// How many handed jobs one worker takes at once (``take(upTo:)``), to work them together.
+    static let batchLimit = 32
+
+    /// The oldest handed jobs, at most `limit` of them, and whether more wait after them.
+    func take(upTo limit: Int) -> (items: [Item], more: Bool)? {
         state.withLock { state in
             guard state.head < state.items.count else { return nil }
-            let item = state.items[state.head]
-            state.head += 1
+            let end = min(state.items.count, state.head + max(1, limit))
+            let items = Array(state.items[state.head..<end])
+            state.head = end
             if state.head == state.items.count {
                 state.items.removeAll(keepingCapacity: true)
                 state.head = 0
@@ -98,7 +102,7 @@ final class LocalHandoff: Sendable {
                 state.items.removeFirst(state.head)
                 state.head = 0
             }
-            return (item, state.head < state.items.count)
+            return (items, state.head < state.items.count)
         }
     }
 

@@ -253,7 +253,30 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
     public func resolve(
         _ target: NotificationTarget, appID: String, after: String?, limit: Int
     ) async throws -> [DeliveryTarget] {
-        guard var (condition, arguments) = try audienceCondition(target, appID: appID) else { return [] }
+        guard let query = try resolveQuery(target, appID: appID, after: after, limit: limit) else { return [] }
+        return try await database.read { db in try self.fetchTargets(db, query, limit: limit) }
+    }
+
+    /// The pages and the preferences in one read transaction (one trip to a reader connection).
+    public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
+        let queries = try requests.map { try resolveQuery($0.target, appID: $0.appID, after: nil, limit: $0.limit) }
+        return try await database.read { db in
+            var pages: [[DeliveryTarget]] = []
+            var preferring: [String] = []
+            for (request, query) in zip(requests, queries) {
+                let page = try query.map { try self.fetchTargets(db, $0, limit: request.limit) } ?? []
+                if request.withPreferences { preferring += page.map(\.installationID) }
+                pages.append(page)
+            }
+            return FirstPages(pages: pages, preferences: try self.fetchPreferences(db, installationIDs: preferring))
+        }
+    }
+
+    /// The SQL and arguments of a page of `resolve`; nil when the target can match nothing.
+    private func resolveQuery(
+        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+    ) throws -> (sql: String, arguments: StatementArguments)? {
+        guard var (condition, arguments) = try audienceCondition(target, appID: appID) else { return nil }
         if let after {
             condition += " AND id > ?"
             arguments += [after]
@@ -263,15 +286,18 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
             SELECT id, platform, service, environment, token_sealed, timezone, bundle_id FROM installations
             WHERE \(condition) ORDER BY id LIMIT ?
             """
-        let values = arguments
-        return try await database.read { db in
-            // Every page of a fan-out runs the same SQL: compile it once per connection.
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: values)
-            var targets: [DeliveryTarget] = []
-            targets.reserveCapacity(limit)
-            while let row = try cursor.next() { targets.append(try self.decodeTarget(row)) }
-            return targets
-        }
+        return (sql, arguments)
+    }
+
+    private func fetchTargets(
+        _ db: Database, _ query: (sql: String, arguments: StatementArguments), limit: Int
+    ) throws -> [DeliveryTarget] {
+        // Every page of a fan-out runs the same SQL: compile it once per connection.
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: query.sql), arguments: query.arguments)
+        var targets: [DeliveryTarget] = []
+        targets.reserveCapacity(limit)
+        while let row = try cursor.next() { targets.append(try decodeTarget(row)) }
+        return targets
     }
 
     /// A row of `resolve`'s columns, read on GRDB's fast path while the cursor stands on it.
@@ -405,26 +431,30 @@ extension SQLiteStore: InstallationRegistry, JobQueue, DispatchLedger {
 
     public func preferences(installationIDs: [String]) async throws -> [String: Preferences] {
         guard !installationIDs.isEmpty else { return [:] }
-        let marks = Self.placeholders(installationIDs.count)
-        let values = StatementArguments(installationIDs.map(\.databaseValue))
-        return try await database.read { db in
-            var result: [String: Preferences] = [:]
-            for row in try Row.fetchAll(
-                db.cachedStatement(
-                    sql: "SELECT installation_id, body FROM preferences WHERE installation_id IN (\(marks))"),
-                arguments: values)
-            {
-                result[row["installation_id"]] = try Preferences(stored: row["body"] as String)
-            }
-            return result
+        return try await database.read { db in try self.fetchPreferences(db, installationIDs: installationIDs) }
+    }
+
+    private func fetchPreferences(_ db: Database, installationIDs: [String]) throws -> [String: Preferences] {
+        guard !installationIDs.isEmpty else { return [:] }
+        var result: [String: Preferences] = [:]
+        for row in try Row.fetchAll(
+            db.cachedStatement(
+                sql:
+                    "SELECT installation_id, body FROM preferences WHERE installation_id IN (\(Self.placeholders(installationIDs.count)))"
+            ),
+            arguments: StatementArguments(installationIDs.map(\.databaseValue)))
+        {
+            result[row["installation_id"]] = try Preferences(stored: row["body"] as String)
         }
+        return result
     }
 
     public func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int] {
         guard !installationIDs.isEmpty else { return [:] }
         let marks = Self.placeholders(installationIDs.count)
         let values = StatementArguments(installationIDs.map(\.databaseValue))
-        return try await database.write { db in
+        // Concurrent pages' increments share a transaction.
+        return try await groupCommit.write(durable: false) { db in
             var result: [String: Int] = [:]
             for row in try Row.fetchAll(
                 db, sql: "UPDATE installations SET badge = badge + 1 WHERE id IN (\(marks)) RETURNING id, badge",

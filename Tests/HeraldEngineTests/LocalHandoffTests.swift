@@ -71,7 +71,8 @@ struct LocalHandoffTests {
                 value,
                 WorkCounts(
                     handedOver: after.handedOver - before.handedOver, claimed: after.claimed - before.claimed,
-                    emptyClaims: after.emptyClaims - before.emptyClaims)
+                    emptyClaims: after.emptyClaims - before.emptyClaims,
+                    handedTakes: after.handedTakes - before.handedTakes)
             )
         }
 
@@ -125,7 +126,7 @@ struct LocalHandoffTests {
         #expect(notification.status == .done)
         #expect(notification.counts.sent == 1 && notification.counts.targeted == 1)
         #expect(engine.transport.pushes.map(\.recipient.installationID) == [installation])
-        #expect(counts == WorkCounts(handedOver: 1, claimed: 0, emptyClaims: 0))
+        #expect(counts == WorkCounts(handedOver: 1, claimed: 0, emptyClaims: 0, handedTakes: 1))
         #expect(try await engine.store.queueStatistics(now: Date()) == QueueStatistics())
     }
 
@@ -163,6 +164,81 @@ struct LocalHandoffTests {
         #expect(Set(engine.transport.pushes.compactMap(\.recipient.installationID)) == Set(users.values))
         #expect(engine.transport.pushes.count == users.count)
         #expect(counts.claimed == 0 && counts.handedOver == users.count)
+    }
+
+    @Test("handed notifications that wait together are worked together: one take, each device once, preferences apply")
+    func handedTogether() async throws {
+        let engine = try await Engine(workers: 1)
+        var installations: [String] = []
+        for user in 0..<6 { installations.append(try await engine.register(user: "u\(user)")) }
+        // u0 takes only news: its alert is filtered out (read with the others' pages, in one read).
+        #expect(
+            try await engine.store.setPreferences(
+                appID: "app", installationID: installations[0],
+                preferences: Preferences(enabledCategories: ["news"]), now: Date()))
+        // Handed while no worker runs here: they wait together, one of them to a raw token.
+        engine.dispatcher.handoff.open(owner: "gone-local")
+        var ids: [String] = []
+        for user in 0..<6 {
+            let result = try await engine.dispatcher.submit(
+                SendRequest(
+                    target: NotificationTarget(audience: .userIDs(["u\(user)"])),
+                    payload: NotificationPayload(title: "Hi"), category: "alerts"),
+                appID: "app")
+            guard case .accepted(let notification, _) = result else { throw HeraldError.internal("not accepted") }
+            ids.append(notification.id)
+        }
+        let token = NotificationTarget.RawToken(
+            token: Fixtures.apnsToken(), service: .apns, environment: .production, platform: .ios)
+        ids.append(try await engine.send(.tokens([token])))
+        #expect(engine.dispatcher.handoff.waiting == 7)
+
+        _ = try await engine.withWorkers {}
+        for id in ids { _ = try await engine.final(id) }
+        let counts = engine.dispatcher.workCounts
+        #expect(counts.handedOver == 7 && counts.handedTakes == 1 && counts.claimed == 0)
+        #expect(try await engine.final(ids[0]).counts.skippedPreferences == 1)
+        for id in ids.dropFirst() { #expect(try await engine.final(id).counts.sent == 1) }
+        #expect(
+            Set(engine.transport.pushes.compactMap(\.recipient.installationID)) == Set(installations.dropFirst()))
+        #expect(engine.transport.pushes.count == 6)
+        #expect(try await engine.store.queueStatistics(now: Date()) == QueueStatistics())
+    }
+
+    @Test("handed jobs are worked in groups of at most a page of recipients, each installation once")
+    func handedGroups() {
+        func batch(_ ids: [String], tokens: Int = 0) -> Dispatcher.Batch {
+            var recipients = ids.map { id in
+                Recipient(
+                    DeliveryTarget(
+                        installationID: id, token: .device(Fixtures.apnsToken()), platform: .ios, service: .apns,
+                        environment: .production, timezone: nil, bundleID: nil))
+            }
+            for index in 0..<tokens {
+                recipients.append(
+                    Recipient(
+                        rawToken: NotificationTarget.RawToken(
+                            token: Fixtures.apnsToken(), service: .apns, environment: .production, platform: .ios),
+                        index: index))
+            }
+            return Dispatcher.Batch(recipients: recipients)
+        }
+        let groups = DispatchWorker.groups(
+            of: [
+                batch(["a"]), batch(["b", "c"]), batch([], tokens: 2),  // 5 recipients: a page
+                batch(["d"]), batch(["a"]),  // a sixth would not fit; a again, in another group
+                batch(["e", "f", "g", "h", "i", "j", "k"]),  // more than a page alone: a group of its own
+                batch(["l"]),
+            ], pageSize: 5)
+        #expect(groups == [0..<3, 3..<5, 5..<6, 6..<7])
+        // A target with more than its first batch sends up to a page at once: a group of its own.
+        var longer = batch(["m"])
+        longer.exhausted = false
+        #expect(DispatchWorker.groups(of: [batch(["a"]), longer, batch(["b"])], pageSize: 5) == [0..<1, 1..<2, 2..<3])
+        // An installation twice starts a new group, however small the page.
+        #expect(
+            DispatchWorker.groups(of: [batch(["a"]), batch(["b"]), batch(["a"])], pageSize: 100) == [0..<2, 2..<3])
+        #expect(DispatchWorker.groups(of: [], pageSize: 5).isEmpty)
     }
 
     @Test("a node that stops between accepting and working a handed notification: the next start delivers it")

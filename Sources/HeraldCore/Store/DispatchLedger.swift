@@ -59,6 +59,13 @@ public protocol DispatchLedger: Sendable {
         _ target: NotificationTarget, appID: String, after: String?, limit: Int
     ) async throws -> [DeliveryTarget]
 
+    /// The first page of each of several targets, and the stored preferences of the installations
+    /// on the pages whose request asks for them, read together (in one read transaction where the
+    /// store can): the engine works small notifications handed over at the same time as one batch.
+    /// Each page is what ``resolve(_:appID:after:limit:)`` answers from the start.
+    /// - Throws: `HeraldError` when a target's query is invalid.
+    func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages
+
     /// How many installations the target resolves to now (for dry runs), by service.
     func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int]
 
@@ -261,7 +268,48 @@ extension Duration {
     }
 }
 
+/// A target whose first page ``DispatchLedger/resolveFirstPages(_:)`` reads.
+public struct FirstPageRequest: Sendable {
+    public var target: NotificationTarget
+    public var appID: String
+    public var limit: Int
+    /// Whether the preferences of the page's installations are read too.
+    public var withPreferences: Bool
+
+    public init(target: NotificationTarget, appID: String, limit: Int, withPreferences: Bool) {
+        self.target = target
+        self.appID = appID
+        self.limit = limit
+        self.withPreferences = withPreferences
+    }
+}
+
+/// What ``DispatchLedger/resolveFirstPages(_:)`` read: each request's page, in the requests' order,
+/// and the stored preferences, by installation id, of those on pages that asked for them.
+public struct FirstPages: Sendable {
+    public var pages: [[DeliveryTarget]]
+    public var preferences: [String: Preferences]
+
+    public init(pages: [[DeliveryTarget]], preferences: [String: Preferences]) {
+        self.pages = pages
+        self.preferences = preferences
+    }
+}
+
 extension DispatchLedger {
+    /// Reads each page and then the preferences, one read after another (a store that can read
+    /// them in one transaction does so instead).
+    public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
+        var pages: [[DeliveryTarget]] = []
+        var preferring: [String] = []
+        for request in requests {
+            let page = try await resolve(request.target, appID: request.appID, after: nil, limit: request.limit)
+            if request.withPreferences { preferring += page.map(\.installationID) }
+            pages.append(page)
+        }
+        return FirstPages(pages: pages, preferences: try await preferences(installationIDs: preferring))
+    }
+
     /// Stores a notification and its job, due at `runAt`, for any worker to claim.
     public func insertNotification(
         _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration

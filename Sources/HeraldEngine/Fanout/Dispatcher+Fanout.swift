@@ -10,10 +10,19 @@ extension Dispatcher {
     public func process(
         _ job: Job, owner: String, notification: PushNotification? = nil, isStopping: @Sendable () -> Bool
     ) async throws {
+        try await process(job, owner: owner, notification: notification, first: nil, isStopping: isStopping)
+    }
+
+    /// ``process(_:owner:notification:isStopping:)`` for a handed job whose first batch was read
+    /// with other handed jobs' (``firstBatches(of:)``); nil reads it here.
+    func process(
+        _ job: Job, owner: String, notification: PushNotification?, first: Batch?,
+        isStopping: @Sendable () -> Bool
+    ) async throws {
         switch job.kind {
         case "notification":
             if let notification {
-                try await fanOutNew(notification, job: job, owner: owner, isStopping: isStopping)
+                try await fanOutNew(notification, job: job, owner: owner, first: first, isStopping: isStopping)
             } else {
                 try await fanOut(job, owner: owner, isStopping: isStopping)
             }
@@ -50,9 +59,10 @@ extension Dispatcher {
     /// batch and closed after. When its pages leave nothing pending, its counts are what the pages
     /// counted, and it closes without reading the pending table or itself again.
     private func fanOutNew(
-        _ notification: PushNotification, job: Job, owner: String, isStopping: @Sendable () -> Bool
+        _ notification: PushNotification, job: Job, owner: String, first: Batch? = nil,
+        isStopping: @Sendable () -> Bool
     ) async throws {
-        let first = try await readBatch(of: notification, after: nil)
+        let first: Batch = if let first { first } else { try await readBatch(of: notification, after: nil) }
         if first.exhausted {
             return try await sendOnlyBatch(first, of: notification, job: job, owner: owner, isStopping: isStopping)
         }
@@ -307,7 +317,7 @@ extension Dispatcher {
 
     /// A batch of the target to send: its recipients, its last key and, when the notification
     /// respects preferences, their stored preferences (read with it, so the batch can go out at once).
-    private struct Batch {
+    struct Batch: Sendable {
         var recipients: [Recipient] = []
         var last: String?
         var preferences: [String: Preferences]?
@@ -316,7 +326,7 @@ extension Dispatcher {
     }
 
     /// The batch after a key (nil: from the start), or an empty one when the target is exhausted.
-    private func readBatch(
+    func readBatch(
         of notification: PushNotification, after key: String?, exhausted: Bool = false
     ) async throws -> Batch {
         guard !exhausted else { return Batch() }
@@ -332,16 +342,7 @@ extension Dispatcher {
     private func nextPage(
         of notification: PushNotification, after cursor: String?
     ) async throws -> (recipients: [Recipient], last: String?, exhausted: Bool) {
-        if case .tokens(let tokens) = notification.target.audience {
-            let start = cursor.flatMap(Recipient.tokenIndex(of:)).map { $0 + 1 } ?? 0
-            guard start < tokens.count else { return ([], nil, true) }
-            let end = min(tokens.count, start + configuration.batchSize)
-            let recipients = (start..<end).compactMap { index -> Recipient? in
-                let token = tokens[index]
-                return notification.target.admits(token) ? Recipient(rawToken: token, index: index) : nil
-            }
-            return (recipients, Recipient.key(tokenIndex: end - 1), end == tokens.count)
-        }
+        if let page = tokenPage(of: notification, after: cursor) { return page }
         // A broadcast route takes its service's installations in one send, first.
         var target = notification.target
         let broadcast = transports(of: notification.appID).broadcastRecipient(for: notification)
@@ -355,6 +356,22 @@ extension Dispatcher {
         let exhausted = page.count < configuration.batchSize
         if cursor == nil, let broadcast { page.insert(broadcast, at: 0) }
         return (page, page.last?.key, exhausted)
+    }
+
+    /// The next page of a target of raw tokens (nil for a target of installations): read from the
+    /// notification itself, no store.
+    func tokenPage(
+        of notification: PushNotification, after cursor: String?
+    ) -> (recipients: [Recipient], last: String?, exhausted: Bool)? {
+        guard case .tokens(let tokens) = notification.target.audience else { return nil }
+        let start = cursor.flatMap(Recipient.tokenIndex(of:)).map { $0 + 1 } ?? 0
+        guard start < tokens.count else { return ([], nil, true) }
+        let end = min(tokens.count, start + configuration.batchSize)
+        let recipients = (start..<end).compactMap { index -> Recipient? in
+            let token = tokens[index]
+            return notification.target.admits(token) ? Recipient(rawToken: token, index: index) : nil
+        }
+        return (recipients, Recipient.key(tokenIndex: end - 1), end == tokens.count)
     }
 
     /// The recipients of pending deliveries; deleted or invalidated installations drop out.

@@ -167,6 +167,49 @@ extension StoreConformance {
             let bobTarget = try #require(page.first { $0.installationID == bob.id })
             #expect(bobTarget == DeliveryTarget(bob))
         },
+        .init(
+            "ledger: first pages of several targets read together are what resolve reads, with the preferences asked for"
+        ) {
+            store in
+            let alice = try await register(ios(user: "alice"), in: store)
+            let alicePhone = try await register(android(user: "alice"), in: store)
+            let bob = try await register(web(user: "bob"), in: store)
+            let carol = try await register(ios(user: "carol"), in: store)
+            let stranger = try await register(ios(user: "alice"), in: store, app: "b")
+            let quiet = Preferences(enabledCategories: ["news"], soundEnabled: false)
+            for installation in [alice, bob, carol, stranger] {
+                #expect(
+                    try await store.setPreferences(
+                        appID: installation.appID, installationID: installation.id, preferences: quiet, now: now))
+            }
+            let requests = [
+                FirstPageRequest(
+                    target: .init(audience: .userIDs(["alice"])), appID: "a", limit: 10, withPreferences: true),
+                FirstPageRequest(
+                    target: .init(audience: .userIDs(["bob"])), appID: "a", limit: 10, withPreferences: false),
+                FirstPageRequest(target: .init(audience: .all), appID: "a", limit: 2, withPreferences: true),
+                FirstPageRequest(
+                    target: .init(audience: .installationIDs(["missing"])), appID: "a", limit: 10, withPreferences: true
+                ),
+                FirstPageRequest(
+                    target: .init(audience: .userIDs(["alice"])), appID: "b", limit: 10, withPreferences: true),
+            ]
+            let read = try await store.resolveFirstPages(requests)
+            #expect(read.pages.count == requests.count)
+            for (request, page) in zip(requests, read.pages) {
+                let alone = try await store.resolve(
+                    request.target, appID: request.appID, after: nil, limit: request.limit)
+                #expect(page == alone)
+            }
+            #expect(read.pages[0].map(\.installationID) == [alice.id, alicePhone.id].sorted())
+            // Preferences of the pages that asked, and only of installations that have any (alice's
+            // phone has none); bob's own page did not ask.
+            let asked = Set((read.pages[0] + read.pages[2] + read.pages[4]).map(\.installationID))
+            #expect(Set(read.preferences.keys) == asked.intersection([alice.id, bob.id, carol.id, stranger.id]))
+            #expect(read.preferences[stranger.id] != nil)
+            #expect(read.preferences.values.allSatisfy { $0 == quiet })
+            #expect(try await store.resolveFirstPages([]).pages.isEmpty)
+        },
         .init("ledger: pending deliveries are stored, due longest-due first, resolved, and woken when offline") {
             store in
             let item = notification()
