@@ -15,13 +15,15 @@ public struct APNsTransport: Transport {
     /// The topic of installations without a bundle id.
     public let topic: String?
 
-    /// Creates the transport; with no client it still validates payloads, and fails deliveries with
-    /// a configuration failure.
+    /// Creates the transport; with no client it fails deliveries with a configuration failure (and
+    /// does not refuse payloads: ``isConfigured`` is false).
     public init(production: APNsClient?, sandbox: APNsClient?, topic: String?) {
         self.production = production
         self.sandbox = sandbox
         self.topic = topic
     }
+
+    public var isConfigured: Bool { production != nil || sandbox != nil }
 
     public var connectionStatistics: HTTP2PoolStatistics? {
         let clients = sandbox === production ? [production] : [production, sandbox]

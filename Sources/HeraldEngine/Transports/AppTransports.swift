@@ -27,7 +27,8 @@ public struct AppTransports: Sendable {
     /// - Throws: `HeraldError` `payload_too_large` naming the provider and the size.
     func validate(_ notification: PushNotification, services: Set<PushService>, now: Date) throws(HeraldError) {
         for service in PushService.allCases where services.contains(service) {
-            try transports[service]?.validate(notification, now: now)
+            guard let transport = transports[service], transport.isConfigured else { continue }
+            try transport.validate(notification, now: now)
         }
     }
 

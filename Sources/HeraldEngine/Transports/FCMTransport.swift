@@ -10,6 +10,8 @@ public struct FCMTransport: Transport {
 
     /// The client; nil when not configured (its deliveries fail).
     public let client: FCMClient?
+
+    public var isConfigured: Bool { client != nil }
     /// Requests in flight at once.
     static let concurrency = 200
 

@@ -46,6 +46,8 @@ public struct SNSTransport: Transport {
 
     /// The client; nil when the app does not configure SNS (its deliveries fail).
     public let client: SNSClient?
+
+    public var isConfigured: Bool { client != nil }
     public let applications: Applications
     /// The APNs topic of installations without a bundle id (SNS takes it from the application).
     public let topic: String?

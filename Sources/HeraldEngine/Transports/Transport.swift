@@ -9,6 +9,11 @@ public protocol Transport: Sendable {
     /// The service whose installations this transport delivers to.
     var service: PushService { get }
 
+    /// Whether the transport has credentials to deliver with at all. One without is not asked to
+    /// ``validate(_:now:)``: nothing would be sent through it (each delivery fails for want of
+    /// configuration), so its limit must not refuse what the others can deliver.
+    var isConfigured: Bool { get }
+
     /// Checks that the notification, rendered for this provider with the largest values it could
     /// carry (badge, token), fits the provider's limit.
     /// - Throws: `HeraldError` `payload_too_large` naming the provider and the size.
@@ -31,6 +36,9 @@ public protocol Transport: Sendable {
 extension Transport {
     /// A transport without an HTTP/2 pool has no connection statistics.
     public var connectionStatistics: HTTP2PoolStatistics? { nil }
+
+    /// A transport with nothing to configure is always configured.
+    public var isConfigured: Bool { true }
 
     /// A transport with nothing to configure can deliver to any installation of its service.
     public func configurationProblem(for installation: Installation) -> String? { nil }

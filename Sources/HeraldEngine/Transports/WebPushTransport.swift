@@ -12,6 +12,8 @@ public struct WebPushTransport: Transport {
     /// The client; nil when the app has no VAPID key (its deliveries fail).
     public let client: WebPushClient?
 
+    public var isConfigured: Bool { client != nil }
+
     /// Creates the transport; with no client it still validates payloads, and fails deliveries with
     /// a configuration failure.
     public init(client: WebPushClient?) {
