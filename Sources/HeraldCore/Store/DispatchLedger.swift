@@ -297,16 +297,20 @@ public struct FirstPages: Sendable {
 }
 
 extension DispatchLedger {
-    /// Reads each page and then the preferences, one read after another (a store that can read
-    /// them in one transaction does so instead).
+    /// Reads the pages concurrently (each as ``resolve(_:appID:after:limit:)``, on a connection of
+    /// its own where the store pools them), then the preferences; a store that can read them all in
+    /// one transaction does so instead.
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
-        var pages: [[DeliveryTarget]] = []
-        var preferring: [String] = []
-        for request in requests {
-            let page = try await resolve(request.target, appID: request.appID, after: nil, limit: request.limit)
-            if request.withPreferences { preferring += page.map(\.installationID) }
-            pages.append(page)
+        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
+        try await withThrowingTaskGroup(of: (Int, [DeliveryTarget]).self) { group in
+            for (index, request) in requests.enumerated() {
+                group.addTask {
+                    (index, try await resolve(request.target, appID: request.appID, after: nil, limit: request.limit))
+                }
+            }
+            for try await (index, page) in group { pages[index] = page }
         }
+        let preferring = zip(requests, pages).filter(\.0.withPreferences).flatMap { $0.1.map(\.installationID) }
         return FirstPages(pages: pages, preferences: try await preferences(installationIDs: preferring))
     }
 
