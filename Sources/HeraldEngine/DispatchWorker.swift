@@ -114,14 +114,9 @@ public struct DispatchWorker: Service {
     /// together. They go in groups that hold what one job could: at most a page of recipients
     /// (``EngineConfiguration/pageSize``) and each installation once, so that a worker still has at
     /// most one page sent and not committed, and one badge increment per installation, when the
-    /// process dies.
+    /// process dies. (One alone still reads its page and preferences in one trip.)
     private func runHanded(_ items: [LocalHandoff.Item], _ stopping: @escaping @Sendable () -> Bool) async {
-        guard items.count > 1 else {
-            if let item = items.first {
-                await run(item.job, owner: item.owner, notification: item.notification, stopping)
-            }
-            return
-        }
+        guard !items.isEmpty else { return }
         let batches: [Dispatcher.Batch]
         do {
             batches = try await dispatcher.firstBatches(of: items.map(\.notification))
@@ -130,6 +125,9 @@ public struct DispatchWorker: Service {
             dispatcher.logger.warning("reading handed jobs together failed", metadata: ["error": "\(error)"])
             for item in items { await run(item.job, owner: item.owner, notification: item.notification, stopping) }
             return
+        }
+        if items.count == 1, let item = items.first {
+            return await run(item.job, owner: item.owner, notification: item.notification, first: batches[0], stopping)
         }
         for group in Self.groups(of: batches, pageSize: dispatcher.configuration.pageSize) {
             await withDiscardingTaskGroup { tasks in
