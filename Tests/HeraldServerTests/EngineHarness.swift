@@ -35,7 +35,8 @@ struct EngineHarness {
         engine: EngineConfiguration = EngineConfiguration(
             retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
         dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared,
-        store: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = []
+        store: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = [],
+        fcmCredentials: Bool = true
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
@@ -65,7 +66,8 @@ struct EngineHarness {
         }
         let transports = AppTransports([
             APNsTransport(production: apnsClient, sandbox: sandboxClient, topic: Self.topic),
-            FCMTransport(client: fcmClient),
+            // Without credentials, as `herald serve` builds it for an app with no `fcm` section.
+            FCMTransport(client: fcmCredentials ? fcmClient : nil),
         ])
         self.transports = transports
         // Other apps (known to the engine and the dialects only) deliver through the same mocks.

@@ -9,7 +9,7 @@ public enum TransportFactory {
     static let providers: [any ProviderSetup.Type] = [APNsSetup.self, FCMSetup.self, WebPushSetup.self, SNSSetup.self]
 
     /// The transports of every app: one per provider, each with its clients when the app configures
-    /// that provider (without, it validates payloads and fails deliveries with a configuration failure).
+    /// that provider (without, it fails deliveries with a configuration failure and refuses no payload).
     /// - Throws: `HeraldError` `invalid_configuration` for an unreadable key, certificate or account file.
     public static func make(
         _ configurations: [String: ProviderConfiguration], now: @escaping @Sendable () -> Date = Date.init
