@@ -9,56 +9,80 @@ extension PostgresStore: JobQueue, DispatchLedger {
         _ notification: PushNotification, runAt: Date, idempotencyWindow: Duration, lease: JobLease?
     ) async throws -> (notification: PushNotification, created: Bool) {
         let spec = try sealSpec(notification)
-        return try await transaction { connection in
-            if let key = notification.idempotencyKey {
-                // Two nodes taking the same key at once serialize on this lock.
-                try await connection.run(
-                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["\(notification.appID)\u{1F}\(key)"])
-                if let row = try await connection.rows(
-                    "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND idempotency_key = $2",
-                    [notification.appID, key]
-                ).first {
-                    let earlier = try self.decodeNotification(row)
-                    if notification.createdAt.timeIntervalSince(earlier.createdAt) < idempotencyWindow.timeInterval {
-                        return (earlier, false)
-                    }
-                    // The key is free again once its window has passed.
-                    try await connection.run(
-                        "UPDATE notifications SET idempotency_key = NULL WHERE id = $1", [earlier.id])
+        guard let key = notification.idempotencyKey else {
+            // One statement (its own transaction): the notification and its job in one round trip.
+            if let lease {
+                try await read { connection in
+                    try await self.insertNotification(notification, spec: spec, runAt: runAt, lease: lease, connection)
                 }
+                return (notification, true)
+            }
+            return try await transaction { connection in
+                try await self.insertNotification(notification, spec: spec, runAt: runAt, lease: nil, connection)
+                return (notification, true)
+            }
+        }
+        return try await transaction { connection in
+            // Two nodes taking the same key at once serialize on this lock.
+            try await connection.run(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["\(notification.appID)\u{1F}\(key)"])
+            if let row = try await connection.rows(
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND idempotency_key = $2",
+                [notification.appID, key]
+            ).first {
+                let earlier = try self.decodeNotification(row)
+                if notification.createdAt.timeIntervalSince(earlier.createdAt) < idempotencyWindow.timeInterval {
+                    return (earlier, false)
+                }
+                // The key is free again once its window has passed.
+                try await connection.run(
+                    "UPDATE notifications SET idempotency_key = NULL WHERE id = $1", [earlier.id])
             }
             try await self.insertNotification(notification, spec: spec, runAt: runAt, lease: lease, connection)
             return (notification, true)
         }
     }
 
-    /// Inserts a notification and its job (leased when `lease` is given) in the caller's transaction.
+    /// Inserts a notification and its job (leased when `lease` is given) in one statement, in the
+    /// caller's transaction (or as its own when there is none and the job is leased). An unleased
+    /// job is announced to every node when the transaction commits. `alongside` makes one more
+    /// write of the same statement: given the values bound so far, it appends its own and returns
+    /// its SQL (a data-modifying statement).
     func insertNotification(
         _ notification: PushNotification, spec: (bytes: Data, sealed: Bool), runAt: Date, lease: JobLease?,
-        _ connection: PostgresConnection
+        _ connection: PostgresConnection, alongside: ((inout [SQLBind]) -> String)? = nil
     ) async throws {
-        try await connection.run(
+        var values: [SQLBind] = [
+            notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
+            notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
+            notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
+            notification.source, runAt.timeIntervalSince1970,
+        ]
+        if let lease { values += [lease.owner, lease.until.timeIntervalSince1970] }
+        let also = alongside.map { ", alongside AS (\($0(&values)))" } ?? ""
+        let insertNotification = """
+            WITH inserted AS (
+                INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
+                    expires_at, created_at, source)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            )\(also)
             """
-            INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
-                expires_at, created_at, source)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            """,
-            [
-                notification.id, notification.appID, notification.status.rawValue, spec.bytes, spec.sealed,
-                notification.idempotencyKey, notification.notBefore?.timeIntervalSince1970,
-                notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
-                notification.source,
-            ])
         guard let lease else {
-            return try await scheduleJob(connection, kind: "notification", reference: notification.id, runAt: runAt)
+            try await connection.run(
+                """
+                \(insertNotification)
+                INSERT INTO jobs (kind, reference, run_at) VALUES ('notification', $1, $11)
+                ON CONFLICT (kind, reference) DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at)
+                """, values)
+            return try await connection.notifyJobs()
         }
         // Leased to this node's worker, which has it in memory: no node is told to claim it.
         let rows = try await connection.rows(
             """
+            \(insertNotification)
             INSERT INTO jobs (kind, reference, run_at, locked_by, locked_until, attempts)
-            VALUES ('notification', $1, $2, $3, $4, 1) RETURNING id
-            """,
-            [notification.id, runAt.timeIntervalSince1970, lease.owner, lease.until.timeIntervalSince1970])
+            VALUES ('notification', $1, $11, $12, $13, 1) RETURNING id
+            """, values)
         guard let row = rows.first else { throw HeraldError.internal("A leased job was not inserted.") }
         lease.grant(Job(id: try row.get("id"), kind: "notification", reference: notification.id, attempts: 1))
     }
@@ -244,26 +268,64 @@ extension PostgresStore: JobQueue, DispatchLedger {
         }
         values.append(limit)
         let sql = """
-            SELECT id, platform, service, environment, token_sealed, timezone, bundle_id FROM installations
+            SELECT \(Self.targetColumns) FROM installations
             WHERE \(condition) ORDER BY id LIMIT $\(values.count)
             """
         let binds = values
         let rows = try await read { connection in try await connection.run(sql, binds).rows }
-        var targets: [DeliveryTarget] = []
-        targets.reserveCapacity(rows.count)
-        for row in rows {
-            let (id, platform, service, environment, sealed, timezone, bundleID) = try row.decode(
-                (String, String, String, String, Data, String?, String?).self)
-            guard let platform = Platform(rawValue: platform), let service = PushService(rawValue: service),
-                let environment = PushEnvironment(rawValue: environment)
-            else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
-            targets.append(
-                DeliveryTarget(
-                    installationID: id, token: try cipher.openToken(Array(sealed), service: service),
-                    platform: platform, service: service, environment: environment, timezone: timezone,
-                    bundleID: bundleID))
+        return try rows.map { try deliveryTarget($0.makeRandomAccess()) }
+    }
+
+    /// Every first page, with the preferences of the pages that ask for them, in one statement.
+    public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
+        var values: [SQLBind] = []
+        var selects: [String] = []
+        for (index, request) in requests.enumerated() {
+            guard let (condition, binds) = try audienceCondition(
+                request.target, appID: request.appID, firstParameter: values.count + 1)
+            else { continue }
+            values += binds
+            values.append(request.limit)
+            let preferences =
+                request.withPreferences
+                ? "(SELECT body FROM preferences WHERE installation_id = installations.id)" : "NULL::text"
+            selects.append(
+                """
+                (SELECT \(index) AS request, \(Self.targetColumns), \(preferences) AS preferences
+                FROM installations WHERE \(condition) ORDER BY id LIMIT $\(values.count))
+                """)
         }
-        return targets
+        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
+        var preferences: [String: Preferences] = [:]
+        guard !selects.isEmpty else { return FirstPages(pages: pages, preferences: preferences) }
+        let sql = selects.joined(separator: "\nUNION ALL\n")
+        let binds = values
+        let rows = try await read { connection in try await connection.rows(sql, binds) }
+        for row in rows {
+            let target = try deliveryTarget(row)
+            pages[try row.get("request", as: Int.self)].append(target)
+            if let body = try row.get("preferences", as: String?.self) {
+                preferences[target.installationID] = try Preferences(stored: body)
+            }
+        }
+        // UNION ALL keeps no order of its own: each page in its installations' order, as `resolve`.
+        for index in pages.indices { pages[index].sort { $0.installationID < $1.installationID } }
+        return FirstPages(pages: pages, preferences: preferences)
+    }
+
+    /// The columns ``deliveryTarget(_:)`` reads.
+    private static let targetColumns = "id, platform, service, environment, token_sealed, timezone, bundle_id"
+
+    /// An installation row (``targetColumns``) as a delivery target, its token opened.
+    private func deliveryTarget(_ row: PostgresRandomAccessRow) throws -> DeliveryTarget {
+        guard let platform = Platform(rawValue: try row.get("platform")),
+            let service = PushService(rawValue: try row.get("service")),
+            let environment = PushEnvironment(rawValue: try row.get("environment"))
+        else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
+        return DeliveryTarget(
+            installationID: try row.get("id"), token: try cipher.openToken(try row.bytes("token_sealed"), service: service),
+            platform: platform, service: service, environment: environment, timezone: try row.get("timezone"),
+            bundleID: try row.get("bundle_id"))
     }
 
     public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {
@@ -293,12 +355,16 @@ extension PostgresStore: JobQueue, DispatchLedger {
     }
 
     /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
-    private func audienceCondition(_ target: NotificationTarget, appID: String) throws -> (String, [SQLBind])? {
-        var conditions = ["app_id = $1", "valid"]
+    /// Its placeholders start at `firstParameter`.
+    private func audienceCondition(
+        _ target: NotificationTarget, appID: String, firstParameter: Int = 1
+    ) throws -> (String, [SQLBind])? {
+        let offset = firstParameter - 1
+        var conditions = ["app_id = $\(firstParameter)", "valid"]
         var values: [SQLBind] = [appID]
         func list(_ column: String, _ items: [String]) {
             values.append(items)
-            conditions.append("\(column) = ANY($\(values.count))")
+            conditions.append("\(column) = ANY($\(offset + values.count))")
         }
         switch target.audience {
         case .tokens: return nil
@@ -308,10 +374,12 @@ extension PostgresStore: JobQueue, DispatchLedger {
         case .channels(let channels):
             values.append(channels)
             conditions.append(
-                "id IN (SELECT installation_id FROM installation_channels WHERE app_id = $1 AND channel = ANY($\(values.count)))"
-            )
+                """
+                id IN (SELECT installation_id FROM installation_channels
+                    WHERE app_id = $\(firstParameter) AND channel = ANY($\(offset + values.count)))
+                """)
         case .query(let query):
-            let compiled = try query.query.postgresCondition(firstParameter: values.count + 1)
+            let compiled = try query.query.postgresCondition(firstParameter: offset + values.count + 1)
             conditions.append("(\(compiled.sql))")
             values += compiled.values
         }
@@ -382,56 +450,33 @@ extension PostgresStore: JobQueue, DispatchLedger {
     }
 
     public func commit(_ page: PageCommit) async throws -> Bool {
-        try await transaction { connection in
-            // The job's row is locked for the transaction: a node that lost the lease cannot write.
-            guard
-                !(try await connection.rows(
-                    "SELECT 1 FROM jobs WHERE id = $1 AND locked_by = $2 FOR UPDATE", [page.jobID, page.owner]
-                ).isEmpty)
-            else { return false }
-            if let lockedUntil = page.lockedUntil {
-                try await connection.run(
-                    "UPDATE jobs SET locked_until = $1 WHERE id = $2", [lockedUntil.timeIntervalSince1970, page.jobID])
+        // Deliveries are most events: one update per delivery time, not one per device.
+        var delivered: [Double: [String]] = [:]
+        var otherEvents: [(id: String, event: InstallationEvent)] = []
+        for (id, event) in page.installationEvents {
+            if case .delivered(let at) = event {
+                delivered[at.timeIntervalSince1970, default: []].append(id)
+            } else {
+                otherEvents.append((id, event))
             }
+        }
+        // A short ledger goes in the first statement; a long one in multi-row statements after it.
+        let ledgerInHead = page.ledger.count <= Self.ledgerInHeadStatement
+        let held = Self.heldPageStatement(page, delivered: delivered, ledger: ledgerInHead ? page.ledger : [])
+        let rest = ledgerInHead ? [] : page.ledger
+        guard !rest.isEmpty || !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty else {
+            // The common page (deliveries and counts): one statement, its own transaction.
+            return try await read { connection in try await Self.held(connection.rows(held.sql, held.values)) }
+        }
+        return try await transaction { connection in
+            guard try await Self.held(connection.rows(held.sql, held.values)) else { return false }
             // The page's ledger in multi-row statements (PostgreSQL takes at most 65,535 values in one).
-            for start in stride(from: 0, to: page.ledger.count, by: 5000) {
-                let chunk = page.ledger[start..<min(page.ledger.count, start + 5000)]
+            for start in stride(from: 0, to: rest.count, by: 5000) {
                 var values: [SQLBind] = []
-                values.reserveCapacity(chunk.count * 9)
-                var rows: [String] = []
-                for record in chunk {
-                    rows.append("(\(placeholders(from: values.count + 1, count: 9)))")
-                    values += [
-                        record.notificationID, record.installationID, record.tokenSuffix, record.service.rawValue,
-                        record.outcome.rawValue, record.providerID, record.reason, record.attempts,
-                        record.at.timeIntervalSince1970,
-                    ]
-                }
-                try await connection.run(
-                    """
-                    INSERT INTO deliveries (notification_id, installation_id, token_suffix, service, outcome,
-                        provider_id, reason, attempts, at)
-                    VALUES \(rows.joined(separator: ", "))
-                    """, values)
+                let rows = Self.ledgerRows(rest[start..<min(rest.count, start + 5000)], into: &values)
+                try await connection.run("INSERT INTO deliveries \(Self.ledgerColumns) VALUES \(rows)", values)
             }
-            // Deliveries are most events: one statement per delivery time, not one per device.
-            var delivered: [Double: [String]] = [:]
-            for (id, event) in page.installationEvents {
-                if case .delivered(let at) = event {
-                    delivered[at.timeIntervalSince1970, default: []].append(id)
-                } else {
-                    try await self.apply(event, to: id, connection)
-                }
-            }
-            for (at, ids) in delivered {
-                // Rows delivered to within the resolution are left alone (no new row version, no WAL).
-                try await connection.run(
-                    """
-                    UPDATE installations SET failure_count = 0, last_delivered_at = $1
-                    WHERE id = ANY($2) AND (failure_count <> 0 OR last_delivered_at IS NULL
-                        OR last_delivered_at < $3 OR last_delivered_at > $1)
-                    """, [at, ids, at - InstallationEvent.deliveredResolution])
-            }
+            for (id, event) in otherEvents { try await self.apply(event, to: id, connection) }
             for pending in page.pending {
                 try await connection.run(
                     """
@@ -451,27 +496,100 @@ extension PostgresStore: JobQueue, DispatchLedger {
                     "DELETE FROM pending_deliveries WHERE notification_id = $1 AND recipient = ANY($2)",
                     [page.notificationID, page.resolvedPending])
             }
-            let counts = page.counts
-            try await connection.run(
-                """
-                UPDATE notifications SET targeted = targeted + $1, sent = sent + $2, failed = failed + $3,
-                    invalid = invalid + $4, skipped_preferences = skipped_preferences + $5,
-                    skipped_expired = skipped_expired + $6, rate_limited = rate_limited + $7,
-                    cursor = coalesce($8, cursor), status = coalesce($9, status),
-                    started_at = coalesce(started_at, $10), completed_at = coalesce($11, completed_at),
-                    first_sent_at = coalesce(first_sent_at, $12)
-                WHERE id = $13
-                """,
-                [
-                    counts.targeted, counts.sent, counts.failed, counts.invalid, counts.skippedPreferences,
-                    counts.skippedExpired, counts.rateLimited, page.cursor, page.status?.rawValue,
-                    page.startedAt?.timeIntervalSince1970, page.completedAt?.timeIntervalSince1970,
-                    // The page's earliest delivery to an installation (what events' push_sent_at reads).
-                    delivered.keys.min(), page.notificationID,
-                ])
-            if page.finishesJob { try await connection.run("DELETE FROM jobs WHERE id = $1", [page.jobID]) }
             return true
         }
+    }
+
+    /// The longest ledger a page commit writes in its first statement (nine values a record).
+    static let ledgerInHeadStatement = 100
+
+    static let ledgerColumns = """
+        (notification_id, installation_id, token_suffix, service, outcome, provider_id, reason, attempts, at)
+        """
+
+    /// `($n, …), …`: the records as rows of ``ledgerColumns``, their values appended to `values`.
+    private static func ledgerRows(_ records: ArraySlice<DeliveryRecord>, into values: inout [SQLBind]) -> String {
+        values.reserveCapacity(values.count + records.count * 9)
+        var rows: [String] = []
+        for record in records {
+            rows.append("(\(placeholders(from: values.count + 1, count: 9)))")
+            values += [
+                record.notificationID, record.installationID, record.tokenSuffix, record.service.rawValue,
+                record.outcome.rawValue, record.providerID, record.reason, record.attempts,
+                record.at.timeIntervalSince1970,
+            ]
+        }
+        return rows.joined(separator: ", ")
+    }
+
+    /// Whether the page's job was still this node's (the first statement of a page commit).
+    private static func held(_ rows: [PostgresRandomAccessRow]) throws -> Bool {
+        guard let row = rows.first else { return false }
+        return try row.get("held", as: Int64.self) > 0
+    }
+
+    /// A page commit's first statement, in one round trip: the job's row locked (a node that lost the
+    /// lease writes nothing), its lease renewed or the job deleted when the page finishes it, the
+    /// installations delivered to, the `ledger` given, and the notification's counts, cursor and
+    /// status. It answers
+    /// `held`: 1 when the job was this node's.
+    private static func heldPageStatement(
+        _ page: PageCommit, delivered: [Double: [String]], ledger: [DeliveryRecord]
+    ) -> (sql: String, values: [SQLBind]) {
+        var values: [SQLBind] = [page.jobID, page.owner]
+        func bind(_ value: SQLBind) -> String {
+            values.append(value)
+            return "$\(values.count)"
+        }
+        var parts: [String] = []
+        if page.finishesJob {
+            parts.append("job AS (DELETE FROM jobs WHERE id = $1 AND locked_by = $2 RETURNING id)")
+        } else if let lockedUntil = page.lockedUntil {
+            parts.append(
+                """
+                job AS (UPDATE jobs SET locked_until = \(bind(lockedUntil.timeIntervalSince1970))
+                    WHERE id = $1 AND locked_by = $2 RETURNING id)
+                """)
+        } else {
+            parts.append("job AS (SELECT id FROM jobs WHERE id = $1 AND locked_by = $2 FOR UPDATE)")
+        }
+        for (index, (at, ids)) in delivered.sorted(by: { $0.key < $1.key }).enumerated() {
+            // Rows delivered to within the resolution are left alone (no new row version, no WAL).
+            let time = bind(at)
+            parts.append(
+                """
+                delivered\(index) AS (UPDATE installations SET failure_count = 0, last_delivered_at = \(time)
+                    WHERE id = ANY(\(bind(ids))) AND (failure_count <> 0 OR last_delivered_at IS NULL
+                        OR last_delivered_at < \(bind(at - InstallationEvent.deliveredResolution))
+                        OR last_delivered_at > \(time))
+                    AND EXISTS (SELECT 1 FROM job))
+                """)
+        }
+        if !ledger.isEmpty {
+            let rows = ledgerRows(ledger[...], into: &values)
+            parts.append(
+                """
+                ledger AS (INSERT INTO deliveries \(ledgerColumns)
+                    SELECT * FROM (VALUES \(rows)) AS page WHERE EXISTS (SELECT 1 FROM job))
+                """)
+        }
+        let counts = page.counts
+        parts.append(
+            """
+            counted AS (UPDATE notifications SET targeted = targeted + \(bind(counts.targeted)),
+                sent = sent + \(bind(counts.sent)), failed = failed + \(bind(counts.failed)),
+                invalid = invalid + \(bind(counts.invalid)),
+                skipped_preferences = skipped_preferences + \(bind(counts.skippedPreferences)),
+                skipped_expired = skipped_expired + \(bind(counts.skippedExpired)),
+                rate_limited = rate_limited + \(bind(counts.rateLimited)),
+                cursor = coalesce(\(bind(page.cursor)), cursor), status = coalesce(\(bind(page.status?.rawValue)), status),
+                started_at = coalesce(started_at, \(bind(page.startedAt?.timeIntervalSince1970))),
+                completed_at = coalesce(\(bind(page.completedAt?.timeIntervalSince1970)), completed_at),
+                first_sent_at = coalesce(first_sent_at, \(bind(delivered.keys.min())))
+                WHERE id = \(bind(page.notificationID)) AND EXISTS (SELECT 1 FROM job))
+            """)
+        // The page's earliest delivery above is what events' push_sent_at reads.
+        return ("WITH " + parts.joined(separator: ",\n") + "\nSELECT count(*) AS held FROM job", values)
     }
 
     private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {

@@ -101,38 +101,28 @@ extension PostgresStore: EventStore {
             {
                 return (earlier, false)
             }
-            if let record = event.recordID,
-                !(try await connection.rows(
-                    "SELECT 1 FROM events WHERE app_id = $1 AND producer = $2 AND record_id = $3",
-                    [event.appID, event.producer, record]
-                ).isEmpty)
-            {
+            // Whether the record id is another event's, and the device's owners, in one trip.
+            let found = try await connection.rows(
+                """
+                SELECT EXISTS (SELECT 1 FROM events WHERE app_id = $1 AND producer = $2 AND record_id = $3)
+                        AS record_taken,
+                    ARRAY(SELECT user_id FROM source_device_owners WHERE app_id = $1 AND device_id = $4
+                        AND status = $5 ORDER BY user_id) AS owners
+                """,
+                [
+                    event.appID, event.producer, event.recordID, event.sourceDeviceID,
+                    Ownership.Status.active.rawValue,
+                ])
+            guard let row = found.first else { throw HeraldError.internal("The event's lookup returned no row.") }
+            if event.recordID != nil, try row.get("record_taken", as: Bool.self) {
                 throw HeraldError(
                     kind: .conflict, code: "event_exists",
                     message: "Another event of this app has this record id.", field: "id")
             }
             var stored = event
-            stored.owners = try await connection.rows(
-                """
-                SELECT user_id FROM source_device_owners WHERE app_id = $1 AND device_id = $2 AND status = $3
-                ORDER BY user_id
-                """, [event.appID, event.sourceDeviceID, Ownership.Status.active.rawValue]
-            ).map { try $0.get("user_id", as: String.self) }
+            stored.owners = try row.get("owners", as: [String].self)
             stored.notificationID = nil
             stored.pushSentAt = nil
-            try await connection.run(
-                """
-                INSERT INTO events (id, app_id, producer, external_id, record_id, source_device_id, owners, type,
-                    summary, thumbnail, status, occurred_at, created_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13)
-                """,
-                [
-                    stored.id, stored.appID, stored.producer, stored.externalID, stored.recordID,
-                    stored.sourceDeviceID,
-                    String(decoding: JSONValue.array(stored.owners.map(JSONValue.string)).serialized(), as: UTF8.self),
-                    stored.type, stored.summary, stored.thumbnail, stored.status,
-                    stored.occurredAt?.timeIntervalSince1970, stored.createdAt.timeIntervalSince1970,
-                ])
             if let caused = try notifying(stored) {
                 var hasAudience = !caused.onlyWithAudience || caused.notification.target.holdsTokens
                 if !hasAudience {
@@ -140,15 +130,17 @@ extension PostgresStore: EventStore {
                         caused.notification.target, appID: stored.appID, connection)
                 }
                 if hasAudience {
+                    // The event, its notification and the notification's job in one statement.
+                    stored.notificationID = caused.notification.id
+                    let event = stored
                     try await self.insertNotification(
                         caused.notification, spec: try self.sealSpec(caused.notification), runAt: caused.runAt,
-                        lease: caused.lease, connection)
-                    try await connection.run(
-                        "UPDATE events SET notification_id = $1 WHERE app_id = $2 AND id = $3",
-                        [caused.notification.id, stored.appID, stored.id])
-                    stored.notificationID = caused.notification.id
+                        lease: caused.lease, connection, alongside: { Self.insertEvent(event, &$0) })
+                    return (stored, true)
                 }
             }
+            var values: [SQLBind] = []
+            try await connection.run(Self.insertEvent(stored, &values), values)
             return (stored, true)
         }
     }
@@ -163,6 +155,24 @@ extension PostgresStore: EventStore {
             return try await self.fetchEvent(
                 connection, where: "e.app_id = $1 AND e.producer = $2 AND e.id = $3", [appID, producer, id])
         }
+    }
+
+    /// The statement storing an event (its notification id included), its values appended to
+    /// `values` and numbered after those before them.
+    private static func insertEvent(_ event: SourceEvent, _ values: inout [SQLBind]) -> String {
+        let first = values.count + 1
+        values += [
+            event.id, event.appID, event.producer, event.externalID, event.recordID, event.sourceDeviceID,
+            String(decoding: JSONValue.array(event.owners.map(JSONValue.string)).serialized(), as: UTF8.self),
+            event.type, event.summary, event.thumbnail, event.status, event.occurredAt?.timeIntervalSince1970,
+            event.createdAt.timeIntervalSince1970, event.notificationID,
+        ]
+        let marks = (first..<values.count + 1).map { "$\($0)" }
+        return """
+            INSERT INTO events (id, app_id, producer, external_id, record_id, source_device_id, owners, type,
+                summary, thumbnail, status, occurred_at, created_at, notification_id)
+            VALUES (\(marks[0...5].joined(separator: ", ")), \(marks[6])::jsonb, \(marks[7...].joined(separator: ", ")))
+            """
     }
 
     // MARK: Rows

@@ -44,16 +44,16 @@ struct MockAPNsServerConnectionTests {
             #expect(try await apns.send().status == 200)
             apns.server.clearConnectionScripts()
             // The client learns of the drop only when it next uses the connection: requests fail until it has
-            // opened a new one.
+            // opened a new one. (A request sent before the close reaches it may still be answered on the
+            // old connection, now that the script is cleared: try until one goes out on a new one.)
             var attempts = 0
             var reply: Reply?
-            while reply == nil && attempts < 10 {
+            while attempts < 10 && (reply == nil || apns.server.requests.last?.connectionID == 1) {
                 attempts += 1
                 reply = try? await apns.send()
             }
             #expect(reply?.status == 200)
             let connections = apns.server.requests.map(\.connectionID)
-            #expect(connections.count == 3)
             #expect(connections.prefix(2) == [1, 1] && connections.last != 1)
         }
     }

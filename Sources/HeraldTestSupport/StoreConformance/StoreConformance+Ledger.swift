@@ -173,9 +173,10 @@ extension StoreConformance {
             store in
             let alice = try await register(ios(user: "alice"), in: store)
             let alicePhone = try await register(android(user: "alice"), in: store)
-            let bob = try await register(web(user: "bob"), in: store)
-            let carol = try await register(ios(user: "carol"), in: store)
+            let bob = try await register(web(user: "bob", channels: ["news"]), in: store)
+            let carol = try await register(ios(user: "carol", channels: ["news"]), in: store)
             let stranger = try await register(ios(user: "alice"), in: store, app: "b")
+            let carolQuery = try TargetQuery(parsing: try JSONValue.parse(Array(#"{"user_id": "carol"}"#.utf8)))
             let quiet = Preferences(enabledCategories: ["news"], soundEnabled: false)
             for installation in [alice, bob, carol, stranger] {
                 #expect(
@@ -193,6 +194,18 @@ extension StoreConformance {
                 ),
                 FirstPageRequest(
                     target: .init(audience: .userIDs(["alice"])), appID: "b", limit: 10, withPreferences: true),
+                // Each kind of audience, its values bound after the requests' before it.
+                FirstPageRequest(
+                    target: .init(audience: .channels(["news"]), platforms: [.ios]), appID: "a", limit: 10,
+                    withPreferences: true),
+                FirstPageRequest(
+                    target: .init(audience: .query(carolQuery)), appID: "a", limit: 10, withPreferences: false),
+                FirstPageRequest(
+                    target: .init(
+                        audience: .tokens([
+                            .init(token: Fixtures.apnsToken(), service: .apns, environment: .production, platform: .ios)
+                        ])), appID: "a",
+                    limit: 10, withPreferences: true),
             ]
             let read = try await store.resolveFirstPages(requests)
             #expect(read.pages.count == requests.count)
@@ -202,9 +215,12 @@ extension StoreConformance {
                 #expect(page == alone)
             }
             #expect(read.pages[0].map(\.installationID) == [alice.id, alicePhone.id].sorted())
+            #expect(read.pages[5].map(\.installationID) == [carol.id])
+            #expect(read.pages[6].map(\.installationID) == [carol.id])
+            #expect(read.pages[7].isEmpty)
             // Preferences of the pages that asked, and only of installations that have any (alice's
             // phone has none); bob's own page did not ask.
-            let asked = Set((read.pages[0] + read.pages[2] + read.pages[4]).map(\.installationID))
+            let asked = Set((read.pages[0] + read.pages[2] + read.pages[4] + read.pages[5]).map(\.installationID))
             #expect(Set(read.preferences.keys) == asked.intersection([alice.id, bob.id, carol.id, stranger.id]))
             #expect(read.preferences[stranger.id] != nil)
             #expect(read.preferences.values.allSatisfy { $0 == quiet })
