@@ -281,8 +281,9 @@ extension PostgresStore: JobQueue, DispatchLedger {
         var values: [SQLBind] = []
         var selects: [String] = []
         for (index, request) in requests.enumerated() {
-            guard let (condition, binds) = try audienceCondition(
-                request.target, appID: request.appID, firstParameter: values.count + 1)
+            guard
+                let (condition, binds) = try audienceCondition(
+                    request.target, appID: request.appID, firstParameter: values.count + 1)
             else { continue }
             values += binds
             values.append(request.limit)
@@ -323,7 +324,8 @@ extension PostgresStore: JobQueue, DispatchLedger {
             let environment = PushEnvironment(rawValue: try row.get("environment"))
         else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
         return DeliveryTarget(
-            installationID: try row.get("id"), token: try cipher.openToken(try row.bytes("token_sealed"), service: service),
+            installationID: try row.get("id"),
+            token: try cipher.openToken(try row.bytes("token_sealed"), service: service),
             platform: platform, service: service, environment: environment, timezone: try row.get("timezone"),
             bundleID: try row.get("bundle_id"))
     }
