@@ -91,10 +91,14 @@ extension PostgresStore: EventStore {
         _ event: SourceEvent, notifying: @escaping @Sendable (SourceEvent) throws -> EventNotification?
     ) async throws -> (event: SourceEvent, created: Bool) {
         try await transaction { connection in
-            // The same event delivered to two nodes at once is stored once.
+            // The same event delivered to two nodes at once is stored once: events with the same id (or
+            // record id) take turns, others do not wait for each other. Every event takes its id's lock
+            // before its record id's (a NULL key takes none), so two cannot wait for each other's.
+            let key = "\(event.appID)\u{1F}\(event.producer)\u{1F}"
             try await connection.run(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1, 2))",
-                ["events\u{1F}\(event.appID)\u{1F}\(event.producer)"])
+                """
+                SELECT pg_advisory_xact_lock(hashtextextended($1, 2)), pg_advisory_xact_lock(hashtextextended($2, 2))
+                """, ["events\u{1F}\(key)\(event.externalID)", event.recordID.map { "records\u{1F}\(key)\($0)" }])
             if let earlier = try await self.fetchEvent(
                 connection, where: "e.app_id = $1 AND e.producer = $2 AND e.external_id = $3",
                 [event.appID, event.producer, event.externalID])

@@ -123,6 +123,53 @@ extension StoreConformance {
             otherProducer.recordID = "rec-1"
             #expect(try await store.insertEvent(otherProducer) { _ in nil }.created)
         },
+        .init("events: the same event (or record id) sent at once is stored once; different events all are") {
+            store in
+            try await ownedCamera(in: store, owners: ["alice"])
+            // Eight copies of one event at once: one is created, the others get it back.
+            let copies = try await withThrowingTaskGroup(of: (SourceEvent, Bool).self) { group in
+                for copy in 0..<8 {
+                    group.addTask {
+                        try await store.insertEvent(sourceEvent(id: "copy-\(copy)", externalID: "same")) { _ in nil }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(copies.filter(\.1).count == 1)
+            #expect(Set(copies.map(\.0.id)).count == 1)
+            // Eight events sharing a record id at once: one is stored, the others are event_exists.
+            let records = await withTaskGroup(of: String?.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        var event = sourceEvent(id: "rec-\(index)", externalID: "rec-\(index)")
+                        event.recordID = "shared"
+                        do {
+                            return try await store.insertEvent(event) { _ in nil }.created ? "created" : "returned"
+                        } catch let error as HeraldError {
+                            return error.code
+                        } catch {
+                            return nil
+                        }
+                    }
+                }
+                return await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(records.filter { $0 == "created" }.count == 1)
+            #expect(records.filter { $0 == "event_exists" }.count == 7)
+            // Sixteen different events at once: every one is stored, with its notification.
+            let distinct = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        try await store.insertEvent(sourceEvent(id: "d-\(index)", externalID: "d-\(index)")) {
+                            EventNotification(
+                                notification: eventNotification(for: $0), runAt: now, onlyWithAudience: false)
+                        }.event.notificationID != nil
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(distinct == Array(repeating: true, count: 16))
+        },
         .init("events: an event is found by record id or id, and reads when a device first accepted its push") {
             store in
             try await ownedCamera(in: store, owners: ["alice"])
