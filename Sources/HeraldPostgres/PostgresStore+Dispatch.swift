@@ -58,33 +58,47 @@ extension PostgresStore: JobQueue, DispatchLedger {
             notification.expiresAt?.timeIntervalSince1970, notification.createdAt.timeIntervalSince1970,
             notification.source, runAt.timeIntervalSince1970,
         ]
-        if let lease { values += [lease.owner, lease.until.timeIntervalSince1970] }
-        let also = alongside.map { ", alongside AS (\($0(&values)))" } ?? ""
-        let insertNotification = """
+        guard let lease else {
+            let also = alongside.map { $0(&values) } ?? ""
+            try await connection.run(Self.insertNotificationSQL(leased: false, alongside: also), values)
+            return try await connection.notifyJobs()
+        }
+        // Leased to this node's worker, which has it in memory: no node is told to claim it.
+        values += [lease.owner, lease.until.timeIntervalSince1970]
+        let id: Int64?
+        if let alongside {
+            let also = alongside(&values)
+            id = try await connection.rows(Self.insertNotificationSQL(leased: true, alongside: also), values).first?
+                .get("id")
+        } else {
+            id = try await connection.rows(InsertLeasedNotification(bindings: try PostgresBindings(values))).first
+        }
+        guard let id else { throw HeraldError.internal("A leased job was not inserted.") }
+        lease.grant(Job(id: id, kind: "notification", reference: notification.id, attempts: 1))
+    }
+
+    /// The statement inserting a notification ($1–$10) and its job due at $11, leased to $12 until
+    /// $13 when `leased` (answering its id), else announced; `alongside`, when not empty, is one
+    /// more data-modifying statement run with them.
+    static func insertNotificationSQL(leased: Bool, alongside: String) -> String {
+        let insertJob =
+            leased
+            ? """
+            INSERT INTO jobs (kind, reference, run_at, locked_by, locked_until, attempts)
+            VALUES ('notification', $1, $11, $12, $13, 1) RETURNING id
+            """
+            : """
+            INSERT INTO jobs (kind, reference, run_at) VALUES ('notification', $1, $11)
+            ON CONFLICT (kind, reference) DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at)
+            """
+        return """
             WITH inserted AS (
                 INSERT INTO notifications (id, app_id, status, spec, spec_sealed, idempotency_key, not_before,
                     expires_at, created_at, source)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            )\(also)
+            )\(alongside.isEmpty ? "" : ", alongside AS (\(alongside))")
+            \(insertJob)
             """
-        guard let lease else {
-            try await connection.run(
-                """
-                \(insertNotification)
-                INSERT INTO jobs (kind, reference, run_at) VALUES ('notification', $1, $11)
-                ON CONFLICT (kind, reference) DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at)
-                """, values)
-            return try await connection.notifyJobs()
-        }
-        // Leased to this node's worker, which has it in memory: no node is told to claim it.
-        let rows = try await connection.rows(
-            """
-            \(insertNotification)
-            INSERT INTO jobs (kind, reference, run_at, locked_by, locked_until, attempts)
-            VALUES ('notification', $1, $11, $12, $13, 1) RETURNING id
-            """, values)
-        guard let row = rows.first else { throw HeraldError.internal("A leased job was not inserted.") }
-        lease.grant(Job(id: try row.get("id"), kind: "notification", reference: notification.id, attempts: 1))
     }
 
     public func notification(appID: String, id: String) async throws -> PushNotification? {
@@ -452,32 +466,22 @@ extension PostgresStore: JobQueue, DispatchLedger {
     }
 
     public func commit(_ page: PageCommit) async throws -> Bool {
-        // Deliveries are most events: one update per delivery time, not one per device.
-        var delivered: [Double: [String]] = [:]
+        var delivered: [(id: String, at: Double)] = []
         var otherEvents: [(id: String, event: InstallationEvent)] = []
         for (id, event) in page.installationEvents {
             if case .delivered(let at) = event {
-                delivered[at.timeIntervalSince1970, default: []].append(id)
+                delivered.append((id, at.timeIntervalSince1970))
             } else {
                 otherEvents.append((id, event))
             }
         }
-        // A short ledger goes in the first statement; a long one in multi-row statements after it.
-        let ledgerInHead = page.ledger.count <= Self.ledgerInHeadStatement
-        let held = Self.heldPageStatement(page, delivered: delivered, ledger: ledgerInHead ? page.ledger : [])
-        let rest = ledgerInHead ? [] : page.ledger
-        guard !rest.isEmpty || !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty else {
-            // The common page (deliveries and counts): one statement, its own transaction.
-            return try await read { connection in try await Self.held(connection.rows(held.sql, held.values)) }
+        let held = CommitHeldPage(page: page, delivered: delivered)
+        guard !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty else {
+            // The common page (deliveries, the ledger and counts): one statement, its own transaction.
+            return try await read { connection in try await connection.rows(held).first == 1 }
         }
         return try await transaction { connection in
-            guard try await Self.held(connection.rows(held.sql, held.values)) else { return false }
-            // The page's ledger in multi-row statements (PostgreSQL takes at most 65,535 values in one).
-            for start in stride(from: 0, to: rest.count, by: 5000) {
-                var values: [SQLBind] = []
-                let rows = Self.ledgerRows(rest[start..<min(rest.count, start + 5000)], into: &values)
-                try await connection.run("INSERT INTO deliveries \(Self.ledgerColumns) VALUES \(rows)", values)
-            }
+            guard try await connection.rows(held).first == 1 else { return false }
             for (id, event) in otherEvents { try await self.apply(event, to: id, connection) }
             for pending in page.pending {
                 try await connection.run(
@@ -500,98 +504,6 @@ extension PostgresStore: JobQueue, DispatchLedger {
             }
             return true
         }
-    }
-
-    /// The longest ledger a page commit writes in its first statement (nine values a record).
-    static let ledgerInHeadStatement = 100
-
-    static let ledgerColumns = """
-        (notification_id, installation_id, token_suffix, service, outcome, provider_id, reason, attempts, at)
-        """
-
-    /// `($n, …), …`: the records as rows of ``ledgerColumns``, their values appended to `values`.
-    private static func ledgerRows(_ records: ArraySlice<DeliveryRecord>, into values: inout [SQLBind]) -> String {
-        values.reserveCapacity(values.count + records.count * 9)
-        var rows: [String] = []
-        for record in records {
-            rows.append("(\(placeholders(from: values.count + 1, count: 9)))")
-            values += [
-                record.notificationID, record.installationID, record.tokenSuffix, record.service.rawValue,
-                record.outcome.rawValue, record.providerID, record.reason, record.attempts,
-                record.at.timeIntervalSince1970,
-            ]
-        }
-        return rows.joined(separator: ", ")
-    }
-
-    /// Whether the page's job was still this node's (the first statement of a page commit).
-    private static func held(_ rows: [PostgresRandomAccessRow]) throws -> Bool {
-        guard let row = rows.first else { return false }
-        return try row.get("held", as: Int64.self) > 0
-    }
-
-    /// A page commit's first statement, in one round trip: the job's row locked (a node that lost the
-    /// lease writes nothing), its lease renewed or the job deleted when the page finishes it, the
-    /// installations delivered to, the `ledger` given, and the notification's counts, cursor and
-    /// status. It answers
-    /// `held`: 1 when the job was this node's.
-    private static func heldPageStatement(
-        _ page: PageCommit, delivered: [Double: [String]], ledger: [DeliveryRecord]
-    ) -> (sql: String, values: [SQLBind]) {
-        var values: [SQLBind] = [page.jobID, page.owner]
-        func bind(_ value: SQLBind) -> String {
-            values.append(value)
-            return "$\(values.count)"
-        }
-        var parts: [String] = []
-        if page.finishesJob {
-            parts.append("job AS (DELETE FROM jobs WHERE id = $1 AND locked_by = $2 RETURNING id)")
-        } else if let lockedUntil = page.lockedUntil {
-            parts.append(
-                """
-                job AS (UPDATE jobs SET locked_until = \(bind(lockedUntil.timeIntervalSince1970))
-                    WHERE id = $1 AND locked_by = $2 RETURNING id)
-                """)
-        } else {
-            parts.append("job AS (SELECT id FROM jobs WHERE id = $1 AND locked_by = $2 FOR UPDATE)")
-        }
-        for (index, (at, ids)) in delivered.sorted(by: { $0.key < $1.key }).enumerated() {
-            // Rows delivered to within the resolution are left alone (no new row version, no WAL).
-            let time = bind(at)
-            parts.append(
-                """
-                delivered\(index) AS (UPDATE installations SET failure_count = 0, last_delivered_at = \(time)
-                    WHERE id = ANY(\(bind(ids))) AND (failure_count <> 0 OR last_delivered_at IS NULL
-                        OR last_delivered_at < \(bind(at - InstallationEvent.deliveredResolution))
-                        OR last_delivered_at > \(time))
-                    AND EXISTS (SELECT 1 FROM job))
-                """)
-        }
-        if !ledger.isEmpty {
-            let rows = ledgerRows(ledger[...], into: &values)
-            parts.append(
-                """
-                ledger AS (INSERT INTO deliveries \(ledgerColumns)
-                    SELECT * FROM (VALUES \(rows)) AS page WHERE EXISTS (SELECT 1 FROM job))
-                """)
-        }
-        let counts = page.counts
-        parts.append(
-            """
-            counted AS (UPDATE notifications SET targeted = targeted + \(bind(counts.targeted)),
-                sent = sent + \(bind(counts.sent)), failed = failed + \(bind(counts.failed)),
-                invalid = invalid + \(bind(counts.invalid)),
-                skipped_preferences = skipped_preferences + \(bind(counts.skippedPreferences)),
-                skipped_expired = skipped_expired + \(bind(counts.skippedExpired)),
-                rate_limited = rate_limited + \(bind(counts.rateLimited)),
-                cursor = coalesce(\(bind(page.cursor)), cursor), status = coalesce(\(bind(page.status?.rawValue)), status),
-                started_at = coalesce(started_at, \(bind(page.startedAt?.timeIntervalSince1970))),
-                completed_at = coalesce(\(bind(page.completedAt?.timeIntervalSince1970)), completed_at),
-                first_sent_at = coalesce(first_sent_at, \(bind(delivered.keys.min())))
-                WHERE id = \(bind(page.notificationID)) AND EXISTS (SELECT 1 FROM job))
-            """)
-        // The page's earliest delivery above is what events' push_sent_at reads.
-        return ("WITH " + parts.joined(separator: ",\n") + "\nSELECT count(*) AS held FROM job", values)
     }
 
     private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {

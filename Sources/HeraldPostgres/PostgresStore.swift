@@ -148,32 +148,33 @@ extension PostgresConnection {
     /// Runs a statement with bound values; the rows it returned and how many it changed.
     @discardableResult
     func run(_ sql: String, _ values: [SQLBind] = []) async throws -> PostgresQueryResult {
-        var bindings = PostgresBindings(capacity: values.count)
-        for value in values {
-            if let value { try bindings.append(value) } else { bindings.appendNull() }
-        }
-        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
+        let query = PostgresQuery(unsafeSQL: sql, binds: try PostgresBindings(values))
         let future: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: self.logger)
         do {
             return try await future.get()
         } catch let error as PSQLError {
-            // PSQLError's description hides everything; the server's message and SQLSTATE say what
-            // went wrong without the statement's values (which may be secrets).
-            guard let message = error.serverInfo?[.message] else { throw error }
-            let state = error.serverInfo?[.sqlState] ?? "?"
-            if state == "2201B" {
-                // A `$regex` the query parser accepted (ICU) that PostgreSQL's engine cannot run.
-                throw HeraldError.invalidValue(
-                    "where", code: "invalid_query", "The $regex pattern is not one Herald can run here: \(message).")
-            }
-            switch state {
-            case "53100": throw HeraldError.storageUnavailable("PostgreSQL's disk is full")
-            case "25006": throw HeraldError.storageUnavailable("PostgreSQL is read-only")
-            case _ where state.hasPrefix("53"): throw HeraldError.storageUnavailable("PostgreSQL is out of resources")
-            default:
-                throw HeraldError(
-                    kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")
-            }
+            throw Self.storeError(error)
+        }
+    }
+
+    /// What a statement's failure is to Herald. PSQLError's description hides everything; the
+    /// server's message and SQLSTATE say what went wrong without the statement's values (which may
+    /// be secrets).
+    static func storeError(_ error: PSQLError) -> any Error {
+        guard let message = error.serverInfo?[.message] else { return error }
+        let state = error.serverInfo?[.sqlState] ?? "?"
+        if state == "2201B" {
+            // A `$regex` the query parser accepted (ICU) that PostgreSQL's engine cannot run.
+            return HeraldError.invalidValue(
+                "where", code: "invalid_query", "The $regex pattern is not one Herald can run here: \(message).")
+        }
+        switch state {
+        case "53100": return HeraldError.storageUnavailable("PostgreSQL's disk is full")
+        case "25006": return HeraldError.storageUnavailable("PostgreSQL is read-only")
+        case _ where state.hasPrefix("53"): return HeraldError.storageUnavailable("PostgreSQL is out of resources")
+        default:
+            return HeraldError(
+                kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")
         }
     }
 

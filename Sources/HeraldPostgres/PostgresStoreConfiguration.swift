@@ -112,6 +112,10 @@ public struct PostgresStoreConfiguration: Sendable, Equatable {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: mode)
         configuration.options.maximumConnections = maximumConnections
+        // Herald's prepared statements (PreparedStatements.swift) are planned once per connection:
+        // with custom plans PostgreSQL would plan them on every execution, as unnamed ones, and
+        // planning costs more than running them.
+        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
         return configuration
     }
 
