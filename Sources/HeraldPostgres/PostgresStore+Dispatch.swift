@@ -290,8 +290,13 @@ extension PostgresStore: JobQueue, DispatchLedger {
         return try rows.map { try deliveryTarget($0.makeRandomAccess()) }
     }
 
-    /// Every first page, with the preferences of the pages that ask for them, in one statement.
+    /// Every first page, with the preferences of the pages that ask for them, in one statement:
+    /// a prepared one when every target is user ids or installation ids.
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
+        if let byKey = try ResolveFirstPagesByKey(requests) {
+            let rows = try await read { connection in try await connection.rows(byKey) }
+            return try firstPages(rows, of: requests)
+        }
         var values: [SQLBind] = []
         var selects: [String] = []
         for (index, request) in requests.enumerated() {
@@ -310,12 +315,17 @@ extension PostgresStore: JobQueue, DispatchLedger {
                 FROM installations WHERE \(condition) ORDER BY id LIMIT $\(values.count))
                 """)
         }
-        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
-        var preferences: [String: Preferences] = [:]
-        guard !selects.isEmpty else { return FirstPages(pages: pages, preferences: preferences) }
+        guard !selects.isEmpty else { return try firstPages([], of: requests) }
         let sql = selects.joined(separator: "\nUNION ALL\n")
         let binds = values
-        let rows = try await read { connection in try await connection.rows(sql, binds) }
+        return try firstPages(try await read { connection in try await connection.rows(sql, binds) }, of: requests)
+    }
+
+    /// The pages of rows answering `request` (its index), `preferences` and ``targetColumns``: each in
+    /// its installations' order as `resolve` reads them, cut to its request's limit.
+    private func firstPages(_ rows: [PostgresRandomAccessRow], of requests: [FirstPageRequest]) throws -> FirstPages {
+        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
+        var preferences: [String: Preferences] = [:]
         for row in rows {
             let target = try deliveryTarget(row)
             pages[try row.get("request", as: Int.self)].append(target)
@@ -323,13 +333,21 @@ extension PostgresStore: JobQueue, DispatchLedger {
                 preferences[target.installationID] = try Preferences(stored: body)
             }
         }
-        // UNION ALL keeps no order of its own: each page in its installations' order, as `resolve`.
-        for index in pages.indices { pages[index].sort { $0.installationID < $1.installationID } }
-        return FirstPages(pages: pages, preferences: preferences)
+        for index in pages.indices where !pages[index].isEmpty {
+            var seen: Set<String> = []
+            pages[index] = Array(
+                pages[index].sorted { $0.installationID < $1.installationID }.filter {
+                    seen.insert($0.installationID).inserted
+                }
+                .prefix(requests[index].limit))
+        }
+        // Only of the installations left on pages that asked (a key's rows past its page's limit go).
+        let asked = Set(zip(requests, pages).filter(\.0.withPreferences).flatMap { $0.1.map(\.installationID) })
+        return FirstPages(pages: pages, preferences: preferences.filter { asked.contains($0.key) })
     }
 
     /// The columns ``deliveryTarget(_:)`` reads.
-    private static let targetColumns = "id, platform, service, environment, token_sealed, timezone, bundle_id"
+    static let targetColumns = "id, platform, service, environment, token_sealed, timezone, bundle_id"
 
     /// An installation row (``targetColumns``) as a delivery target, its token opened.
     private func deliveryTarget(_ row: PostgresRandomAccessRow) throws -> DeliveryTarget {

@@ -121,3 +121,75 @@ extension PostgresConnection {
         }
     }
 }
+
+/// The first pages of notifications to user ids or installation ids (what nearly every small
+/// notification targets), with the preferences of those that ask: one row a recipient, for each
+/// key the first `limit` installations by id. A request's page is the first `limit` of its keys'
+/// rows together (``PostgresStore/resolveFirstPages(_:)``).
+struct ResolveFirstPagesByKey: PostgresPreparedStatement {
+    typealias Row = PostgresRandomAccessRow
+
+    static let sql = """
+        SELECT keys.request, page.id, page.platform, page.service, page.environment, page.token_sealed,
+            page.timezone, page.bundle_id,
+            CASE WHEN keys.preferences THEN (SELECT body FROM preferences WHERE installation_id = page.id) END
+                AS preferences
+        FROM unnest($1::int8[], $2::text[], $3::text[], $4::bool[], $5::int8[], $6::bool[])
+            AS keys (request, app_id, key, by_user, lim, preferences)
+        CROSS JOIN LATERAL (
+            (SELECT \(PostgresStore.targetColumns) FROM installations
+                WHERE keys.by_user AND app_id = keys.app_id AND user_id = keys.key AND valid
+                ORDER BY id LIMIT keys.lim)
+            UNION ALL
+            (SELECT \(PostgresStore.targetColumns) FROM installations
+                WHERE NOT keys.by_user AND app_id = keys.app_id AND id = keys.key AND valid)
+        ) AS page
+        """
+
+    static let bindingDataTypes: [PostgresDataType] = [
+        .int8Array, .textArray, .textArray, .boolArray, .int8Array, .boolArray,
+    ]
+
+    var bindings: PostgresBindings
+
+    /// The statement for these requests, or nil when one of them is not to user ids or
+    /// installation ids alone (no platform or service filter).
+    init?(_ requests: [FirstPageRequest]) throws {
+        var request: [Int64] = []
+        var app: [String] = []
+        var key: [String] = []
+        var byUser: [Bool] = []
+        var limit: [Int64] = []
+        var preferences: [Bool] = []
+        for (index, first) in requests.enumerated() {
+            guard first.target.platforms == nil, first.target.services == nil else { return nil }
+            let keys: [String]
+            let users: Bool
+            switch first.target.audience {
+            case .userIDs(let ids): (keys, users) = (ids, true)
+            case .installationIDs(let ids): (keys, users) = (ids, false)
+            case .tokens: continue
+            case .all, .channels, .query: return nil
+            }
+            for each in Set(keys) {
+                request.append(Int64(index))
+                app.append(first.appID)
+                key.append(each)
+                byUser.append(users)
+                limit.append(Int64(first.limit))
+                preferences.append(first.withPreferences)
+            }
+        }
+        bindings = PostgresBindings(capacity: 6)
+        bindings.append(request)
+        bindings.append(app)
+        bindings.append(key)
+        bindings.append(byUser)
+        bindings.append(limit)
+        bindings.append(preferences)
+    }
+
+    func makeBindings() throws -> PostgresBindings { bindings }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
+}

@@ -207,13 +207,18 @@ extension StoreConformance {
                         ])), appID: "a",
                     limit: 10, withPreferences: true),
             ]
-            let read = try await store.resolveFirstPages(requests)
-            #expect(read.pages.count == requests.count)
-            for (request, page) in zip(requests, read.pages) {
-                let alone = try await store.resolve(
-                    request.target, appID: request.appID, after: nil, limit: request.limit)
-                #expect(page == alone)
+            // Read together, each page is what `resolve` reads for it alone.
+            func readTogether(_ requests: [FirstPageRequest]) async throws -> FirstPages {
+                let read = try await store.resolveFirstPages(requests)
+                #expect(read.pages.count == requests.count)
+                for (request, page) in zip(requests, read.pages) {
+                    let alone = try await store.resolve(
+                        request.target, appID: request.appID, after: nil, limit: request.limit)
+                    #expect(page == alone)
+                }
+                return read
             }
+            let read = try await readTogether(requests)
             #expect(read.pages[0].map(\.installationID) == [alice.id, alicePhone.id].sorted())
             #expect(read.pages[5].map(\.installationID) == [carol.id])
             #expect(read.pages[6].map(\.installationID) == [carol.id])
@@ -225,6 +230,25 @@ extension StoreConformance {
             #expect(read.preferences[stranger.id] != nil)
             #expect(read.preferences.values.allSatisfy { $0 == quiet })
             #expect(try await store.resolveFirstPages([]).pages.isEmpty)
+            // Targets of user ids and installation ids alone (PostgreSQL reads them with one prepared
+            // statement, a key at a time): the same pages, cut to each request's limit, and only the
+            // preferences of installations left on pages that asked.
+            let byKey = [
+                FirstPageRequest(
+                    target: .init(audience: .userIDs(["bob", "alice", "bob"])), appID: "a", limit: 2,
+                    withPreferences: true),
+                FirstPageRequest(
+                    target: .init(audience: .installationIDs([carol.id, bob.id, "missing"])), appID: "a", limit: 1,
+                    withPreferences: false),
+                FirstPageRequest(
+                    target: .init(audience: .userIDs(["alice"])), appID: "b", limit: 10, withPreferences: true),
+                requests[7],
+            ]
+            let keyed = try await readTogether(byKey)
+            #expect(keyed.pages[0].count == 2)
+            #expect(keyed.pages[1].count == 1)
+            let askedByKey = Set((keyed.pages[0] + keyed.pages[2]).map(\.installationID))
+            #expect(Set(keyed.preferences.keys) == askedByKey.intersection([alice.id, bob.id, carol.id, stranger.id]))
         },
         .init("ledger: pending deliveries are stored, due longest-due first, resolved, and woken when offline") {
             store in
