@@ -287,7 +287,18 @@ extension PostgresStore: JobQueue, DispatchLedger {
             """
         let binds = values
         let rows = try await read { connection in try await connection.run(sql, binds).rows }
-        return try rows.map { try deliveryTarget($0.makeRandomAccess()) }
+        var targets: [DeliveryTarget] = []
+        targets.reserveCapacity(rows.count)
+        // By position: a broadcast's pages read thousands of rows.
+        for row in rows {
+            let (id, platform, service, environment, sealed, timezone, bundleID) = try row.decode(
+                (String, String, String, String, Data, String?, String?).self)
+            targets.append(
+                try deliveryTarget(
+                    id: id, platform: platform, service: service, environment: environment, sealed: Array(sealed),
+                    timezone: timezone, bundleID: bundleID))
+        }
+        return targets
     }
 
     /// Every first page, with the preferences of the pages that ask for them, in one statement:
@@ -351,15 +362,23 @@ extension PostgresStore: JobQueue, DispatchLedger {
 
     /// An installation row (``targetColumns``) as a delivery target, its token opened.
     private func deliveryTarget(_ row: PostgresRandomAccessRow) throws -> DeliveryTarget {
-        guard let platform = Platform(rawValue: try row.get("platform")),
-            let service = PushService(rawValue: try row.get("service")),
-            let environment = PushEnvironment(rawValue: try row.get("environment"))
+        try deliveryTarget(
+            id: row.get("id"), platform: row.get("platform"), service: row.get("service"),
+            environment: row.get("environment"), sealed: row.bytes("token_sealed"), timezone: row.get("timezone"),
+            bundleID: row.get("bundle_id"))
+    }
+
+    /// An installation's stored columns as a delivery target, its token opened.
+    private func deliveryTarget(
+        id: String, platform: String, service: String, environment: String, sealed: [UInt8], timezone: String?,
+        bundleID: String?
+    ) throws -> DeliveryTarget {
+        guard let platform = Platform(rawValue: platform), let service = PushService(rawValue: service),
+            let environment = PushEnvironment(rawValue: environment)
         else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
         return DeliveryTarget(
-            installationID: try row.get("id"),
-            token: try cipher.openToken(try row.bytes("token_sealed"), service: service),
-            platform: platform, service: service, environment: environment, timezone: try row.get("timezone"),
-            bundleID: try row.get("bundle_id"))
+            installationID: id, token: try cipher.openToken(sealed, service: service), platform: platform,
+            service: service, environment: environment, timezone: timezone, bundleID: bundleID)
     }
 
     public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {
