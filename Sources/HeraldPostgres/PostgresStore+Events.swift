@@ -171,11 +171,10 @@ extension PostgresStore: EventStore {
             event.type, event.summary, event.thumbnail, event.status, event.occurredAt?.timeIntervalSince1970,
             event.createdAt.timeIntervalSince1970, event.notificationID,
         ]
-        let marks = (first..<values.count + 1).map { "$\($0)" }
         return """
             INSERT INTO events (id, app_id, producer, external_id, record_id, source_device_id, owners, type,
                 summary, thumbnail, status, occurred_at, created_at, notification_id)
-            VALUES (\(marks[0...5].joined(separator: ", ")), \(marks[6])::jsonb, \(marks[7...].joined(separator: ", ")))
+            VALUES (\(placeholders(from: first, count: 6)), $\(first + 6)::jsonb, \(placeholders(from: first + 7, count: 7)))
             """
     }
 
