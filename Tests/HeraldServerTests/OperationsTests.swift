@@ -79,6 +79,29 @@ struct OperationsTests {
         }
     }
 
+    /// The committed copy of the document the test harness's server serves (`docs/openapi.yaml`):
+    /// a change to a route's declaration shows in review as a change to this file. After a deliberate
+    /// change, `HERALD_UPDATE_OPENAPI=1` writes the served document there instead of comparing.
+    static let goldenOpenAPI = URL(filePath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "docs/openapi.yaml")
+
+    @Test("The served openapi.yaml is byte for byte the committed docs/openapi.yaml")
+    func openAPIMatchesGolden() async throws {
+        let harness = try await ServerHarness()
+        try await harness.run { api async throws in
+            let response = try await api.client.executeRequest(
+                uri: "/openapi.yaml", method: .get, headers: [:], body: nil)
+            #expect(response.status == .ok)
+            let served = String(buffer: response.body)
+            if ProcessInfo.processInfo.environment["HERALD_UPDATE_OPENAPI"] == "1" {
+                try served.write(to: Self.goldenOpenAPI, atomically: true, encoding: .utf8)
+            }
+            let golden = try String(contentsOf: Self.goldenOpenAPI, encoding: .utf8)
+            #expect(served == golden, "the served /openapi.yaml differs from docs/openapi.yaml")
+        }
+    }
+
     @Test("A known path asked with another method is 405 with Allow (RFC 9110 §15.5.6); an unknown one 404")
     func methodNotAllowed() async throws {
         let harness = try await ServerHarness()

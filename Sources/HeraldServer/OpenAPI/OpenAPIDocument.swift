@@ -66,8 +66,35 @@ enum OpenAPIDocument {
             ])
     }
 
-    /// The document as YAML.
+    /// The document as YAML, the same bytes in every process.
+    ///
+    /// OpenAPIKit keeps a security requirement (the schemes a request presents together) in a Swift
+    /// dictionary, whose order follows each process's hash seed: the console's
+    /// `cookieAuth` + `csrfToken` came out in either order. Those mappings are sorted by key.
     static func yaml(_ operations: [APIOperation]) -> String {
-        (try? YAMLEncoder().encode(make(operations))) ?? ""
+        guard let text = try? YAMLEncoder().encode(make(operations)) else { return "" }
+        guard let node = try? Yams.compose(yaml: text),
+            let sorted = try? Yams.serialize(node: sortingRequirements(node))
+        else { return text }
+        return sorted
+    }
+
+    /// `node` with the keys of every security requirement (each item of a `security` list) in order.
+    private static func sortingRequirements(_ node: Node, inSecurity: Bool = false) -> Node {
+        switch node {
+        case .mapping(let mapping):
+            var pairs = mapping.map { pair in
+                (pair.key, sortingRequirements(pair.value, inSecurity: pair.key.string == "security"))
+            }
+            if inSecurity { pairs.sort { ($0.0.string ?? "") < ($1.0.string ?? "") } }
+            return .mapping(Node.Mapping(pairs, mapping.tag, mapping.style, mapping.mark))
+        case .sequence(let sequence):
+            return .sequence(
+                Node.Sequence(
+                    sequence.map { sortingRequirements($0, inSecurity: inSecurity) }, sequence.tag, sequence.style,
+                    sequence.mark))
+        case .scalar, .alias:
+            return node
+        }
     }
 }
