@@ -15,7 +15,9 @@
 # they pass, then halving the gap), a step passing when every request is accepted, every one reaches the
 # provider no later than one second after the step, and the p99 of (provider receipt - accepted answer)
 # is at most 10 ms. Each step prints its percentiles and Herald's CPU time per notification over the
-# step only (set-up excluded); the last lines give each route's capacity. With a rate it runs that one.
+# step only (set-up excluded), against Herald's CPU per `GET /healthz` sent at the same rate for 5 s after
+# the step (the HTTP floor), and the benchmark's own CPU per request; the last lines give each route's
+# capacity. With a rate it runs that one.
 # Usage: bench/latency.sh [--database postgres://...] [rate [seconds]]
 # Environment: BENCH_HERALD=<herald binary> (herald-bench is taken from the same directory),
 # BENCH_ROUTES ("send event"), BENCH_ENGINE (YAML flow mapping of engine settings to try, e.g.

@@ -49,6 +49,12 @@ struct LatencyBench: AsyncParsableCommand {
     @Option(help: "Installations per user.") var devicesPerUser = 2
     @Option(help: "AOVIS cameras, camera n owned by user n.") var cameras = 1000
     @Option(help: "Routes to measure, one after the other.") var route: [Route] = [.send, .event]
+    @Option(
+        help: """
+            Seconds of `GET /healthz` at each step's rate after the step (0: none): Herald's CPU per bare HTTP \
+            request, the floor each notification's CPU is compared to.
+            """)
+    var floorSeconds = 5.0
 
     func run() async throws {
         let sink = try await ReceiptSink.start(port: sinkPort, certificateFile: sinkCertificate, keyFile: sinkKey)
@@ -77,19 +83,19 @@ struct LatencyBench: AsyncParsableCommand {
         print(
             "== registered \(fixture.installations.count) installations of \(users) users and "
                 + "\(fixture.cameras.count) cameras in \(ContinuousClock.now - setUp)")
-        let cpu = heraldPid.map(HeraldCPU.init(pid:))
+        let cpu = heraldPid.map(ProcessCPU.init(pid:))
         var results: [String: JSONValue] = [:]
         for selected in route {
-            func generator(_ rate: Double) -> LatencyGenerator {
-                LatencyGenerator(api: api, route: selected, fixture: fixture, rate: rate)
+            func generator(_ rate: Double, _ floor: Bool) -> LatencyGenerator {
+                LatencyGenerator(api: api, route: selected, fixture: fixture, rate: rate, floor: floor)
             }
             let first = rate ?? startRate
             print("== \(selected.rawValue): warm-up, \(warmup) s at \(first)/s")
-            _ = await generator(first).run(
+            _ = await generator(first, false).run(
                 prefix: "\(run)-\(selected.rawValue)-w", seconds: warmup, sink: sink, drain: drain)
             let search = LatencySearch(
                 generator: generator, sink: sink, seconds: rate == nil ? max(20, seconds) : seconds,
-                bound: .microseconds(Int64(p99 * 1000)), settle: .seconds(1), cpu: cpu)
+                bound: .microseconds(Int64(p99 * 1000)), settle: .seconds(1), cpu: cpu, floorSeconds: floorSeconds)
             let prefix = "\(run)-\(selected.rawValue)-m"
             if let rate {
                 print("== \(selected.rawValue): \(search.seconds) s at \(rate)/s")
@@ -127,9 +133,12 @@ extension LatencySearch.Step {
         var object: [String: JSONValue] = [
             "rate": .number(JSONNumber(rate)), "passed": .bool(passed), "summary": summary.json,
         ]
-        if let cpuPerNotification {
-            object["cpu_us_per_notification"] = .number(JSONNumber((cpuPerNotification / .microseconds(1)).rounded()))
+        func microseconds(_ duration: Duration) -> JSONValue {
+            .number(JSONNumber((duration / .microseconds(1)).rounded()))
         }
+        if let cpuPerNotification { object["cpu_us_per_notification"] = microseconds(cpuPerNotification) }
+        if let cpuPerHealthz { object["cpu_us_per_healthz"] = microseconds(cpuPerHealthz) }
+        if let benchCPUPerRequest { object["bench_cpu_us_per_request"] = microseconds(benchCPUPerRequest) }
         if let failure { object["failure"] = .string(failure) }
         return .object(object)
     }
@@ -169,12 +178,14 @@ struct HeraldAPI: Sendable {
 
     /// Sends the request and reads the whole answer.
     /// - Throws: When the connection fails or no answer comes within 30 seconds.
-    func request(_ method: HTTPMethod, _ path: String, _ body: JSONValue) async throws -> Answer {
+    func request(_ method: HTTPMethod, _ path: String, _ body: JSONValue?) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(serverKey)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: body.serialized()))
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body.serialized()))
+        }
         let response = try await client.execute(request, timeout: .seconds(30))
         let headReceivedAt = ContinuousClock.now
         let bytes = try await response.body.collect(upTo: 1 << 20)

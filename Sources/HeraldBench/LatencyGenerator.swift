@@ -31,6 +31,9 @@ struct LatencyGenerator: Sendable {
     let route: LatencyBench.Route
     let fixture: LatencyFixture
     let rate: Double
+    /// Sends `GET /healthz` instead of the route (answered `200`, nothing reaches the provider): the
+    /// cost of an HTTP request alone at the same rate, over the same connections.
+    var floor = false
 
     /// Sends `seconds × rate` requests on schedule, then waits up to `drain` for the sink to see every accepted one.
     func run(prefix: String, seconds: Double, sink: ReceiptSink, drain: Double) async -> Phase {
@@ -51,7 +54,7 @@ struct LatencyGenerator: Sendable {
             }
         }
         let samples = table.samples.withLock { $0.compactMap { $0 } }
-        let accepted = samples.filter { $0.accepted != nil }.map(\.marker)
+        let accepted = floor ? [] : samples.filter { $0.accepted != nil }.map(\.marker)
         let deadline = ContinuousClock.now + .seconds(drain)
         while sink.received(accepted) < accepted.count, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(50))
@@ -61,6 +64,19 @@ struct LatencyGenerator: Sendable {
 
     private func send(marker: String, index: Int, intended: ContinuousClock.Instant) async -> Sample {
         var sample = Sample(marker: marker, intended: intended)
+        if floor {
+            do {
+                let answer = try await api.request(.GET, "/healthz", nil)
+                if answer.status == 200 {
+                    sample.accepted = answer.headReceivedAt
+                } else {
+                    sample.error = "\(answer.status)"
+                }
+            } catch {
+                sample.error = "\(error)"
+            }
+            return sample
+        }
         let path: String
         let body: JSONValue
         let expected: Int

@@ -14,13 +14,26 @@ struct LatencySearch {
         var summary: LatencySummary
         /// Herald's CPU time per accepted notification over the step (first request to last receipt).
         var cpuPerNotification: Duration?
+        /// Herald's CPU time per `GET /healthz` sent at the same rate after the step: the HTTP floor.
+        var cpuPerHealthz: Duration?
+        /// The benchmark's own CPU time per request over the step (the generator and the APNs
+        /// stand-in, which share the machine's cores with Herald).
+        var benchCPUPerRequest: Duration?
         /// Why the step failed; nil when it passed.
         var failure: String?
 
         var passed: Bool { failure == nil }
 
         var line: String {
-            let cpu = cpuPerNotification.map { String(format: "%.0f µs CPU each", $0 / .microseconds(1)) } ?? "CPU n/a"
+            var cpu = cpuPerNotification.map { String(format: "%.0f µs CPU each", $0 / .microseconds(1)) } ?? "CPU n/a"
+            if let cpuPerNotification, let cpuPerHealthz, cpuPerHealthz > .zero {
+                cpu += String(
+                    format: " (%.1f× /healthz's %.0f µs)", cpuPerNotification / cpuPerHealthz,
+                    cpuPerHealthz / .microseconds(1))
+            }
+            if let benchCPUPerRequest {
+                cpu += String(format: ", bench %.0f µs", benchCPUPerRequest / .microseconds(1))
+            }
             let verdict = failure.map { "FAIL: \($0)" } ?? "pass"
             return String(
                 format: "%6.0f/s  provider-answer p50 %.2f p99 %.2f ms  answer p99 %.2f ms  %@  %@",
@@ -28,21 +41,35 @@ struct LatencySearch {
         }
     }
 
-    let generator: (Double) -> LatencyGenerator
+    /// Makes the generator of a rate: the route's requests, or `GET /healthz` (`floor`).
+    let generator: (_ rate: Double, _ floor: Bool) -> LatencyGenerator
     let sink: ReceiptSink
     let seconds: Double
     let bound: Duration
     let settle: Duration
-    let cpu: HeraldCPU?
+    let cpu: ProcessCPU?
+    /// Seconds of `GET /healthz` at the step's rate after each step (0: none).
+    let floorSeconds: Double
 
-    /// Runs one step at `rate`.
+    /// Runs one step at `rate`, then its HTTP floor.
     func step(_ rate: Double, prefix: String, drain: Double) async -> Step {
         let before = cpu?.used()
-        let phase = await generator(rate).run(prefix: prefix, seconds: seconds, sink: sink, drain: drain)
+        let benchBefore = ProcessCPU.ownProcess.used()
+        let phase = await generator(rate, false).run(prefix: prefix, seconds: seconds, sink: sink, drain: drain)
         let after = cpu?.used()
+        let benchAfter = ProcessCPU.ownProcess.used()
         let summary = LatencySummary(phase: phase, sink: sink, settle: settle)
         var step = Step(rate: rate, summary: summary)
         if let before, let after, summary.accepted > 0 { step.cpuPerNotification = (after - before) / summary.accepted }
+        if let benchBefore, let benchAfter {
+            step.benchCPUPerRequest = (benchAfter - benchBefore) / phase.samples.count
+        }
+        if floorSeconds > 0, let cpu {
+            let before = cpu.used()
+            let floor = await generator(rate, true).run(prefix: prefix, seconds: floorSeconds, sink: sink, drain: 0)
+            let answered = floor.samples.filter { $0.accepted != nil }.count
+            if let before, let after = cpu.used(), answered > 0 { step.cpuPerHealthz = (after - before) / answered }
+        }
         if !summary.errors.isEmpty {
             step.failure = "\(summary.errors.count) not accepted"
         } else if summary.delivered < summary.accepted {
@@ -86,13 +113,16 @@ struct LatencySearch {
 }
 
 /// The CPU time a process has used (user and system), read from `/proc/<pid>/stat`.
-struct HeraldCPU {
+struct ProcessCPU {
     let pid: Int
     private let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
     init(pid: Int) {
         self.pid = pid
     }
+
+    /// The benchmark's own process.
+    static var ownProcess: ProcessCPU { ProcessCPU(pid: Int(getpid())) }
 
     /// The CPU time used so far; nil when the process is gone.
     func used() -> Duration? {

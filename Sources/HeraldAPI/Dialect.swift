@@ -1,0 +1,116 @@
+import Configuration
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldEngine
+import Hummingbird
+
+/// Another system's API served by Herald unchanged (DESIGN §6): one folder under `Dialects/`, one
+/// conforming type, and one line in `HeraldApplication.dialects` (docs/architecture.md). A dialect reads its own per-app
+/// settings (`app.<id>.<settingsKey>.*`), registers its routes with their OpenAPI declarations, and
+/// authenticates its callers its own way over the shared ``AppDirectory`` (keys, user tokens).
+package protocol Dialect: Sendable {
+    /// One app's settings of the dialect.
+    associatedtype Settings: Sendable
+
+    /// The configuration key under `app.<id>` that holds the dialect's settings (`aovis`, `argus`).
+    static var settingsKey: String { get }
+
+    /// Reads app `appID`'s settings (`app.<id>.<settingsKey>.*`, declared as ``Setting``s near the
+    /// settings type) from `reader`.
+    /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
+    static func settings(appID: String, reader: ConfigReader) throws -> Settings
+
+    /// The dialect over Herald's parts, with every app's settings.
+    init(context: DialectContext, settings: [String: Settings])
+
+    /// Registers the dialect's routes and their middleware (its authentication) on `router`.
+    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable)
+
+    /// Whether an answer of `status` on `path` (one of the dialect's routes) refused the caller's
+    /// credentials, beyond the `401` every surface answers (``AuthFailureGuard`` counts both).
+    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool
+
+    /// The `429` for a caller at `path` (one of the dialect's routes) whose address had too many
+    /// credentials refused, in the dialect's error body; nil when `path` is not the dialect's or the
+    /// route answers Herald's native error body.
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response?
+}
+
+extension Dialect {
+    /// Only a `401` refuses credentials.
+    package static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool { false }
+
+    /// The native body.
+    package static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? { nil }
+}
+
+/// What every dialect is built from.
+package struct DialectContext: Sendable {
+    package let store: any HeraldStore
+    /// The shared key lookup and user-token verification.
+    package let apps: AppDirectory
+    package let dispatcher: Dispatcher
+    /// The largest request body read (`http.max_body_bytes`).
+    package let maxBodyBytes: Int
+    /// Registrations one app may make a minute (`registrations_per_minute`; 0: no limit).
+    package let registrationsPerMinute: Int
+    /// Every dialect's settings, per app.
+    package let settings: DialectSettings
+    package let now: @Sendable () -> Date
+
+    package init(
+        store: any HeraldStore, apps: AppDirectory, dispatcher: Dispatcher, maxBodyBytes: Int,
+        registrationsPerMinute: Int, settings: DialectSettings, now: @escaping @Sendable () -> Date
+    ) {
+        self.store = store
+        self.apps = apps
+        self.dispatcher = dispatcher
+        self.maxBodyBytes = maxBodyBytes
+        self.registrationsPerMinute = registrationsPerMinute
+        self.settings = settings
+        self.now = now
+    }
+}
+
+extension Dialect {
+    /// Reads every app's settings of the dialect.
+    package static func readSettings(appIDs: [String], reader: ConfigReader) throws -> [String: any Sendable] {
+        var settings: [String: any Sendable] = [:]
+        for id in appIDs {
+            settings[id] = try Self.settings(appID: id, reader: reader)
+        }
+        return settings
+    }
+
+    /// Builds the dialect from `context` and registers its routes.
+    package static func mount(_ context: DialectContext, on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+        Self(context: context, settings: context.settings.settings(of: Self.self))
+            .register(on: router, table: &table)
+    }
+}
+
+/// Every dialect's settings, per app, as read from the configuration.
+public struct DialectSettings: Sendable {
+    private var settings: [String: [String: any Sendable]] = [:]
+
+    /// No settings: every dialect gets its defaults.
+    public init() {}
+
+    /// Reads the settings of `dialects` for every app of `appIDs`.
+    package init(reader: ConfigReader, appIDs: [String], dialects: [any Dialect.Type]) throws {
+        for dialect in dialects {
+            settings[dialect.settingsKey] = try dialect.readSettings(appIDs: appIDs, reader: reader)
+        }
+    }
+
+    /// The settings of one dialect, by app.
+    package func settings<D: Dialect>(of dialect: D.Type) -> [String: D.Settings] {
+        (settings[D.settingsKey] ?? [:]).compactMapValues { $0 as? D.Settings }
+    }
+
+    /// Replaces the settings of one dialect (tests, embedding).
+    package mutating func replace<D: Dialect>(_ dialect: D.Type, with settings: [String: D.Settings]) {
+        self.settings[D.settingsKey] = settings.mapValues { $0 }
+    }
+}

@@ -1,0 +1,264 @@
+import CoreMetrics
+import Foundation
+import HTTPTypes
+import HeraldAPI
+import HeraldCore
+import HeraldEngine
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The Home Assistant push relay (DESIGN §6): Herald as the `push_url` of a `mobile_app`
+/// registration. Home Assistant POSTs `{message, title?, push_token, registration_info, data?}` with
+/// no credential; the push token names the device: an installation of an app that turns the relay
+/// on (`app.<id>.home_assistant.relay`), or, as the document's relay forwards any token, one Herald
+/// registers from the request (``adopt(_:address:logger:)``) unless the app keeps a closed relay
+/// (`registered_only`).
+/// The notification goes through the engine like any other (durable, retried, recorded), rendered
+/// as the Companion apps expect (``HomeAssistantCompanionPayload``), and the answer is `201` with
+/// the token's `rateLimits` for the UTC day, or Home Assistant's error body.
+struct HomeAssistantRelayRoutes: Dialect {
+    static let settingsKey = "home_assistant"
+    static let prefix = "/ha/push"
+    /// The `source` of the notifications the relay sends.
+    static let source = "home_assistant"
+
+    let store: any HeraldStore
+    let dispatcher: Dispatcher
+    /// The apps that enable the relay, in id order, with their settings.
+    let apps: [(id: String, settings: HomeAssistantRelayConfiguration)]
+    let maxBodyBytes: Int
+    let now: @Sendable () -> Date
+
+    init(context: DialectContext, settings: [String: HomeAssistantRelayConfiguration]) {
+        store = context.store
+        dispatcher = context.dispatcher
+        apps = settings.filter(\.value.relay).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        maxBodyBytes = context.maxBodyBytes
+        now = context.now
+    }
+
+    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+        table.on(router.group(), prefix: "", Self.pushOperation, use: push)
+        table.on(router.group(), prefix: "", Self.rateLimitsOperation, use: rateLimits)
+    }
+
+    /// A device found by its push token.
+    struct Match {
+        var installation: Installation
+        var settings: HomeAssistantRelayConfiguration
+    }
+
+    /// `POST /ha/push`: relays one notification.
+    @Sendable func push(_ request: Request, context: HeraldRequestContext) async -> Response {
+        do {
+            let body = try await Self.json(request, limit: maxBodyBytes)
+            let push: HomeAssistantPushRequest
+            do throws(HeraldError) {
+                push = try HomeAssistantPushRequest(parsing: body)
+            } catch {
+                throw HomeAssistantRelayFailure.invalidRequest(error)
+            }
+            let address = context.remoteAddress?.ipAddress ?? "unknown"
+            let match: Match
+            if let known = try await known(push.pushToken) {
+                match = known
+            } else {
+                match = try await adopt(push, address: address, logger: context.logger)
+            }
+            let installation = match.installation
+            let payload: NotificationPayload
+            do throws(HeraldError) {
+                payload = try HomeAssistantCompanionPayload.payload(for: push, platform: installation.platform)
+            } catch {
+                throw HomeAssistantRelayFailure.invalidRequest(error)
+            }
+            // Companion commands (location updates, clearing, widget refreshes) neither count nor
+            // stop at the limit, as in Home Assistant's own relay: they keep the app working.
+            let command = HomeAssistantCompanionPayload.isCommand(push.message)
+            let day = UTCDay(now())
+            func limits(_ usage: RelayUsage) -> HomeAssistantRateLimits {
+                HomeAssistantRateLimits(usage: usage, maximum: match.settings.maximumPerDay, resetsAt: day.end)
+            }
+            func countError(releasing: Bool) async throws -> RelayUsage {
+                try await store.countRelayError(
+                    appID: installation.appID, service: installation.service, token: push.pushToken, day: day.key,
+                    releasingClaim: releasing)
+            }
+            if let problem = dispatcher.configurationProblem(for: installation) {
+                if !command { _ = try await countError(releasing: false) }
+                throw HomeAssistantRelayFailure.providerMisconfigured(problem, appID: installation.appID)
+            }
+            let claim: (granted: Bool, usage: RelayUsage)
+            if command {
+                claim = (
+                    true,
+                    try await store.relayUsage(
+                        appID: installation.appID, service: installation.service, token: push.pushToken,
+                        day: day.key)
+                )
+            } else {
+                claim = try await store.claimRelaySend(
+                    appID: installation.appID, service: installation.service, token: push.pushToken, day: day.key,
+                    maximum: match.settings.maximumPerDay)
+            }
+            guard claim.granted else {
+                throw HomeAssistantRelayFailure.rateLimited(target: push.pushToken, rateLimits: limits(claim.usage))
+            }
+            let send = SendRequest(
+                // The device's service only: the payload is checked against its provider's limit alone.
+                target: NotificationTarget(
+                    audience: .installationIDs([installation.id]), services: [installation.service]),
+                payload: payload, source: Self.source, respectPreferences: false)
+            let notification: PushNotification
+            do {
+                guard case .accepted(let accepted, _) = try await dispatcher.submit(send, appID: installation.appID)
+                else { throw HeraldError.internal("The engine answered a send with a dry run.") }
+                notification = accepted
+            } catch {
+                if !command { _ = try await countError(releasing: true) }
+                throw Self.failure(error)
+            }
+            Counter(label: "herald_relay_pushes_total", dimensions: [("result", "accepted")]).increment()
+            context.logger.info(
+                "home assistant push relayed",
+                metadata: [
+                    "herald.notification": "\(notification.id)", "herald.app": "\(installation.appID)",
+                    "herald.token": "\(SecretFingerprint.of(push.pushToken))",
+                ])
+            return Self.json(
+                status: .created,
+                .object([
+                    "messageId": .string(notification.id), "sentPayload": payload.json,
+                    "target": .string(push.pushToken), "rateLimits": limits(claim.usage).json,
+                ]))
+        } catch {
+            return Self.refusal(error, context: context)
+        }
+    }
+
+    /// `POST /ha/push/rate_limits`: the token's counters of the day, sending nothing.
+    @Sendable func rateLimits(_ request: Request, context: HeraldRequestContext) async -> Response {
+        do {
+            let body = try await Self.json(request, limit: maxBodyBytes)
+            let token: String
+            do throws(HeraldError) {
+                token = try HomeAssistantPushRequest.token(parsing: body)
+            } catch {
+                throw HomeAssistantRelayFailure.invalidRequest(error)
+            }
+            let match = try await device(token)
+            let day = UTCDay(now())
+            let usage = try await store.relayUsage(
+                appID: match.installation.appID, service: match.installation.service, token: token, day: day.key)
+            let limits = HomeAssistantRateLimits(usage: usage, maximum: match.settings.maximumPerDay, resetsAt: day.end)
+            return Self.json(status: .ok, .object(["target": .string(token), "rateLimits": limits.json]))
+        } catch {
+            return Self.refusal(error, context: context)
+        }
+    }
+
+    /// The installation holding `token` in a relay-enabled app, found through the token index: one
+    /// keyed-hash probe per app and plausible service (APNs tokens are hex, FCM's are not only; SNS
+    /// holds either), never a scan.
+    /// - Throws: `HomeAssistantRelayFailure` for an unknown or invalidated token.
+    func device(_ token: String) async throws -> Match {
+        guard let match = try await known(token) else { throw HomeAssistantRelayFailure.unknownToken() }
+        return match
+    }
+
+    /// The valid installation holding `token` in a relay-enabled app; nil when no app has it. A relay
+    /// push never re-validates a token the provider refused: the Companion app registers a new one.
+    /// - Throws: `HomeAssistantRelayFailure` `InvalidToken` when only invalidated installations hold it.
+    func known(_ token: String) async throws -> Match? {
+        var services: [PushService] = []
+        if (try? InstallationRules.validateAPNsToken(token)) != nil { services.append(.apns) }
+        if (try? InstallationRules.validateFCMToken(token)) != nil { services.append(.fcm) }
+        // Tokens registered for delivery through AWS SNS (AOVIS's `delivery: sns`) are the same tokens.
+        if !services.isEmpty { services.append(.sns) }
+        var invalidated = false
+        for app in apps {
+            for service in services {
+                guard let installation = try await store.installation(appID: app.id, service: service, token: token)
+                else { continue }
+                if installation.valid { return Match(installation: installation, settings: app.settings) }
+                invalidated = true
+            }
+        }
+        if invalidated { throw HomeAssistantRelayFailure.invalidatedToken() }
+        return nil
+    }
+
+    /// The relay failure for an error of the engine.
+    static func failure(_ error: any Error) -> HomeAssistantRelayFailure {
+        guard let error = error as? HeraldError else { return .providerUnavailable("the database is unavailable") }
+        switch error.kind {
+        case _ where error.code == "payload_too_large", .payloadTooLarge: return .payloadTooLarge(error)
+        case .badRequest: return .invalidRequest(error)
+        case .unavailable, .tooManyRequests: return .providerUnavailable(error.message)
+        default: return .internalError()
+        }
+    }
+
+    /// The answer to a refused request, logged without the token.
+    static func refusal(_ error: any Error, context: HeraldRequestContext) -> Response {
+        let failure = error as? HomeAssistantRelayFailure ?? Self.failure(error)
+        Counter(
+            label: "herald_relay_pushes_total",
+            dimensions: [("result", failure.status == .tooManyRequests ? "rate_limited" : "refused")]
+        ).increment()
+        var metadata: Logger.Metadata = ["herald.error": "\(failure.errorType)"]
+        if let error = error as? HeraldError { metadata["herald.cause"] = "\(error.code)" }
+        if failure.status.code >= 500 {
+            if !(error is HomeAssistantRelayFailure) { metadata["herald.cause"] = "\(type(of: error))" }
+            context.logger.error("home assistant push refused", metadata: metadata)
+        } else {
+            context.logger.info("home assistant push refused", metadata: metadata)
+        }
+        return failure.response()
+    }
+
+    /// The request body as JSON, at most `limit` bytes.
+    /// - Throws: `HomeAssistantRelayFailure` for a body too large or not JSON.
+    static func json(_ request: Request, limit: Int) async throws -> JSONValue {
+        var bytes: [UInt8] = []
+        for try await buffer in request.body {
+            guard bytes.count + buffer.readableBytes <= limit else {
+                throw HomeAssistantRelayFailure.bodyTooLarge(limit: limit)
+            }
+            bytes.append(contentsOf: buffer.readableBytesView)
+        }
+        do throws(HeraldError) {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw HomeAssistantRelayFailure.invalidRequest(error)
+        }
+    }
+
+    /// A JSON answer (`application/json`), as every relay answer is: Home Assistant parses the body
+    /// before it looks at the status.
+    static func json(status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized())))
+    }
+}
+
+extension HomeAssistantRelayRoutes {
+    /// The push token is the relay's credential: an unknown one (`404 UnknownToken`) is refused.
+    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
+        path.hasPrefix(prefix) && status == .notFound
+    }
+
+    /// `429 RateLimited` without `rateLimits` (they are a token's, and no token is looked at).
+    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+        guard path.hasPrefix(prefix) else { return nil }
+        return HomeAssistantRelayFailure(
+            status: .tooManyRequests, errorType: "RateLimited",
+            errorMessage: "Too many unknown push tokens from this address",
+            message:
+                "Herald refused too many requests with unknown push tokens from this address. It accepts them again "
+                + "in \(retryAfter) seconds."
+        ).response()
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldEngine
+
+/// `Publish` to an endpoint (one installation) or a topic (a channel): one native notification,
+/// whose payload each recipient resolves by its platform and environment (``SNSPublishMessage``).
+extension SNSAPIRoutes {
+    func publish(_ call: Call) async throws -> String? {
+        let parameters = call.parameters
+        if parameters["PhoneNumber"] != nil {
+            throw SNSAPIFailure.invalidParameter("Invalid parameter: PhoneNumber Reason: SMS is not supported")
+        }
+        let target: NotificationTarget
+        switch (parameters["TargetArn"], parameters["TopicArn"]) {
+        case (let arn?, nil) where !arn.isEmpty:
+            let (installation, _) = try await endpoint(call, parameter: "TargetArn")
+            guard installation.valid else { throw SNSAPIFailure.endpointDisabled() }
+            target = NotificationTarget(audience: .installationIDs([installation.id]))
+        case (nil, let arn?) where !arn.isEmpty:
+            let topic = try await topic(call, parameter: "TopicArn")
+            target = NotificationTarget(audience: .channels([topic.name]))
+        default:
+            throw SNSAPIFailure.invalidParameter(
+                "Invalid parameter: TopicArn or TargetArn Reason: exactly one of them is required")
+        }
+        guard let message = parameters["Message"], !message.isEmpty else {
+            throw SNSAPIFailure.invalidParameter("Invalid parameter: Empty message")
+        }
+        guard message.utf8.count <= 262_144 else {
+            throw SNSAPIFailure.invalidParameter("Invalid parameter: Message too long")
+        }
+        let translated = try SNSPublishMessage(
+            message: message, structure: parameters["MessageStructure"], attributes: parameters.messageAttributes(),
+            now: now())
+        let request = SendRequest(
+            target: target, payload: translated.payload, source: Self.settingsKey, respectPreferences: false)
+        switch try await dispatcher.submit(request, appID: call.appID) {
+        case .accepted(let notification, _):
+            return SNSXML.element("MessageId", notification.id)
+        case .dryRun:
+            throw SNSAPIFailure.internalError()
+        }
+    }
+}
