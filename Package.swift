@@ -7,6 +7,22 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// What every dialect module builds on: the shared HTTP machinery (`HeraldAPI`), the engine and
+/// Hummingbird. A dialect never depends on another dialect.
+let dialectDependencies: [Target.Dependency] = [
+    "HeraldCore", "HeraldAPI", "HeraldEngine",
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "Configuration", package: "swift-configuration"),
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "HTTPTypes", package: "swift-http-types"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+]
+
+/// The other systems' APIs Herald serves unchanged, one module each (docs/architecture.md).
+let dialects = ["HeraldAOVIS", "HeraldArgusAI", "HeraldHomeAssistant", "HeraldLeanCloud", "HeraldSNSAPI"]
+
 let package = Package(
     name: "herald",
     platforms: [.macOS(.v15), .iOS(.v16)],
@@ -166,10 +182,35 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The HTTP machinery the native API and every dialect share: route table, OpenAPI
+        // declarations, principals and key lookup, error bodies, settings.
+        .target(
+            name: "HeraldAPI",
+            dependencies: [
+                "HeraldCore", "HeraldEngine",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "HeraldAOVIS", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldArgusAI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldHomeAssistant", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldLeanCloud", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldSNSAPI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore",
+                "HeraldAPI",
                 "HeraldSQLite",
                 "HeraldEngine",
                 "HeraldWebPush",
@@ -199,7 +240,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ],
+            ] + dialects.map { .target(name: $0) },
             // The web console's files, compiled into the binary (PackageResources.console_html, …).
             resources: [
                 .embedInCode("Console/Assets/console.html"),
@@ -212,6 +253,7 @@ let package = Package(
             name: "herald",
             dependencies: [
                 "HeraldCore",
+                "HeraldAPI",
                 "HeraldServer",
                 "HeraldSQLite",
                 "HeraldPostgres",
@@ -368,7 +410,8 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldCore", "HeraldServer", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport", "HeraldEngine",
+                "HeraldCore", "HeraldServer", "HeraldAPI", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport",
+                "HeraldEngine",
                 "HeraldAPNs",
                 "HeraldFCM", "HeraldWebPush", "HeraldSNS", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -384,7 +427,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
-            ],
+            ] + dialects.map { .target(name: $0) },
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeraldLeanCloudTests",
+            dependencies: ["HeraldLeanCloud", "HeraldCore", "HeraldTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -46,7 +46,7 @@ public struct AOVISConfiguration: Sendable {
 }
 
 extension AOVISRoutes {
-    static func settings(appID: String, reader: ConfigReader) throws -> AOVISConfiguration {
+    package static func settings(appID: String, reader: ConfigReader) throws -> AOVISConfiguration {
         try AOVISConfiguration(appID: appID, reader: reader)
     }
 }

@@ -4,28 +4,28 @@ import HeraldCore
 
 /// The body of `POST /api/internal/events`: one classified camera event, named as AOVIS's
 /// `CloudEvent` names its columns.
-struct AOVISEventIntake: Sendable {
-    static let fields: Set<String> = [
+package struct AOVISEventIntake: Sendable {
+    package static let fields: Set<String> = [
         "id", "eventId", "deviceId", "classifyEventType", "classifySummaryShort", "thumbnailS3Key", "occurredAt",
     ]
     /// Summaries are stored whole up to this many characters; the push shows the first 80.
-    static let maxSummaryLength = 1000
+    package static let maxSummaryLength = 1000
 
     /// The producer's event id (a repeat returns the first event).
-    var eventID: String
+    package var eventID: String
     /// The id of AOVIS's `CloudEvent` record (`cloudEvent.id`): what the deep link and
     /// `cloudEventId` carry. Herald's own id stands in when the producer sends none.
-    var cloudEventID: String?
+    package var cloudEventID: String?
     /// The camera, by id or alias.
-    var deviceReference: String
-    var type: AOVISEventType
-    var summary: String
-    var thumbnail: String?
-    var occurredAt: Date?
+    package var deviceReference: String
+    package var type: AOVISEventType
+    package var summary: String
+    package var thumbnail: String?
+    package var occurredAt: Date?
 
     /// Validates the body.
     /// - Throws: `HeraldError` naming the field at fault.
-    init(json: JSONValue) throws(HeraldError) {
+    package init(json: JSONValue) throws(HeraldError) {
         let body = try JSONObjectReader(json)
         try body.rejectUnknown(allowed: Self.fields)
         guard let eventID = try body.string("eventId", maxLength: 255) else { throw .missingField("eventId") }

@@ -1,10 +1,10 @@
 /// The classes AOVIS's classifier gives an event (`classifyEventType`), with the push title of each
 /// (the document's `formatPushTitle` table, §6).
-enum AOVISEventType: String, CaseIterable, Sendable {
+package enum AOVISEventType: String, CaseIterable, Sendable {
     case person, vehicle, pet, package, other
 
     /// The title without the device name.
-    var title: String {
+    package var title: String {
         switch self {
         case .vehicle: "Vehicle detected"
         case .person: "Person detected"

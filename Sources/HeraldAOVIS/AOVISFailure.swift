@@ -7,7 +7,7 @@ import Logging
 /// The error bodies of the AOVIS register route, exactly as §4 of the guide lists them:
 /// `401 {"error":"invalid_session"}`, `400 {"error":"invalid_body"}`, `500 {"error":"internal_error"}`;
 /// and, in the same shape, Herald's limits: `429 {"error":"rate_limited"}` (with `Retry-After`).
-enum AOVISFailure: Error, Equatable {
+package enum AOVISFailure: Error, Equatable {
     /// The app token is missing or does not verify (or is not a user's).
     case invalidSession
     /// A malformed body, or a `deviceId` the user does not actively own.
@@ -18,7 +18,7 @@ enum AOVISFailure: Error, Equatable {
     case internalError
 
     /// Classifies any error a route step throws: Herald's own by kind, anything else is internal.
-    init(_ error: any Error) {
+    package init(_ error: any Error) {
         switch error {
         case let failure as AOVISFailure: self = failure
         case let error as HeraldError:
@@ -32,7 +32,7 @@ enum AOVISFailure: Error, Equatable {
         }
     }
 
-    var status: HTTPResponse.Status {
+    package var status: HTTPResponse.Status {
         switch self {
         case .invalidSession: .unauthorized
         case .invalidBody: .badRequest
@@ -41,7 +41,7 @@ enum AOVISFailure: Error, Equatable {
         }
     }
 
-    var code: String {
+    package var code: String {
         switch self {
         case .invalidSession: "invalid_session"
         case .invalidBody: "invalid_body"
@@ -51,12 +51,12 @@ enum AOVISFailure: Error, Equatable {
     }
 
     /// The documented response.
-    var response: Response {
+    package var response: Response {
         .json(.object(["error": .string(code)]), status: status)
     }
 
     /// The documented response for `error`, logged without detail that could carry a secret.
-    static func response(for error: any Error, logger: Logger) -> Response {
+    package static func response(for error: any Error, logger: Logger) -> Response {
         let failure = AOVISFailure(error)
         var metadata: Logger.Metadata = ["herald.error": "\(failure.code)"]
         if let error = error as? HeraldError {

@@ -4,22 +4,22 @@ import HeraldCore
 /// The body of `POST /api/internal/push/register` (§4 of the AOVIS guide), mapped to a native
 /// registration: `ios` → APNs, `android` → FCM; `locale` defaults to `en`, `timezone` to
 /// `America/New_York`. Members the guide does not name are ignored, as AOVIS's own server does.
-struct AOVISRegistration: Sendable {
+package struct AOVISRegistration: Sendable {
     /// Tokens are at most this many characters (the guide: "1..2048 chars").
-    static let maxTokenLength = 2048
-    static let defaultLocale = "en"
-    static let defaultTimeZone = "America/New_York"
+    package static let maxTokenLength = 2048
+    package static let defaultLocale = "en"
+    package static let defaultTimeZone = "America/New_York"
 
     /// The native registration, without its user.
-    var registration: InstallationRegistration
+    package var registration: InstallationRegistration
     /// The camera named by `deviceId` (its id or alias), when the request names one.
-    var deviceReference: String?
+    package var deviceReference: String?
 
     /// Validates the body with the native installation rules plus the guide's token length.
     /// - Throws: `HeraldError` naming the field at fault (the route answers `invalid_body` for any).
     /// - Parameter throughSNS: Register the token for delivery through AWS SNS (the guide's §7: a
     ///   platform endpoint per token) instead of straight to APNs or FCM.
-    init(json: JSONValue, apnsEnvironment: PushEnvironment, throughSNS: Bool = false) throws(HeraldError) {
+    package init(json: JSONValue, apnsEnvironment: PushEnvironment, throughSNS: Bool = false) throws(HeraldError) {
         let body = try JSONObjectReader(json)
         let platform: Platform
         let service: PushService

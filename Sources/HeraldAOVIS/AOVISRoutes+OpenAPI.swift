@@ -5,16 +5,16 @@ import OpenAPIKit
 
 extension AOVISRoutes {
     /// A device's id or alias in a path: 1 to 100 printable ASCII characters, no spaces.
-    static let deviceReference = JSONSchema.string(
+    package static let deviceReference = JSONSchema.string(
         description: "the device's id or alias", minLength: 1, maxLength: SourceDevice.maxReferenceLength,
         pattern: "^[!-~]+$")
 
     /// The guide's error body under `status`.
-    static func failure(_ status: Int, _ description: String) -> (Int, APIResponse) {
+    package static func failure(_ status: Int, _ description: String) -> (Int, APIResponse) {
         (status, .json(description, .ref("AOVISError")))
     }
 
-    static let registerOperation = APIOperation(
+    package static let registerOperation = APIOperation(
         .post, prefix + "/push/register", tags: ["AOVIS"],
         summary: "AOVIS: register an APNs or FCM token for the signed-in user (the AOVIS guide, section 4).",
         description: """
@@ -47,7 +47,7 @@ extension AOVISRoutes {
             failure(500, #"An unexpected failure: {"error":"internal_error"}."#),
         ])
 
-    static let createDeviceOperation = APIOperation(
+    package static let createDeviceOperation = APIOperation(
         .post, prefix + "/devices", tags: ["AOVIS"], summary: "AOVIS: create a camera device (server key).",
         body: .object(
             closed: true,
@@ -64,12 +64,12 @@ extension AOVISRoutes {
             ]),
         responses: [(201, .json("The new device.", .ref("AOVISDevice")))] + .errors(400, 401, 403, 409, 413))
 
-    static let readDeviceOperation = APIOperation(
+    package static let readDeviceOperation = APIOperation(
         .get, prefix + "/devices/{id}", tags: ["AOVIS"], summary: "AOVIS: a camera device and its owners (server key).",
         pathParameters: ["id": deviceReference],
         responses: [(200, .json("The device.", .ref("AOVISDevice")))] + .errors(401, 403, 404))
 
-    static let setOwnerOperation = APIOperation(
+    package static let setOwnerOperation = APIOperation(
         .put, prefix + "/devices/{id}/owners/{user_id}", tags: ["AOVIS"],
         summary: "AOVIS: grant (ACTIVE) or revoke (REVOKED) a user's ownership of a camera (server key).",
         pathParameters: [
@@ -79,7 +79,7 @@ extension AOVISRoutes {
         responses: [(200, .json("The ownership as stored.", .ref("AOVISOwnership")))]
             + .errors(400, 401, 403, 404, 413))
 
-    static let intakeEventOperation = APIOperation(
+    package static let intakeEventOperation = APIOperation(
         .post, prefix + "/events", tags: ["AOVIS"],
         summary: "AOVIS: take a classified camera event and notify the camera's ACTIVE owners (server key).",
         description: """
@@ -107,17 +107,16 @@ extension AOVISRoutes {
             (200, .json("The event stored earlier with this eventId.", .ref("AOVISEvent"))),
         ] + .errors(400, 401, 403, 409, 413))
 
-    static let readEventOperation = APIOperation(
+    package static let readEventOperation = APIOperation(
         .get, prefix + "/events/{id}", tags: ["AOVIS"],
         summary: "AOVIS: one camera event with pushSent and pushSentAt (server key).",
         pathParameters: ["id": .string(description: "the CloudEvent id or Herald's id of the event", minLength: 1)],
         responses: [(200, .json("The event.", .ref("AOVISEvent")))] + .errors(401, 403, 404))
 }
 
-extension APISchemas {
-    static let aovisNames = ["AOVISError", "AOVISRegistration", "AOVISDevice", "AOVISOwnership", "AOVISEvent"]
-
-    static var aovis: OrderedDictionary<String, JSONSchema> {
+extension AOVISRoutes {
+    /// The dialect's named schemas.
+    package static var schemas: OrderedDictionary<String, JSONSchema> {
         [
             "AOVISError": .object(
                 requiring: ["error"],

@@ -14,26 +14,26 @@ import Logging
 /// Registration is a native registration (same rules, same upsert); an event is a native
 /// notification to the owners' users, sent by the engine. Nothing here keeps a rule of its own
 /// but the guide's: token length, defaults, ownership of `deviceId`, the push template.
-struct AOVISRoutes: Dialect {
-    static let settingsKey = "aovis"
+package struct AOVISRoutes: Dialect {
+    package static let settingsKey = "aovis"
 
-    static let prefix = "/api/internal"
+    package static let prefix = "/api/internal"
     /// The status AOVIS gives an event its classifier has labelled.
-    static let classified = "classified"
+    package static let classified = "classified"
     /// The installation attribute that keeps the camera a push token was registered against (the
     /// token's own `device_id` is the phone's, never the camera's).
-    static let sourceDeviceAttribute = "source_device_id"
+    package static let sourceDeviceAttribute = "source_device_id"
 
-    let store: any DispatchStore & EventStore
-    let apps: AppDirectory
-    let dispatcher: Dispatcher
-    let settings: [String: AOVISConfiguration]
+    package let store: any DispatchStore & EventStore
+    package let apps: AppDirectory
+    package let dispatcher: Dispatcher
+    package let settings: [String: AOVISConfiguration]
     /// The users' allowance of registrations (`app.<id>.registrations_per_minute`).
-    let limit: RegistrationLimit
-    let maxBodyBytes: Int
-    let now: @Sendable () -> Date
+    package let limit: RegistrationLimit
+    package let maxBodyBytes: Int
+    package let now: @Sendable () -> Date
 
-    init(context: DialectContext, settings: [String: AOVISConfiguration]) {
+    package init(context: DialectContext, settings: [String: AOVISConfiguration]) {
         store = context.store
         limit = RegistrationLimit(perMinute: context.registrationsPerMinute, store: context.store)
         apps = context.apps
@@ -43,7 +43,7 @@ struct AOVISRoutes: Dialect {
         now = context.now
     }
 
-    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+    package func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
         // The app's route authenticates itself, to answer the guide's 401 body.
         let app = router.group("api/internal")
         table.on(app, prefix: Self.prefix, Self.registerOperation, use: registerToken)
@@ -59,7 +59,7 @@ struct AOVISRoutes: Dialect {
 
     /// `POST /api/internal/push/register`: `200 {"success": true, "push_token_id": …}`, the same id
     /// for the same (user, platform, token); failures answer the guide's bodies, never the native shape.
-    @Sendable func registerToken(_ request: Request, context: HeraldRequestContext) async -> Response {
+    @Sendable package func registerToken(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             let (appID, userID) = try await session(request)
             if let retryAfter = try await limit.spend(appID: appID, by: .user(userID), now: now()) {
@@ -120,7 +120,7 @@ struct AOVISRoutes: Dialect {
     // MARK: The backend's routes
 
     /// `POST /api/internal/devices`: `201` with the new camera.
-    @Sendable func createDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func createDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         try body.rejectUnknown(allowed: ["id", "alias", "name"])
@@ -142,14 +142,14 @@ struct AOVISRoutes: Dialect {
     }
 
     /// `GET /api/internal/devices/{id}` (id or alias): the camera and its owners.
-    @Sendable func readDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func readDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         let device = try await device(context, appID: appID)
         return .json(AOVISView.json(device, owners: try await store.ownerships(appID: appID, deviceID: device.id)))
     }
 
     /// `PUT /api/internal/devices/{id}/owners/{user_id}` with `{"status": "ACTIVE" | "REVOKED"}`.
-    @Sendable func setOwner(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func setOwner(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         try body.rejectUnknown(allowed: ["status"])
@@ -176,7 +176,7 @@ struct AOVISRoutes: Dialect {
     /// active owners; `201` with the event, or `200` with the first one for a repeated `eventId`.
     /// The event and its notification are committed together (``EventIntake``); without owners, or
     /// owners without a deliverable installation, there is nothing to send and the event stays unsent.
-    @Sendable func intakeEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func intakeEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         let intake = try AOVISEventIntake(json: try await request.jsonBody(limit: maxBodyBytes))
         guard let device = try await store.sourceDevice(appID: appID, reference: intake.deviceReference) else {
@@ -204,7 +204,7 @@ struct AOVISRoutes: Dialect {
 
     /// `GET /api/internal/events/{id}` (the CloudEvent id or Herald's): the event with `pushSent`
     /// and `pushSentAt`.
-    @Sendable func readEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func readEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
         guard let id = context.parameters.get("id"), id.utf8.count <= SourceEvent.maxProducerIDLength,
             let event = try await store.event(appID: appID, producer: Self.settingsKey, id: id)
@@ -222,14 +222,29 @@ struct AOVISRoutes: Dialect {
     }
 
     /// AOVIS's backend routes take the server key.
-    static func server(_ context: HeraldRequestContext) throws(HeraldError) -> String {
+    package static func server(_ context: HeraldRequestContext) throws(HeraldError) -> String {
         try context.requireServerKey("Managing devices and events takes the app's server key.")
     }
 }
 
 extension AOVISRoutes {
     /// The register route answers `429 {"error":"rate_limited"}`; the backend routes answer natively.
-    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+    package static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
         path == prefix + "/push/register" ? AOVISFailure.rateLimited.response : nil
+    }
+}
+
+extension AOVISRoutes {
+    package static let name = "AOVIS"
+    package static let settingsTitle = "AOVIS dialect"
+    package static var declaredSettings: [any DeclaredSetting] { AOVISConfiguration.Settings.all }
+    package static var routesSummary: String { Self.prefix + "/…" }
+
+    package static func status(_ settings: AOVISConfiguration?) -> (enabled: Bool, detail: String) {
+        let aovis = settings ?? AOVISConfiguration()
+        return (
+            true,
+            "delivery \(aovis.deliverThroughSNS ? "through SNS" : "direct"), APNs \(aovis.apnsEnvironment.rawValue)"
+        )
     }
 }

@@ -4,8 +4,8 @@ import HeraldCore
 
 /// The JSON of the AOVIS dialect's records, in AOVIS's camelCase (its `CloudEvent` columns:
 /// `eventId`, `classifyEventType`, `classifySummaryShort`, `pushSent`, `pushSentAt`).
-enum AOVISView {
-    static func json(_ device: SourceDevice, owners: [Ownership]? = nil) -> JSONValue {
+package enum AOVISView {
+    package static func json(_ device: SourceDevice, owners: [Ownership]? = nil) -> JSONValue {
         var object: [String: JSONValue] = [
             "id": .string(device.id),
             "alias": InstallationView.string(device.alias),
@@ -17,7 +17,7 @@ enum AOVISView {
         return .object(object)
     }
 
-    static func json(_ ownership: Ownership) -> JSONValue {
+    package static func json(_ ownership: Ownership) -> JSONValue {
         .object([
             "deviceId": .string(ownership.deviceID),
             "userId": .string(ownership.userID),
@@ -28,7 +28,7 @@ enum AOVISView {
     }
 
     /// An event; `id` is the CloudEvent id (Herald's when the producer sent none), `heraldId` Herald's.
-    static func json(_ event: SourceEvent, device: SourceDevice?) -> JSONValue {
+    package static func json(_ event: SourceEvent, device: SourceDevice?) -> JSONValue {
         .object([
             "id": .string(event.publicID),
             "heraldId": .string(event.id),

@@ -4,6 +4,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import Hummingbird
+import OpenAPIKit
 
 /// Another system's API served by Herald unchanged (DESIGN §6): one folder under `Dialects/`, one
 /// conforming type, and one line in `HeraldApplication.dialects` (docs/architecture.md). A dialect reads its own per-app
@@ -27,6 +28,25 @@ package protocol Dialect: Sendable {
     /// Registers the dialect's routes and their middleware (its authentication) on `router`.
     func register(on router: Router<HeraldRequestContext>, table: inout RouteTable)
 
+    /// The dialect's name in the web console ("AOVIS").
+    static var name: String { get }
+
+    /// The title of the dialect's section in the settings reference (docs/configuration.md).
+    static var settingsTitle: String { get }
+
+    /// The dialect's per-app settings, in the reference's order.
+    static var declaredSettings: [any DeclaredSetting] { get }
+
+    /// Where its routes are, as the console shows it ("/api/internal/…").
+    static var routesSummary: String { get }
+
+    /// Whether it serves an app with `settings` (nil: the app sets none of its keys), and how it is
+    /// set up, as the console shows it (never a secret).
+    static func status(_ settings: Settings?) -> (enabled: Bool, detail: String)
+
+    /// The dialect's named schemas in `/openapi.yaml` (`#/components/schemas`), after the native ones.
+    static var schemas: OrderedDictionary<String, JSONSchema> { get }
+
     /// Whether an answer of `status` on `path` (one of the dialect's routes) refused the caller's
     /// credentials, beyond the `401` every surface answers (``AuthFailureGuard`` counts both).
     static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool
@@ -38,6 +58,9 @@ package protocol Dialect: Sendable {
 }
 
 extension Dialect {
+    /// None.
+    package static var schemas: OrderedDictionary<String, JSONSchema> { [:] }
+
     /// Only a `401` refuses credentials.
     package static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool { false }
 
@@ -53,15 +76,15 @@ package struct DialectContext: Sendable {
     package let dispatcher: Dispatcher
     /// The largest request body read (`http.max_body_bytes`).
     package let maxBodyBytes: Int
-    /// Registrations one app may make a minute (`registrations_per_minute`; 0: no limit).
-    package let registrationsPerMinute: Int
+    /// Registrations each app may make a minute (`app.<id>.registrations_per_minute`; absent or 0: no limit).
+    package let registrationsPerMinute: [String: Int]
     /// Every dialect's settings, per app.
     package let settings: DialectSettings
     package let now: @Sendable () -> Date
 
     package init(
         store: any HeraldStore, apps: AppDirectory, dispatcher: Dispatcher, maxBodyBytes: Int,
-        registrationsPerMinute: Int, settings: DialectSettings, now: @escaping @Sendable () -> Date
+        registrationsPerMinute: [String: Int], settings: DialectSettings, now: @escaping @Sendable () -> Date
     ) {
         self.store = store
         self.apps = apps
@@ -83,8 +106,15 @@ extension Dialect {
         return settings
     }
 
+    /// How the dialect serves app `appID`, by its settings in `settings` (the console).
+    package static func status(appID: String, in settings: DialectSettings) -> (enabled: Bool, detail: String) {
+        status(settings.settings(of: Self.self)[appID])
+    }
+
     /// Builds the dialect from `context` and registers its routes.
-    package static func mount(_ context: DialectContext, on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+    package static func mount(
+        _ context: DialectContext, on router: Router<HeraldRequestContext>, table: inout RouteTable
+    ) {
         Self(context: context, settings: context.settings.settings(of: Self.self))
             .register(on: router, table: &table)
     }

@@ -57,7 +57,7 @@ public struct ArgusAIConfiguration: Sendable {
 }
 
 extension ArgusAIRoutes {
-    static func settings(appID: String, reader: ConfigReader) throws -> ArgusAIConfiguration {
+    package static func settings(appID: String, reader: ConfigReader) throws -> ArgusAIConfiguration {
         try ArgusAIConfiguration(appID: appID, reader: reader)
     }
 }

@@ -3,14 +3,14 @@ import HeraldAPI
 import HeraldCore
 
 /// The ArgusAI renderings of a registered device (an installation), with the document's field names.
-enum ArgusAIDeviceView {
+package enum ArgusAIDeviceView {
     /// The attribute that holds the name a user gave the device.
-    static let nameAttribute = "name"
+    package static let nameAttribute = "name"
     /// Device names are 1 to this many characters.
-    static let maxNameLength = 100
+    package static let maxNameLength = 100
 
     /// The `201` answer to a registration.
-    static func registration(_ installation: Installation, preferencesCreated: Bool) -> JSONValue {
+    package static func registration(_ installation: Installation, preferencesCreated: Bool) -> JSONValue {
         .object([
             "id": .string(installation.id),
             "device_id": string(installation.deviceID),
@@ -22,7 +22,7 @@ enum ArgusAIDeviceView {
     }
 
     /// One entry of `GET /api/v1/devices`: the document's token record, without the token.
-    static func device(_ installation: Installation) -> JSONValue {
+    package static func device(_ installation: Installation) -> JSONValue {
         .object([
             "id": .string(installation.id),
             "device_id": string(installation.deviceID),
@@ -43,10 +43,10 @@ enum ArgusAIDeviceView {
         ])
     }
 
-    static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+    package static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
 
     /// A date as the document writes them: UTC, to the second, `2025-12-25T10:30:00Z`.
-    static func timestamp(_ date: Date?) -> JSONValue {
+    package static func timestamp(_ date: Date?) -> JSONValue {
         date.map { .string(Date.ISO8601FormatStyle().format($0)) } ?? .null
     }
 }

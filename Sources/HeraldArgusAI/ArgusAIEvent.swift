@@ -5,32 +5,32 @@ import HeraldCore
 /// A camera event to notify about (`POST /api/v1/push/mobile/events`), and the notification the
 /// document makes of it: its unified payload and, from that, the native send request whose APNs and
 /// FCM renderings are the document's payload adaptations.
-struct ArgusAIEvent: Sendable {
+package struct ArgusAIEvent: Sendable {
     /// The channel every ArgusAI registration joins: events without `user_ids` go to it.
-    static let channel = "argusai"
+    package static let channel = "argusai"
     /// The APNs category (`UNNotificationCategory`) of every event notification.
-    static let category = "SECURITY_ALERT"
+    package static let category = "SECURITY_ALERT"
     /// The Android notification channel of every event notification.
-    static let androidChannel = "security_alerts"
+    package static let androidChannel = "security_alerts"
     /// How long providers keep an event for an offline device (FCM `ttl: "86400s"`).
-    static let timeToLive = 86_400
+    package static let timeToLive = 86_400
 
-    static let fields: Set<String> = [
+    package static let fields: Set<String> = [
         "event_id", "camera_id", "camera_name", "smart_detection_type", "description", "timestamp", "user_ids",
     ]
 
-    var eventID: String
-    var cameraID: String
-    var cameraName: String
-    var detectionType: String
-    var description: String
-    var timestamp: Date
+    package var eventID: String
+    package var cameraID: String
+    package var cameraName: String
+    package var detectionType: String
+    package var description: String
+    package var timestamp: Date
     /// The users to notify; nil notifies every device registered through the dialect.
-    var userIDs: [String]?
+    package var userIDs: [String]?
 
     /// Parses an event body; `timestamp` defaults to `now`.
     /// - Throws: `HeraldError` naming the first field at fault.
-    init(json: JSONValue, now: Date) throws(HeraldError) {
+    package init(json: JSONValue, now: Date) throws(HeraldError) {
         let body = try JSONObjectReader(json)
         try body.rejectUnknown(allowed: Self.fields)
         eventID = try body.requiredString("event_id")
@@ -68,14 +68,16 @@ struct ArgusAIEvent: Sendable {
     }
 
     /// `"<Camera>: <Type> Detected"`, the type with a capital first letter.
-    var title: String { "\(cameraName): \(detectionType.prefix(1).uppercased() + detectionType.dropFirst()) Detected" }
+    package var title: String {
+        "\(cameraName): \(detectionType.prefix(1).uppercased() + detectionType.dropFirst()) Detected"
+    }
 
-    var thumbnailPath: String { "/api/v1/events/\(eventID)/thumbnail" }
+    package var thumbnailPath: String { "/api/v1/events/\(eventID)/thumbnail" }
 
-    var url: String { "/events?highlight=\(eventID)" }
+    package var url: String { "/events?highlight=\(eventID)" }
 
     /// The document's unified payload, before platform adaptation (`thumbnail_url` relative, as there).
-    var unified: JSONValue {
+    package var unified: JSONValue {
         .object([
             "title": .string(title),
             "body": .string(description),
@@ -100,7 +102,7 @@ struct ArgusAIEvent: Sendable {
     /// (what preferences filter on), while the APNs category stays `SECURITY_ALERT`. The APNs
     /// rendering of the payload is the document's APNs adaptation; the FCM overrides turn the FCM
     /// rendering into its data message. A repeated event is the intake's to refuse: no idempotency key.
-    func sendRequest(publicBaseURL: String) -> SendRequest {
+    package func sendRequest(publicBaseURL: String) -> SendRequest {
         let data: [String: JSONValue] = [
             "event_id": .string(eventID),
             "camera_id": .string(cameraID),

@@ -7,9 +7,9 @@ import HeraldCore
 /// quiet hours (none while disabled), `sound_enabled` itself, and `timezone` the device's own time
 /// zone (the installation's), which quiet hours are read in. Everything is validated by the native
 /// rules; their errors are renamed to the document's fields.
-enum ArgusAIPreferences {
+package enum ArgusAIPreferences {
     /// The members a `PUT /api/v1/push/mobile/preferences` body changes (with `device_id`).
-    static let fields: Set<String> = [
+    package static let fields: Set<String> = [
         "enabled_cameras", "enabled_object_types", "quiet_hours_enabled", "quiet_hours_start", "quiet_hours_end",
         "timezone", "sound_enabled",
     ]
@@ -25,7 +25,7 @@ enum ArgusAIPreferences {
     /// list means every camera or type).
     /// - Throws: `HeraldError` naming the document's field at fault; quiet hours enabled without a
     ///   start or end are `missing_field`.
-    static func apply(_ body: JSONObjectReader, over current: Preferences) throws(HeraldError) -> Preferences {
+    package static func apply(_ body: JSONObjectReader, over current: Preferences) throws(HeraldError) -> Preferences {
         guard case .object(var native) = current.json else { return current }
         if body.contains("enabled_cameras") {
             native["enabled_sources"] = try body.strings("enabled_cameras").map(names) ?? .null
@@ -63,7 +63,7 @@ enum ArgusAIPreferences {
 
     /// The preferences as the document answers them; `timezone` is the quiet hours' own zone, else
     /// the device's, else UTC.
-    static func json(_ preferences: Preferences, of installation: Installation) -> JSONValue {
+    package static func json(_ preferences: Preferences, of installation: Installation) -> JSONValue {
         func names(_ list: [String]?) -> JSONValue { list.map { .array($0.map(JSONValue.string)) } ?? .null }
         let quietHours = preferences.quietHours
         return .object([

@@ -5,22 +5,22 @@ import HeraldCore
 /// A `POST /api/v1/push/mobile/register` body, validated and mapped onto a native registration:
 /// `device_id`, `platform`, `push_service` (service), `token_type` (environment), `device_token`,
 /// `device_model`, `os_version`, `app_version`, `app_bundle_id` (bundle id), and `device_name`.
-struct ArgusAIRegistration: Sendable {
+package struct ArgusAIRegistration: Sendable {
     /// The platforms the document lists (its whitelist), and macOS.
-    static let platforms: [Platform] = [.ios, .ipados, .watchos, .tvos, .android, .macos]
+    package static let platforms: [Platform] = [.ios, .ipados, .watchos, .tvos, .android, .macos]
     /// The push services the document names.
-    static let services: [PushService] = [.apns, .fcm]
+    package static let services: [PushService] = [.apns, .fcm]
 
-    var registration: InstallationRegistration
+    package var registration: InstallationRegistration
     /// The client's id for the device (a UUID, as sent).
-    var deviceID: String
+    package var deviceID: String
     /// The name the user gave the device, if the app sends one.
-    var deviceName: String?
+    package var deviceName: String?
 
     /// Parses the body for `userID`. Members the document does not name are ignored, so clients that
     /// send more keep working.
     /// - Throws: `HeraldError` naming the first field at fault.
-    init(json: JSONValue, userID: String) throws(HeraldError) {
+    package init(json: JSONValue, userID: String) throws(HeraldError) {
         let body = try JSONObjectReader(json)
         deviceID = try Self.deviceID(try body.requiredString("device_id"))
         guard let platformName = try body.string("platform") else { throw .missingField("platform") }
@@ -62,7 +62,7 @@ struct ArgusAIRegistration: Sendable {
 
     /// Checks that a device id is a UUID (the document's security section), as the client sent it.
     /// - Throws: `HeraldError` `invalid_device_id` naming `field`.
-    static func deviceID(_ text: String, field: String = "device_id") throws(HeraldError) -> String {
+    package static func deviceID(_ text: String, field: String = "device_id") throws(HeraldError) -> String {
         guard text.utf8.count == 36, UUID(uuidString: text) != nil else {
             throw .invalidValue(
                 field, code: "invalid_device_id",
@@ -74,7 +74,7 @@ struct ArgusAIRegistration: Sendable {
     /// The document's token sanitizing: hex or base64 (either alphabet, `=` padding at the end) only.
     /// FCM registration tokens are `<instance id>:<token>`, so one colon may join two such parts.
     /// - Throws: `HeraldError` `invalid_token` naming `device_token`.
-    static func validateTokenCharacters(_ token: String) throws(HeraldError) {
+    package static func validateTokenCharacters(_ token: String) throws(HeraldError) {
         let parts = token.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         let valid =
             parts.count <= 2

@@ -7,7 +7,7 @@ import Logging
 
 extension ArgusAIRoutes {
     /// `GET /api/v1/devices`: the caller's registered devices, oldest first, `{"devices": [...]}`.
-    @Sendable func listDevices(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func listDevices(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         var devices: [Installation] = []
         var after: String?
@@ -24,7 +24,7 @@ extension ArgusAIRoutes {
 
     /// `PATCH /api/v1/devices/{id}` `{"name": "Kitchen iPad"}`: names the caller's device (`null`
     /// clears the name).
-    @Sendable func renameDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func renameDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         try body.rejectUnknown(allowed: ["name"])
         guard body.contains("name") else { throw HeraldError.missingField("name") }
@@ -38,7 +38,7 @@ extension ArgusAIRoutes {
     }
 
     /// `DELETE /api/v1/devices/{id}`: revokes the caller's device; it receives nothing more.
-    @Sendable func revokeDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func revokeDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let installation = try await ownDevice(context)
         guard try await store.deleteInstallation(appID: installation.appID, id: installation.id) else {
             throw HeraldError.notFound("Device")

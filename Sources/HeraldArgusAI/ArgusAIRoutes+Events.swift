@@ -6,14 +6,14 @@ import Hummingbird
 
 extension ArgusAIRoutes {
     /// The status an event gets: ArgusAI's server sends events its detector has already classified.
-    static let eventStatus = "detected"
+    package static let eventStatus = "detected"
 
     /// `POST /api/v1/push/mobile/events` (server key): stores the event and notifies its users'
     /// devices (or every device registered through the dialect), event and notification committed
     /// together (``EventIntake``). `202` with the notification's id, status and the document's
     /// unified payload; a repeated `event_id` sends nothing and answers `200` with the first
     /// notification's id.
-    @Sendable func notifyEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func notifyEvent(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try context.requireServerKey("Events take the app's server key.")
         let now = self.now()
         let event = try ArgusAIEvent(json: try await request.jsonBody(limit: maxBodyBytes), now: now)

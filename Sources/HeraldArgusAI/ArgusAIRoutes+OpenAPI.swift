@@ -4,11 +4,11 @@ import HeraldCore
 import OpenAPIKit
 
 extension ArgusAIRoutes {
-    static let prefix = "/api/v1"
-    static let tags = ["ArgusAI"]
-    static let deviceID = JSONSchema.string(format: .uuid)
+    package static let prefix = "/api/v1"
+    package static let tags = ["ArgusAI"]
+    package static let deviceID = JSONSchema.string(format: .uuid)
 
-    static let registerOperation = APIOperation(
+    package static let registerOperation = APIOperation(
         .post, prefix + "/push/mobile/register", tags: tags,
         summary: "ArgusAI: register the caller's device (user token); upsert on (device_id, push_service).",
         description: """
@@ -43,7 +43,7 @@ extension ArgusAIRoutes {
             ),
         ] + .errors(400, 401, 403, 413))
 
-    static let updateTokenOperation = APIOperation(
+    package static let updateTokenOperation = APIOperation(
         .put, prefix + "/push/mobile/tokens/{device_id}", tags: tags,
         summary: "ArgusAI: a new token for the caller's device; valid again, failure count reset.",
         pathParameters: ["device_id": deviceID],
@@ -63,13 +63,13 @@ extension ArgusAIRoutes {
             )
         ] + .errors(400, 401, 403, 404, 413))
 
-    static let deleteTokenOperation = APIOperation(
+    package static let deleteTokenOperation = APIOperation(
         .delete, prefix + "/push/mobile/tokens/{device_id}", tags: tags,
         summary: "ArgusAI: unregister the caller's device.",
         pathParameters: ["device_id": deviceID],
         responses: [(204, .empty("Unregistered."))] + .errors(400, 401, 403, 404))
 
-    static let readPreferencesOperation = APIOperation(
+    package static let readPreferencesOperation = APIOperation(
         .post, prefix + "/push/mobile/preferences", tags: tags,
         summary: "ArgusAI: the device's preferences, created with the defaults when it has none.",
         description: """
@@ -79,14 +79,14 @@ extension ArgusAIRoutes {
         body: .ref("ArgusAIPreferencesUpdate"),
         responses: [(200, .json("The preferences.", .ref("ArgusAIPreferences")))] + .errors(400, 401, 403, 404, 413))
 
-    static let updatePreferencesOperation = APIOperation(
+    package static let updatePreferencesOperation = APIOperation(
         .put, prefix + "/push/mobile/preferences", tags: tags,
         summary: "ArgusAI: change the members given (for each of the device's installations).",
         body: .ref("ArgusAIPreferencesUpdate"),
         responses: [(200, .json("The preferences now.", .ref("ArgusAIPreferences")))]
             + .errors(400, 401, 403, 404, 413))
 
-    static let notifyEventOperation = APIOperation(
+    package static let notifyEventOperation = APIOperation(
         .post, prefix + "/push/mobile/events", tags: tags,
         summary: "ArgusAI: notify a camera event (server key), once per event_id.",
         description: """
@@ -113,7 +113,7 @@ extension ArgusAIRoutes {
             (200, .json("The event_id was notified already (the first notification).", .ref("ArgusAIEventAccepted"))),
         ] + .errors(400, 401, 403, 409, 413, 503))
 
-    static let listDevicesOperation = APIOperation(
+    package static let listDevicesOperation = APIOperation(
         .get, prefix + "/devices", tags: tags, summary: "ArgusAI: the caller's registered devices.",
         responses: [
             (
@@ -124,7 +124,7 @@ extension ArgusAIRoutes {
             )
         ] + .errors(401, 403))
 
-    static let renameDeviceOperation = APIOperation(
+    package static let renameDeviceOperation = APIOperation(
         .patch, prefix + "/devices/{id}", tags: tags,
         summary: "ArgusAI: rename the caller's device (null clears the name).",
         body: .object(
@@ -132,18 +132,14 @@ extension ArgusAIRoutes {
             ["name": .string(nullable: true, minLength: 1, maxLength: ArgusAIDeviceView.maxNameLength)]),
         responses: [(200, .json("The device.", .ref("ArgusAIDevice")))] + .errors(400, 401, 403, 404, 413))
 
-    static let revokeDeviceOperation = APIOperation(
+    package static let revokeDeviceOperation = APIOperation(
         .delete, prefix + "/devices/{id}", tags: tags, summary: "ArgusAI: revoke the caller's device.",
         responses: [(204, .empty("Revoked."))] + .errors(401, 403, 404))
 }
 
-extension APISchemas {
-    static let argusAINames = [
-        "ArgusAIRegistration", "ArgusAIPreferences", "ArgusAIPreferencesUpdate", "ArgusAIDevice",
-        "ArgusAIEventAccepted",
-    ]
-
-    static var argusAI: OrderedDictionary<String, JSONSchema> {
+extension ArgusAIRoutes {
+    /// The dialect's named schemas.
+    package static var schemas: OrderedDictionary<String, JSONSchema> {
         let short = InstallationRules.maxShortText
         let names = JSONSchema.strings(
             maxItems: Preferences.maxListCount, maxLength: Preferences.maxNameLength, nullable: true)
@@ -185,8 +181,8 @@ extension APISchemas {
                     "device_id": .string(format: .uuid),
                     "enabled_cameras": names, "enabled_object_types": names,
                     "quiet_hours_enabled": .boolean,
-                    "quiet_hours_start": .string(pattern: timePattern, examples: ["22:00"]),
-                    "quiet_hours_end": .string(pattern: timePattern, examples: ["07:00"]),
+                    "quiet_hours_start": .string(pattern: APISchemas.timePattern, examples: ["22:00"]),
+                    "quiet_hours_end": .string(pattern: APISchemas.timePattern, examples: ["07:00"]),
                     "timezone": .string(nullable: true, minLength: 1, maxLength: 64),
                     "sound_enabled": .boolean,
                 ]),

@@ -7,7 +7,7 @@ extension ArgusAIRoutes {
     /// `POST /api/v1/push/mobile/preferences`: with `{device_id}` alone, the device's preferences,
     /// created with the defaults when it has none; with preference members too (the document's
     /// "Cross-Platform Preference API" request), creates or updates them as `PUT` does.
-    @Sendable func readPreferences(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func readPreferences(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         let deviceID = try ArgusAIRegistration.deviceID(try body.requiredString("device_id"))
@@ -23,7 +23,8 @@ extension ArgusAIRoutes {
 
     /// `PUT /api/v1/push/mobile/preferences`: changes the members given, for each of the device's
     /// installations. Nothing is stored unless every member is valid.
-    @Sendable func updatePreferences(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func updatePreferences(_ request: Request, context: HeraldRequestContext) async throws -> Response
+    {
         let (appID, userID) = try Self.user(context)
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
         let deviceID = try ArgusAIRegistration.deviceID(try body.requiredString("device_id"))

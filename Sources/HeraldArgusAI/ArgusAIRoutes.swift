@@ -10,17 +10,17 @@ import Logging
 /// and removal, per-device preferences and the device list under `/api/v1` for the app's users (user
 /// JWT), and camera-event intake for the ArgusAI server (server key). A thin translation onto native
 /// installations, preferences and notifications: every rule is the engine's.
-struct ArgusAIRoutes: Dialect {
-    static let settingsKey = "argus"
+package struct ArgusAIRoutes: Dialect {
+    package static let settingsKey = "argus"
 
-    let store: any DispatchStore & EventStore
-    let apps: AppDirectory
-    let dispatcher: Dispatcher
-    let settings: [String: ArgusAIConfiguration]
-    let maxBodyBytes: Int
-    let now: @Sendable () -> Date
+    package let store: any DispatchStore & EventStore
+    package let apps: AppDirectory
+    package let dispatcher: Dispatcher
+    package let settings: [String: ArgusAIConfiguration]
+    package let maxBodyBytes: Int
+    package let now: @Sendable () -> Date
 
-    init(context: DialectContext, settings: [String: ArgusAIConfiguration]) {
+    package init(context: DialectContext, settings: [String: ArgusAIConfiguration]) {
         store = context.store
         apps = context.apps
         dispatcher = context.dispatcher
@@ -29,7 +29,7 @@ struct ArgusAIRoutes: Dialect {
         now = context.now
     }
 
-    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+    package func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
         let group = router.group("api/v1").add(middleware: BearerAuthenticator(apps: apps))
         let prefix = Self.prefix
         table.on(group, prefix: prefix, Self.registerOperation, use: registerDevice)
@@ -43,14 +43,14 @@ struct ArgusAIRoutes: Dialect {
         table.on(group, prefix: prefix, Self.revokeDeviceOperation, use: revokeDevice)
     }
 
-    func settings(_ appID: String) -> ArgusAIConfiguration { settings[appID] ?? ArgusAIConfiguration() }
+    package func settings(_ appID: String) -> ArgusAIConfiguration { settings[appID] ?? ArgusAIConfiguration() }
 
     /// `POST /api/v1/push/mobile/register`: creates or updates the installation identified by
     /// (`device_id`, `push_service`) for the calling user, and gives it default preferences unless it
     /// has some. A device registered by another user before moves to the caller (a phone signed into
     /// another account) and starts from default preferences: the previous account's choices stay
     /// behind. Always `201`, as the document answers.
-    @Sendable func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         let now = self.now()
         // The allowance lives in the store: every node sharing it counts the same registrations.
@@ -103,7 +103,7 @@ struct ArgusAIRoutes: Dialect {
     /// `PUT /api/v1/push/mobile/tokens/{device_id}`: a new token for the caller's device. The token
     /// goes to the device's installation whose service takes it (the most recently updated first),
     /// which becomes valid again with its failure count reset, even when the token is the same.
-    @Sendable func updateToken(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func updateToken(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         let deviceID = try ArgusAIRegistration.deviceID(context.parameters.get("device_id") ?? "")
         let body = try JSONObjectReader(try await request.jsonBody(limit: maxBodyBytes))
@@ -146,7 +146,7 @@ struct ArgusAIRoutes: Dialect {
 
     /// `DELETE /api/v1/push/mobile/tokens/{device_id}`: unregisters the caller's device (each of its
     /// services).
-    @Sendable func deleteToken(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+    @Sendable package func deleteToken(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let (appID, userID) = try Self.user(context)
         let deviceID = try ArgusAIRegistration.deviceID(context.parameters.get("device_id") ?? "")
         for device in try await ownDevices(appID: appID, userID: userID, deviceID: deviceID) {
@@ -160,17 +160,33 @@ struct ArgusAIRoutes: Dialect {
 
     /// The caller's installations with this device id, most recently updated first; another user's
     /// device is the same `404` as a missing one.
-    func ownDevices(appID: String, userID: String, deviceID: String) async throws -> [Installation] {
+    package func ownDevices(appID: String, userID: String, deviceID: String) async throws -> [Installation] {
         let devices = try await store.installations(appID: appID, deviceID: deviceID).filter { $0.userID == userID }
         guard !devices.isEmpty else { throw HeraldError.notFound("Device") }
         return devices.sorted { $0.updatedAt > $1.updatedAt }
     }
 
     /// The calling user; the dialect's device routes take a user token only.
-    static func user(_ context: HeraldRequestContext) throws(HeraldError) -> (appID: String, userID: String) {
+    package static func user(_ context: HeraldRequestContext) throws(HeraldError) -> (appID: String, userID: String) {
         guard case .user(let appID, let userID) = try context.principal() else {
             throw .forbidden("This route takes a user token (JWT): devices belong to users.")
         }
         return (appID, userID)
+    }
+}
+
+extension ArgusAIRoutes {
+    package static let name = "ArgusAI"
+    package static let settingsTitle = "ArgusAI dialect"
+    package static var declaredSettings: [any DeclaredSetting] { ArgusAIConfiguration.Settings.all }
+    package static var routesSummary: String { "/api/v1/push/mobile/…" }
+
+    package static func status(_ settings: ArgusAIConfiguration?) -> (enabled: Bool, detail: String) {
+        let argus = settings ?? ArgusAIConfiguration()
+        return (
+            true,
+            (argus.publicBaseURL.map { "public URL \($0)" } ?? "no public_base_url: events refused")
+                + ", \(argus.registerRateLimit) registrations per user and minute"
+        )
     }
 }

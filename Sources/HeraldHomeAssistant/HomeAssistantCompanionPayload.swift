@@ -20,15 +20,15 @@ import HeraldCore
 /// - The provider blocks of `data` pass through as the document's example server passes them:
 ///   `android`, `apns`, `webpush` and `data` to FCM's message, `apns` (headers, payload) and
 ///   `apns_headers` to APNs.
-enum HomeAssistantCompanionPayload {
+package enum HomeAssistantCompanionPayload {
     /// Messages that are commands to the Companion app rather than text to show.
-    static let namedCommands: Set<String> = [
+    package static let namedCommands: Set<String> = [
         "request_location_update", "request_location_updates", "clear_badge", "clear_notification",
         "remove_channel", "update_widgets", "update_complications",
     ]
 
     /// Whether the message is a Companion command (a silent, data-only push).
-    static func isCommand(_ message: String) -> Bool {
+    package static func isCommand(_ message: String) -> Bool {
         namedCommands.contains(message) || message.hasPrefix("command_")
     }
 
@@ -39,7 +39,7 @@ enum HomeAssistantCompanionPayload {
 
     /// The unified payload for a device of `platform`.
     /// - Throws: `HeraldError` naming the `data` member at fault.
-    static func payload(
+    package static func payload(
         for request: HomeAssistantPushRequest, platform: Platform
     ) throws(HeraldError) -> NotificationPayload {
         let data = request.data
@@ -142,7 +142,7 @@ enum HomeAssistantCompanionPayload {
     }
 
     /// A value as the Companion app reads `data`: strings as they are, anything else as JSON text.
-    static func string(_ value: JSONValue) -> String {
+    package static func string(_ value: JSONValue) -> String {
         if case .string(let text) = value { return text }
         return String(decoding: value.serialized(), as: UTF8.self)
     }
@@ -150,19 +150,19 @@ enum HomeAssistantCompanionPayload {
 
 /// The Apple rendering the iOS and macOS Companion apps expect: `aps`, the APNs headers and the
 /// payload keys beside `aps`.
-struct AppleRendering {
+package struct AppleRendering {
     /// The alert's text; nil for a command.
-    var alert: (title: String?, subtitle: String?, body: String?)?
-    var aps: [String: JSONValue] = [:]
-    var headers: [String: JSONValue] = [:]
+    package var alert: (title: String?, subtitle: String?, body: String?)?
+    package var aps: [String: JSONValue] = [:]
+    package var headers: [String: JSONValue] = [:]
     /// Payload keys beside `aps` (`homeassistant`, `url`, `attachment`, `webhook_id`, …).
-    var extras: [String: JSONValue] = [:]
+    package var extras: [String: JSONValue] = [:]
     /// A silent push (`content-available`), sent as APNs' background type.
-    var background = false
+    package var background = false
 
     /// Renders a request.
     /// - Throws: `HeraldError` naming the `data` member at fault.
-    init(_ request: HomeAssistantPushRequest) throws(HeraldError) {
+    package init(_ request: HomeAssistantPushRequest) throws(HeraldError) {
         let data = request.data
         if case .object(let fields)? = data["apns_headers"] { headers = fields }
         if let webhook = request.registration.webhookID { extras["webhook_id"] = .string(webhook) }
@@ -262,7 +262,7 @@ struct AppleRendering {
     }
 
     /// A number, or a string holding one (Home Assistant templates render numbers as strings).
-    static func number(_ value: JSONValue) -> JSONValue? {
+    package static func number(_ value: JSONValue) -> JSONValue? {
         switch value {
         case .number: return value
         case .string(let text):

@@ -4,18 +4,18 @@ import HeraldCore
 
 /// The `rateLimits` object of the relay's answers: a push token's counts for the current UTC day,
 /// the daily maximum, what is left, and when the day ends (Home Assistant logs all of it).
-struct HomeAssistantRateLimits: Sendable, Equatable {
-    var usage: RelayUsage
-    var maximum: Int
+package struct HomeAssistantRateLimits: Sendable, Equatable {
+    package var usage: RelayUsage
+    package var maximum: Int
     /// The next UTC midnight.
-    var resetsAt: Date
+    package var resetsAt: Date
 
     /// Notifications still accepted today.
-    var remaining: Int { max(0, maximum - usage.successful) }
+    package var remaining: Int { max(0, maximum - usage.successful) }
 
     /// The object, every key always present; `resetsAt` is ISO 8601 in UTC with milliseconds
     /// (`2026-11-26T00:00:00.000Z`), as the `mobile_app` document's example shows.
-    var json: JSONValue {
+    package var json: JSONValue {
         .object([
             "successful": .number(JSONNumber(usage.successful)),
             "errors": .number(JSONNumber(usage.errors)),
@@ -28,11 +28,11 @@ struct HomeAssistantRateLimits: Sendable, Equatable {
 }
 
 /// A UTC calendar day: the period of the relay's counters.
-struct UTCDay: Sendable, Equatable {
+package struct UTCDay: Sendable, Equatable {
     /// `YYYY-MM-DD`, the counters' key.
-    var key: String
+    package var key: String
     /// The day's end: the next UTC midnight.
-    var end: Date
+    package var end: Date
 
     private static let calendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
@@ -41,7 +41,7 @@ struct UTCDay: Sendable, Equatable {
     }()
 
     /// The UTC day holding `date`.
-    init(_ date: Date) {
+    package init(_ date: Date) {
         let start = Self.calendar.startOfDay(for: date)
         let parts = Self.calendar.dateComponents([.year, .month, .day], from: start)
         key = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
@@ -49,7 +49,7 @@ struct UTCDay: Sendable, Equatable {
     }
 
     /// `date` as ISO 8601 in UTC with milliseconds and `Z`.
-    static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
         let milliseconds = (parts.nanosecond ?? 0) / 1_000_000
         return String(

@@ -56,7 +56,8 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
         guard
             companionAppIDs.allSatisfy({ !$0.isEmpty && $0.utf8.count <= HomeAssistantPushRequest.maxRegistrationText })
         else {
-            throw HeraldError.invalidConfiguration(Settings.companionAppIDs.key(app: appID), "must list non-empty app ids")
+            throw HeraldError.invalidConfiguration(
+                Settings.companionAppIDs.key(app: appID), "must list non-empty app ids")
         }
         apnsEnvironment = try reader.value(Settings.apnsEnvironment, app: appID)
         newTokensPerMinute = try reader.value(Settings.newTokensPerMinute, app: appID)
@@ -105,7 +106,7 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
 }
 
 extension HomeAssistantRelayRoutes {
-    static func settings(appID: String, reader: ConfigReader) throws -> HomeAssistantRelayConfiguration {
+    package static func settings(appID: String, reader: ConfigReader) throws -> HomeAssistantRelayConfiguration {
         try HomeAssistantRelayConfiguration(appID: appID, reader: reader)
     }
 }

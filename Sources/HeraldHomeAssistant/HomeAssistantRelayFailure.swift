@@ -9,29 +9,29 @@ import NIOCore
 /// `errorMessage` (appended to its "Internal server error, please try again later:" line), `message`
 /// (logged as is, at warning level for a `429`), and a stable `errorType`; a `429` also carries the
 /// `target` and its `rateLimits`.
-struct HomeAssistantRelayFailure: Error, Sendable {
-    var status: HTTPResponse.Status
+package struct HomeAssistantRelayFailure: Error, Sendable {
+    package var status: HTTPResponse.Status
     /// Stable: `InvalidRequest`, `UnknownToken`, `UnknownApp`, `InvalidToken`, `PayloadTooLarge`, `RateLimited`,
     /// `ProviderMisconfigured`, `ProviderUnavailable`, `InternalError`.
-    var errorType: String
+    package var errorType: String
     /// What went wrong, short.
-    var errorMessage: String
+    package var errorMessage: String
     /// What went wrong and how to fix it, for Home Assistant's log.
-    var message: String
-    var target: String?
-    var rateLimits: HomeAssistantRateLimits?
+    package var message: String
+    package var target: String?
+    package var rateLimits: HomeAssistantRateLimits?
     /// Seconds before the request may succeed (`Retry-After`), for a `429` that is not a token's.
-    var retryAfter: Int?
+    package var retryAfter: Int?
 
     /// The request body is not a push request.
-    static func invalidRequest(_ error: HeraldError) -> Self {
+    package static func invalidRequest(_ error: HeraldError) -> Self {
         Self(
             status: .badRequest, errorType: "InvalidRequest", errorMessage: error.message,
             message: "Herald could not read the push request: \(error.message) Check the data of the notify call.")
     }
 
     /// The body is larger than the server takes.
-    static func bodyTooLarge(limit: Int) -> Self {
+    package static func bodyTooLarge(limit: Int) -> Self {
         Self(
             status: .contentTooLarge, errorType: "PayloadTooLarge",
             errorMessage: "The request body is larger than \(limit) bytes",
@@ -41,7 +41,7 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// No relay-enabled app has an installation with this token.
-    static func unknownToken() -> Self {
+    package static func unknownToken() -> Self {
         Self(
             status: .notFound, errorType: "UnknownToken",
             errorMessage: "This device's push token is not registered with Herald",
@@ -52,7 +52,7 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// Several apps enable the relay and none lists this Companion app in `home_assistant.app_ids`.
-    static func unknownCompanionApp(_ companionAppID: String) -> Self {
+    package static func unknownCompanionApp(_ companionAppID: String) -> Self {
         Self(
             status: .notFound, errorType: "UnknownApp",
             errorMessage: "No Herald app serves the Companion app '\(companionAppID)'",
@@ -63,7 +63,7 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// Too many push tokens Herald had never seen came from this address within a minute.
-    static func tooManyNewTokens(perMinute: Int, retryAfter: Int) -> Self {
+    package static func tooManyNewTokens(perMinute: Int, retryAfter: Int) -> Self {
         Self(
             status: .tooManyRequests, errorType: "RateLimited",
             errorMessage: "Too many new push tokens from this address",
@@ -74,7 +74,7 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// The provider said the token is dead; the installation is invalidated.
-    static func invalidatedToken() -> Self {
+    package static func invalidatedToken() -> Self {
         Self(
             status: .gone, errorType: "InvalidToken",
             errorMessage: "The push service no longer accepts this device's token",
@@ -84,14 +84,14 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// The notification does not fit the provider's limit.
-    static func payloadTooLarge(_ error: HeraldError) -> Self {
+    package static func payloadTooLarge(_ error: HeraldError) -> Self {
         Self(
             status: .contentTooLarge, errorType: "PayloadTooLarge", errorMessage: error.message,
             message: "\(error.message) Send a shorter message or less data.")
     }
 
     /// The token's daily maximum is reached.
-    static func rateLimited(target: String, rateLimits: HomeAssistantRateLimits) -> Self {
+    package static func rateLimited(target: String, rateLimits: HomeAssistantRateLimits) -> Self {
         Self(
             status: .tooManyRequests, errorType: "RateLimited",
             errorMessage: "The daily maximum of \(rateLimits.maximum) notifications is reached",
@@ -102,7 +102,7 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// The app cannot deliver to the device's service.
-    static func providerMisconfigured(_ problem: String, appID: String) -> Self {
+    package static func providerMisconfigured(_ problem: String, appID: String) -> Self {
         Self(
             status: .internalServerError, errorType: "ProviderMisconfigured", errorMessage: problem,
             message:
@@ -111,21 +111,21 @@ struct HomeAssistantRelayFailure: Error, Sendable {
     }
 
     /// The engine or its store cannot take the notification now.
-    static func providerUnavailable(_ detail: String) -> Self {
+    package static func providerUnavailable(_ detail: String) -> Self {
         Self(
             status: .serviceUnavailable, errorType: "ProviderUnavailable", errorMessage: detail,
             message: "Herald cannot take notifications right now (\(detail)). Try again later.")
     }
 
     /// Anything else.
-    static func internalError() -> Self {
+    package static func internalError() -> Self {
         Self(
             status: .internalServerError, errorType: "InternalError", errorMessage: "An unexpected error occurred",
             message: "Herald failed unexpectedly while relaying the notification. Try again later.")
     }
 
     /// The JSON answer.
-    func response() -> Response {
+    package func response() -> Response {
         var object: [String: JSONValue] = [
             "errorType": .string(errorType), "errorMessage": .string(errorMessage), "message": .string(message),
         ]

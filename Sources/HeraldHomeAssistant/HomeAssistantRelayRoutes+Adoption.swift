@@ -6,14 +6,14 @@ import Logging
 
 extension HomeAssistantRelayRoutes {
     /// The Companion apps' ids on Android (`.minimal`, `.debug` and other variants share the prefix).
-    static let androidCompanionPrefix = "io.homeassistant.companion.android"
+    package static let androidCompanionPrefix = "io.homeassistant.companion.android"
     /// The Companion app's id on Apple platforms (iOS, and macOS through Catalyst; `.dev` and other
     /// variants share the prefix).
-    static let appleCompanionPrefix = "io.robbie.HomeAssistant"
+    package static let appleCompanionPrefix = "io.robbie.HomeAssistant"
 
     /// The platform of a Companion app id; an app id that is neither Companion app's follows the
     /// token's shape (an APNs token means an Apple device).
-    static func platform(companionAppID: String, token: String) -> Platform {
+    package static func platform(companionAppID: String, token: String) -> Platform {
         if companionAppID.hasPrefix(androidCompanionPrefix) { return .android }
         if companionAppID.hasPrefix(appleCompanionPrefix) {
             return companionAppID.lowercased().contains("mac") ? .macos : .ios
@@ -24,7 +24,7 @@ extension HomeAssistantRelayRoutes {
     /// The services that can carry `token` to `platform`, best first: an APNs token on an Apple
     /// device goes to APNs, any other token to FCM (the Companion app for iOS registers an FCM
     /// token too); either can also go through AWS SNS.
-    static func services(platform: Platform, token: String) -> [PushService] {
+    package static func services(platform: Platform, token: String) -> [PushService] {
         let apnsShaped = (try? InstallationRules.validateAPNsToken(token)) != nil
         if platform.isApple { return apnsShaped ? [.apns, .sns] : [.fcm] }
         return [.fcm, .sns]
@@ -33,7 +33,7 @@ extension HomeAssistantRelayRoutes {
     /// The relay-enabled app that takes a push token it has never seen from this Companion app: the
     /// only one, or the one whose `app_ids` lists it.
     /// - Throws: `HomeAssistantRelayFailure` when no app takes it.
-    func adoptingApp(companionAppID: String) throws -> (id: String, settings: HomeAssistantRelayConfiguration) {
+    package func adoptingApp(companionAppID: String) throws -> (id: String, settings: HomeAssistantRelayConfiguration) {
         let app =
             apps.count == 1 ? apps[0] : apps.first { $0.settings.companionAppIDs.contains(companionAppID) }
         guard let app else { throw HomeAssistantRelayFailure.unknownCompanionApp(companionAppID) }
@@ -46,7 +46,7 @@ extension HomeAssistantRelayRoutes {
     /// from the Companion app id, the device id from the webhook id, the service from the token's
     /// shape and the app's providers. Spends one of the address's new tokens of the minute.
     /// - Throws: `HomeAssistantRelayFailure` when the app, the token or the allowance refuses it.
-    func adopt(_ push: HomeAssistantPushRequest, address: String, logger: Logger) async throws -> Match {
+    package func adopt(_ push: HomeAssistantPushRequest, address: String, logger: Logger) async throws -> Match {
         let app = try adoptingApp(companionAppID: push.registration.appID)
         let token = push.pushToken
         let platform = Self.platform(companionAppID: push.registration.appID, token: token)

@@ -5,7 +5,7 @@ import OpenAPIKit
 
 extension HomeAssistantRelayRoutes {
     /// The `rateLimits` object.
-    static let rateLimitsSchema = JSONSchema.object(
+    package static let rateLimitsSchema = JSONSchema.object(
         requiring: ["successful", "errors", "total", "maximum", "remaining", "resetsAt"],
         description: "The push token's counts for the current UTC day.",
         [
@@ -20,7 +20,7 @@ extension HomeAssistantRelayRoutes {
         ])
 
     /// Home Assistant's error body.
-    static func failure(_ status: Int, _ description: String) -> (Int, APIResponse) {
+    package static func failure(_ status: Int, _ description: String) -> (Int, APIResponse) {
         (
             status,
             .json(
@@ -41,7 +41,7 @@ extension HomeAssistantRelayRoutes {
     }
 
     /// The request body Home Assistant's `mobile_app` notify platform sends.
-    static let pushBody = JSONSchema.object(
+    package static let pushBody = JSONSchema.object(
         requiring: ["message", "push_token", "registration_info"],
         [
             "message": .string(description: "the text, or a Companion command like request_location_update"),
@@ -65,7 +65,7 @@ extension HomeAssistantRelayRoutes {
                     """),
         ])
 
-    static let pushOperation = APIOperation(
+    package static let pushOperation = APIOperation(
         .post, prefix, tags: ["Home Assistant"],
         summary: "Home Assistant push relay: the push_url of a mobile_app registration.",
         description: """
@@ -117,7 +117,7 @@ extension HomeAssistantRelayRoutes {
             failure(503, "Herald cannot take notifications now (ProviderUnavailable): retry later."),
         ])
 
-    static let rateLimitsOperation = APIOperation(
+    package static let rateLimitsOperation = APIOperation(
         .post, prefix + "/rate_limits", tags: ["Home Assistant"],
         summary: "Home Assistant push relay: a push token's rate limits of the day, sending nothing.",
         description: "The body is {\"push_token\": ...}; other members are ignored. Counts nothing.",

@@ -17,20 +17,20 @@ import NIOCore
 /// The notification goes through the engine like any other (durable, retried, recorded), rendered
 /// as the Companion apps expect (``HomeAssistantCompanionPayload``), and the answer is `201` with
 /// the token's `rateLimits` for the UTC day, or Home Assistant's error body.
-struct HomeAssistantRelayRoutes: Dialect {
-    static let settingsKey = "home_assistant"
-    static let prefix = "/ha/push"
+package struct HomeAssistantRelayRoutes: Dialect {
+    package static let settingsKey = "home_assistant"
+    package static let prefix = "/ha/push"
     /// The `source` of the notifications the relay sends.
-    static let source = "home_assistant"
+    package static let source = "home_assistant"
 
-    let store: any HeraldStore
-    let dispatcher: Dispatcher
+    package let store: any HeraldStore
+    package let dispatcher: Dispatcher
     /// The apps that enable the relay, in id order, with their settings.
-    let apps: [(id: String, settings: HomeAssistantRelayConfiguration)]
-    let maxBodyBytes: Int
-    let now: @Sendable () -> Date
+    package let apps: [(id: String, settings: HomeAssistantRelayConfiguration)]
+    package let maxBodyBytes: Int
+    package let now: @Sendable () -> Date
 
-    init(context: DialectContext, settings: [String: HomeAssistantRelayConfiguration]) {
+    package init(context: DialectContext, settings: [String: HomeAssistantRelayConfiguration]) {
         store = context.store
         dispatcher = context.dispatcher
         apps = settings.filter(\.value.relay).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
@@ -38,19 +38,19 @@ struct HomeAssistantRelayRoutes: Dialect {
         now = context.now
     }
 
-    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+    package func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
         table.on(router.group(), prefix: "", Self.pushOperation, use: push)
         table.on(router.group(), prefix: "", Self.rateLimitsOperation, use: rateLimits)
     }
 
     /// A device found by its push token.
-    struct Match {
-        var installation: Installation
-        var settings: HomeAssistantRelayConfiguration
+    package struct Match {
+        package var installation: Installation
+        package var settings: HomeAssistantRelayConfiguration
     }
 
     /// `POST /ha/push`: relays one notification.
-    @Sendable func push(_ request: Request, context: HeraldRequestContext) async -> Response {
+    @Sendable package func push(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             let body = try await Self.json(request, limit: maxBodyBytes)
             let push: HomeAssistantPushRequest
@@ -138,7 +138,7 @@ struct HomeAssistantRelayRoutes: Dialect {
     }
 
     /// `POST /ha/push/rate_limits`: the token's counters of the day, sending nothing.
-    @Sendable func rateLimits(_ request: Request, context: HeraldRequestContext) async -> Response {
+    @Sendable package func rateLimits(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             let body = try await Self.json(request, limit: maxBodyBytes)
             let token: String
@@ -162,7 +162,7 @@ struct HomeAssistantRelayRoutes: Dialect {
     /// keyed-hash probe per app and plausible service (APNs tokens are hex, FCM's are not only; SNS
     /// holds either), never a scan.
     /// - Throws: `HomeAssistantRelayFailure` for an unknown or invalidated token.
-    func device(_ token: String) async throws -> Match {
+    package func device(_ token: String) async throws -> Match {
         guard let match = try await known(token) else { throw HomeAssistantRelayFailure.unknownToken() }
         return match
     }
@@ -170,7 +170,7 @@ struct HomeAssistantRelayRoutes: Dialect {
     /// The valid installation holding `token` in a relay-enabled app; nil when no app has it. A relay
     /// push never re-validates a token the provider refused: the Companion app registers a new one.
     /// - Throws: `HomeAssistantRelayFailure` `InvalidToken` when only invalidated installations hold it.
-    func known(_ token: String) async throws -> Match? {
+    package func known(_ token: String) async throws -> Match? {
         var services: [PushService] = []
         if (try? InstallationRules.validateAPNsToken(token)) != nil { services.append(.apns) }
         if (try? InstallationRules.validateFCMToken(token)) != nil { services.append(.fcm) }
@@ -190,7 +190,7 @@ struct HomeAssistantRelayRoutes: Dialect {
     }
 
     /// The relay failure for an error of the engine.
-    static func failure(_ error: any Error) -> HomeAssistantRelayFailure {
+    package static func failure(_ error: any Error) -> HomeAssistantRelayFailure {
         guard let error = error as? HeraldError else { return .providerUnavailable("the database is unavailable") }
         switch error.kind {
         case _ where error.code == "payload_too_large", .payloadTooLarge: return .payloadTooLarge(error)
@@ -201,7 +201,7 @@ struct HomeAssistantRelayRoutes: Dialect {
     }
 
     /// The answer to a refused request, logged without the token.
-    static func refusal(_ error: any Error, context: HeraldRequestContext) -> Response {
+    package static func refusal(_ error: any Error, context: HeraldRequestContext) -> Response {
         let failure = error as? HomeAssistantRelayFailure ?? Self.failure(error)
         Counter(
             label: "herald_relay_pushes_total",
@@ -220,7 +220,7 @@ struct HomeAssistantRelayRoutes: Dialect {
 
     /// The request body as JSON, at most `limit` bytes.
     /// - Throws: `HomeAssistantRelayFailure` for a body too large or not JSON.
-    static func json(_ request: Request, limit: Int) async throws -> JSONValue {
+    package static func json(_ request: Request, limit: Int) async throws -> JSONValue {
         var bytes: [UInt8] = []
         for try await buffer in request.body {
             guard bytes.count + buffer.readableBytes <= limit else {
@@ -237,7 +237,7 @@ struct HomeAssistantRelayRoutes: Dialect {
 
     /// A JSON answer (`application/json`), as every relay answer is: Home Assistant parses the body
     /// before it looks at the status.
-    static func json(status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+    package static func json(status: HTTPResponse.Status, _ value: JSONValue) -> Response {
         Response(
             status: status, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized())))
@@ -246,12 +246,12 @@ struct HomeAssistantRelayRoutes: Dialect {
 
 extension HomeAssistantRelayRoutes {
     /// The push token is the relay's credential: an unknown one (`404 UnknownToken`) is refused.
-    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
+    package static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
         path.hasPrefix(prefix) && status == .notFound
     }
 
     /// `429 RateLimited` without `rateLimits` (they are a token's, and no token is looked at).
-    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+    package static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
         guard path.hasPrefix(prefix) else { return nil }
         return HomeAssistantRelayFailure(
             status: .tooManyRequests, errorType: "RateLimited",
@@ -260,5 +260,17 @@ extension HomeAssistantRelayRoutes {
                 "Herald refused too many requests with unknown push tokens from this address. It accepts them again "
                 + "in \(retryAfter) seconds."
         ).response()
+    }
+}
+
+extension HomeAssistantRelayRoutes {
+    package static let name = "Home Assistant"
+    package static let settingsTitle = "Home Assistant push relay"
+    package static var declaredSettings: [any DeclaredSetting] { HomeAssistantRelayConfiguration.Settings.all }
+    package static var routesSummary: String { Self.prefix }
+
+    package static func status(_ settings: HomeAssistantRelayConfiguration?) -> (enabled: Bool, detail: String) {
+        let relay = settings ?? HomeAssistantRelayConfiguration()
+        return (relay.relay, relay.relay ? "relay on, \(relay.maximumPerDay) per token per day" : "relay off")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// A LeanCloud CQL statement (`select * from _Installation where …`), translated to the `where`
 /// object of the query language, which ``InstallationQuery`` then parses and checks like any
@@ -13,21 +14,21 @@ import Foundation
 /// `className`), `geopoint(latitude, longitude)` and `[latitude, longitude]` (LeanCloud's
 /// `AVGeoPoint(latitude, longitude)` order). Not supported, with an error naming them:
 /// sub-queries, `not like`, `not regexp`, `related … to`, `include`.
-public struct CQLStatement: Sendable, Equatable {
+package struct CQLStatement: Sendable, Equatable {
     /// The class queried (`_Installation`).
-    public var className: String
+    package var className: String
     /// The `where` object; `{}` without a `where` clause.
-    public var whereObject: JSONValue
+    package var whereObject: JSONValue
     /// `select count(*) …`.
-    public var count: Bool
+    package var count: Bool
     /// The selected keys; nil for `*`.
-    public var keys: [String]?
-    public var skip: Int?
-    public var limit: Int?
+    package var keys: [String]?
+    package var skip: Int?
+    package var limit: Int?
     /// `order by`, as the REST API's `order` parameter (`-score,name`).
-    public var order: String?
+    package var order: String?
 
-    init(
+    package init(
         className: String, whereObject: JSONValue, count: Bool, keys: [String]?, skip: Int?, limit: Int?,
         order: String?
     ) {
@@ -41,11 +42,11 @@ public struct CQLStatement: Sendable, Equatable {
     }
 
     /// CQL statements are at most this many bytes (LeanCloud's limit).
-    public static let maxLength = 4096
+    package static let maxLength = 4096
 
     /// Parses a statement.
     /// - Throws: `HeraldError` `invalid_query` naming `field` and saying what is wrong where.
-    public init(parsing text: String, field: String = "cql") throws(HeraldError) {
+    package init(parsing text: String, field: String = "cql") throws(HeraldError) {
         guard text.utf8.count <= Self.maxLength else {
             throw .invalidValue(field, code: "invalid_query", "A CQL statement is at most \(Self.maxLength) bytes.")
         }
@@ -64,11 +65,11 @@ private enum CQLToken: Equatable {
 
 /// A recursive-descent parser over CQL's tokens.
 private struct CQLParser {
-    let field: String
-    var tokens: [CQLToken]
-    var position = 0
+    package let field: String
+    package var tokens: [CQLToken]
+    package var position = 0
 
-    init(_ text: String, field: String) throws(HeraldError) {
+    package init(_ text: String, field: String) throws(HeraldError) {
         self.field = field
         tokens = []
         let characters = Array(text)
@@ -150,7 +151,7 @@ private struct CQLParser {
 
     // MARK: Statement
 
-    mutating func statement() throws(HeraldError) -> CQLStatement {
+    package mutating func statement() throws(HeraldError) -> CQLStatement {
         try expect(keyword: "select")
         var count = false
         var keys: [String]? = []
@@ -297,7 +298,7 @@ private struct CQLParser {
 
     /// A SQL `like` pattern as an anchored regular expression: `%` any run, `_` one character,
     /// the rest literal.
-    static func regex(like pattern: String) -> String {
+    package static func regex(like pattern: String) -> String {
         var regex = "^"
         var literal = ""
         func flush() {

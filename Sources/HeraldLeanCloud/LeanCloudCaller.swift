@@ -13,27 +13,27 @@ import HeraldCore
 ///   master key when `,master` follows), the timestamp within the app's skew of Herald's clock;
 /// - `X-AVOSCloud-Application-Id` + `X-AVOSCloud-Application-Key` (or `X-AVOSCloud-Master-Key`),
 ///   or `X-AVOSCloud-Request-Sign` in the signature form.
-struct LeanCloudCaller: Sendable {
+package struct LeanCloudCaller: Sendable {
     /// The Herald app.
-    var appID: String
-    var settings: LeanCloudConfiguration
+    package var appID: String
+    package var settings: LeanCloudConfiguration
     /// Whether the caller proved the master key.
-    var master: Bool
+    package var master: Bool
     /// The client's address (the TCP peer), which an app key's registrations count against.
-    var address = "unknown"
+    package var address = "unknown"
 
-    static let id = HTTPField.Name("X-LC-Id")!
-    static let key = HTTPField.Name("X-LC-Key")!
-    static let sign = HTTPField.Name("X-LC-Sign")!
-    static let legacyID = HTTPField.Name("X-AVOSCloud-Application-Id")!
-    static let legacyKey = HTTPField.Name("X-AVOSCloud-Application-Key")!
-    static let legacyMasterKey = HTTPField.Name("X-AVOSCloud-Master-Key")!
-    static let legacySign = HTTPField.Name("X-AVOSCloud-Request-Sign")!
+    package static let id = HTTPField.Name("X-LC-Id")!
+    package static let key = HTTPField.Name("X-LC-Key")!
+    package static let sign = HTTPField.Name("X-LC-Sign")!
+    package static let legacyID = HTTPField.Name("X-AVOSCloud-Application-Id")!
+    package static let legacyKey = HTTPField.Name("X-AVOSCloud-Application-Key")!
+    package static let legacyMasterKey = HTTPField.Name("X-AVOSCloud-Master-Key")!
+    package static let legacySign = HTTPField.Name("X-AVOSCloud-Request-Sign")!
 
     /// Authenticates a request's headers against the apps that serve the dialect.
     /// - Throws: `LeanCloudFailure.unauthorized` for a missing or unknown app id, a wrong key, or a
     ///   signature that does not verify or is outside the skew.
-    static func authenticate(
+    package static func authenticate(
         _ headers: HTTPFields, apps: [String: (appID: String, settings: LeanCloudConfiguration)], now: Date
     ) throws(LeanCloudFailure) -> LeanCloudCaller {
         guard let id = headers[Self.id] ?? headers[Self.legacyID], let app = apps[id] else {
@@ -80,7 +80,7 @@ struct LeanCloudCaller: Sendable {
     }
 
     /// The lowercase hex MD5 of `text`'s UTF-8 (LeanCloud's request signature).
-    static func md5Hex(_ text: String) -> String {
+    package static func md5Hex(_ text: String) -> String {
         Insecure.MD5.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
@@ -94,14 +94,14 @@ struct LeanCloudCaller: Sendable {
 
     /// Refuses a caller without the master key.
     /// - Throws: `LeanCloudFailure.forbidden`.
-    func requireMaster() throws(LeanCloudFailure) {
+    package func requireMaster() throws(LeanCloudFailure) {
         guard master else { throw .forbidden() }
     }
 
     /// Refuses a push from a caller without the master key unless the app allows client push.
     /// - Throws: `LeanCloudFailure.forbidden` (119), whose message names the setting that allows it
     ///   (the guide's own curl examples push with the app key).
-    func requirePush() throws(LeanCloudFailure) {
+    package func requirePush() throws(LeanCloudFailure) {
         guard master || settings.clientPush else {
             throw .forbidden(
                 "Client push is off for this app, so the app key cannot push: set "

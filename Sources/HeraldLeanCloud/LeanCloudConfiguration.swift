@@ -52,8 +52,10 @@ public struct LeanCloudConfiguration: Sendable, Equatable {
         }
         switch (appID, appKey) {
         case (nil, nil), (_?, _?): break
-        case (nil, _): throw HeraldError.invalidConfiguration(Settings.appID.key(app: herald), "is required with app_key")
-        case (_, nil): throw HeraldError.invalidConfiguration(Settings.appKey.key(app: herald), "is required with app_id")
+        case (nil, _):
+            throw HeraldError.invalidConfiguration(Settings.appID.key(app: herald), "is required with app_key")
+        case (_, nil):
+            throw HeraldError.invalidConfiguration(Settings.appKey.key(app: herald), "is required with app_id")
         }
         if masterKey != nil, appID == nil {
             throw HeraldError.invalidConfiguration(Settings.appID.key(app: herald), "is required with master_key")
@@ -95,7 +97,7 @@ public struct LeanCloudConfiguration: Sendable, Equatable {
 }
 
 extension LeanCloudRoutes {
-    static func settings(appID: String, reader: ConfigReader) throws -> LeanCloudConfiguration {
+    package static func settings(appID: String, reader: ConfigReader) throws -> LeanCloudConfiguration {
         try LeanCloudConfiguration(appID: appID, reader: reader)
     }
 }

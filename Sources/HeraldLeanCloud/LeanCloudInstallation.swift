@@ -11,25 +11,26 @@ import HeraldCore
 /// its push server). `installationId` is the installation's device id; `timeZone`, `badge`,
 /// `channels`, `apnsTopic` (the bundle id) and `appVersion` are columns; every other field is an
 /// attribute, returned as saved.
-enum LeanCloudInstallation {
-    static let className = "_Installation"
+package enum LeanCloudInstallation {
+    package static let className = "_Installation"
     /// Fields Herald keeps in its own columns, or computes.
-    static let builtIn: Set<String> = [
+    package static let builtIn: Set<String> = [
         "objectId", "createdAt", "updatedAt", "deviceType", "deviceToken", "installationId", "registrationId",
         "vendor", "badge", "timeZone", "channels", "apnsTopic", "appVersion", "valid", "ACL",
     ]
 
     /// One save: the fields given (operations applied to `existing`) as a registration.
-    struct Save {
-        var registration: InstallationRegistration
+    package struct Save {
+        package var registration: InstallationRegistration
         /// `valid` as written (master key only).
-        var valid: Bool?
+        package var valid: Bool?
     }
 
     /// Reads a create or update body over `existing` (nil: a new installation).
     /// - Throws: `LeanCloudFailure` for a missing or unsupported device type, a bad token, a field
     ///   of the wrong type or an unknown operation.
-    static func save(_ body: [String: JSONValue], over existing: Installation?) throws(LeanCloudFailure) -> Save {
+    package static func save(_ body: [String: JSONValue], over existing: Installation?) throws(LeanCloudFailure) -> Save
+    {
         let deviceType = try string(body, "deviceType") ?? existing.map(deviceType(of:))
         guard let deviceType else { throw .invalidDeviceType("deviceType is required.") }
         let installationID = try string(body, "installationId") ?? existing?.deviceID
@@ -101,7 +102,7 @@ enum LeanCloudInstallation {
     }
 
     /// LeanCloud's `deviceType` of an installation.
-    static func deviceType(of installation: Installation) -> String {
+    package static func deviceType(of installation: Installation) -> String {
         installation.platform.isApple ? "ios" : "android"
     }
 
@@ -112,7 +113,7 @@ enum LeanCloudInstallation {
     }
 
     /// A string field; `{"__op": "Delete"}` or null reads as absent.
-    static func string(_ body: [String: JSONValue], _ key: String) throws(LeanCloudFailure) -> String? {
+    package static func string(_ body: [String: JSONValue], _ key: String) throws(LeanCloudFailure) -> String? {
         switch body[key] {
         case nil, .null?: return nil
         case .string(let text)?: return text
@@ -122,7 +123,7 @@ enum LeanCloudInstallation {
     }
 
     /// `channels`: an array, or `AddUnique` / `Add` / `Remove` / `Delete` over the current ones.
-    static func channels(_ value: JSONValue?, current: [String]) throws(LeanCloudFailure) -> [String]? {
+    package static func channels(_ value: JSONValue?, current: [String]) throws(LeanCloudFailure) -> [String]? {
         guard let value else { return nil }
         func names(_ value: JSONValue?) throws(LeanCloudFailure) -> [String] {
             guard case .array(let items)? = value else { throw .invalidType("channels must be an array of strings.") }
@@ -156,7 +157,7 @@ enum LeanCloudInstallation {
     }
 
     /// `badge`: a number, or `Increment` (by `amount`) / `Delete` over the current one.
-    static func badge(_ value: JSONValue?, current: Int) throws(LeanCloudFailure) -> Int? {
+    package static func badge(_ value: JSONValue?, current: Int) throws(LeanCloudFailure) -> Int? {
         let result: Int
         switch value {
         case nil: return nil
@@ -182,7 +183,7 @@ enum LeanCloudInstallation {
 
     /// The custom fields over the current attributes: set, `Delete`d, or `Add`/`AddUnique`/`Remove`
     /// on arrays, `Increment` on numbers.
-    static func attributes(
+    package static func attributes(
         _ body: [String: JSONValue], current: [String: JSONValue]
     ) throws(LeanCloudFailure) -> [String: JSONValue] {
         var attributes = current
@@ -226,7 +227,7 @@ enum LeanCloudInstallation {
     }
 
     /// The installation as LeanCloud returns it; `keys` (when given) limits the fields.
-    static func json(_ installation: Installation, keys: Set<String>? = nil) -> JSONValue {
+    package static func json(_ installation: Installation, keys: Set<String>? = nil) -> JSONValue {
         var object = installation.attributes
         object["objectId"] = .string(installation.id)
         object["deviceType"] = .string(deviceType(of: installation))
@@ -255,13 +256,13 @@ enum LeanCloudInstallation {
 }
 
 /// LeanCloud's timestamps: ISO 8601, UTC, milliseconds, `Z` (`2013-06-29T11:33:53.323Z`).
-enum LeanCloudDate {
-    static func string(_ date: Date) -> String {
+package enum LeanCloudDate {
+    package static func string(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     /// An ISO 8601 instant with a time zone, with or without fractional seconds.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
         return try? Date.ISO8601FormatStyle().parse(text)
     }

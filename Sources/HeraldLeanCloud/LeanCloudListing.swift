@@ -7,21 +7,21 @@ import HeraldCore
 /// `skip`, `limit` (0 to 1000; 100), `keys` (objectId, createdAt and updatedAt always) and
 /// `count` (`1` or `true`: the number of matches beside the results). The store sorts, skips and
 /// limits; this reads the parameters and shapes the answer.
-struct LeanCloudListing {
+package struct LeanCloudListing {
     /// The most objects one query returns (LeanCloud's own `limit` maximum).
-    static let maxLimit = 1000
+    package static let maxLimit = 1000
     /// The most objects a query skips.
-    static let maxSkip = 1_000_000
+    package static let maxSkip = 1_000_000
 
-    var skip: Int
-    var limit: Int
+    package var skip: Int
+    package var limit: Int
     /// The fields to answer with, nil for all.
-    var keys: Set<String>?
-    var count: Bool
+    package var keys: Set<String>?
+    package var count: Bool
 
     /// Reads the parameters.
     /// - Throws: `LeanCloudFailure` 102 for a `limit` or `skip` out of range.
-    init(_ query: [String: String]) throws(LeanCloudFailure) {
+    package init(_ query: [String: String]) throws(LeanCloudFailure) {
         func integer(_ name: String, default value: Int, in range: ClosedRange<Int>) throws(LeanCloudFailure) -> Int {
             guard let text = query[name] else { return value }
             guard let number = Int(text), range.contains(number) else {
@@ -36,7 +36,7 @@ struct LeanCloudListing {
     }
 
     /// `{"results": [...], "count"?}` with the page's objects, each cut to `keys`.
-    func answer(_ objects: [JSONValue], count: Int?) -> LeanCloudRoutes.Answer {
+    package func answer(_ objects: [JSONValue], count: Int?) -> LeanCloudRoutes.Answer {
         let results = objects.map { object in
             guard let keys, case .object(let members) = object else { return object }
             return JSONValue.object(members.filter { keys.contains($0.key) })

@@ -9,23 +9,23 @@ import HeraldCore
 /// `sending`) is `in queue`, `done` is `done`, and a push that ended without reaching its devices
 /// (`expired`, `canceled`, `failed`) reads as a sentence saying so. The native API keeps Herald's
 /// statuses.
-enum LeanCloudNotification {
+package enum LeanCloudNotification {
     /// The status of a push that is not finished, scheduled ones included.
-    static let inQueue = "in queue"
+    package static let inQueue = "in queue"
     /// The status of a push every device has an outcome for.
-    static let done = "done"
+    package static let done = "done"
     /// The error message of a push whose expiration passed first.
-    static let expiredMessage = "Expired: the push's expiration time passed before it was sent to every device."
+    package static let expiredMessage = "Expired: the push's expiration time passed before it was sent to every device."
     /// The error message of a push canceled through the native API.
-    static let canceledMessage = "Canceled: the push was canceled before it was sent to every device."
+    package static let canceledMessage = "Canceled: the push was canceled before it was sent to every device."
     /// The error message of a push no device accepted.
-    static let failedMessage = "Failed: the push could not be delivered to any device."
+    package static let failedMessage = "Failed: the push could not be delivered to any device."
 
     /// Every `status` a push can read, in order.
-    static let allStatuses = [inQueue, done, expiredMessage, canceledMessage, failedMessage]
+    package static let allStatuses = [inQueue, done, expiredMessage, canceledMessage, failedMessage]
 
     /// LeanCloud's `status` for one of Herald's statuses.
-    static func status(_ status: NotificationStatus) -> String {
+    package static func status(_ status: NotificationStatus) -> String {
         switch status {
         case .scheduled, .queued, .sending: inQueue
         case .done: done
@@ -38,7 +38,7 @@ enum LeanCloudNotification {
     /// The record: `status` (see the type), `subscribers` (the devices the push reached), and, beyond
     /// the guide, `devices` (targeted), `successes` (accepted by the provider, as `subscribers`),
     /// `errors` (failed or invalid), `data`, `where`, `push_time`, `expiration_time`, timestamps.
-    static func json(_ notification: PushNotification) -> JSONValue {
+    package static func json(_ notification: PushNotification) -> JSONValue {
         let counts = notification.counts
         var object: [String: JSONValue] = [
             "objectId": .string(notification.id), "status": .string(status(notification.status)),
@@ -60,7 +60,7 @@ enum LeanCloudNotification {
 
     /// The payload as a LeanCloud `data` object: `alert` is the APNs alert object when one was sent
     /// (``LeanCloudPush`` keeps it in the APNs override), else the body.
-    static func data(_ payload: NotificationPayload) -> JSONValue {
+    package static func data(_ payload: NotificationPayload) -> JSONValue {
         var data = payload.data
         if case .object(let apns)? = payload.overrides["apns"], case .object(let aps)? = apns["aps"],
             case .object(let alert)? = aps["alert"], alert.values.contains(where: { $0 != .null })

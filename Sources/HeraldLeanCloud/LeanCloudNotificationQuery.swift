@@ -9,26 +9,26 @@ import HeraldCore
 /// `devices`, `successes`, `errors`, and the times `createdAt`, `updatedAt`, `push_time`,
 /// `expiration_time` (Date objects or ISO 8601 strings, compared as instants) read the stored
 /// notification; any other name is a field no record has.
-enum LeanCloudNotificationQuery {
-    static let operators: Set<String> = ["$eq", "$ne", "$in", "$nin", "$exists", "$lt", "$lte", "$gt", "$gte"]
+package enum LeanCloudNotificationQuery {
+    package static let operators: Set<String> = ["$eq", "$ne", "$in", "$nin", "$exists", "$lt", "$lte", "$gt", "$gte"]
 
     /// The rendered fields the store holds.
-    static let fields: [String: NotificationQuery.Field] = [
+    package static let fields: [String: NotificationQuery.Field] = [
         "objectId": .id, "status": .status, "devices": .targeted, "successes": .sent, "errors": .failedOrInvalid,
         "createdAt": .createdAt, "updatedAt": .changedAt, "push_time": .notBefore, "expiration_time": .expiresAt,
     ]
 
     /// Rendered fields that are objects built from the notification's request: not queried.
-    static let unqueryable: Set<String> = ["data", "where"]
+    package static let unqueryable: Set<String> = ["data", "where"]
 
     /// The stored statuses a rendered status stands for (``LeanCloudNotification/status(_:)`` backwards:
     /// `in queue` is scheduled, queued or sending; an error message its one status).
-    static let statuses: [String: [NotificationStatus]] = Dictionary(
+    package static let statuses: [String: [NotificationStatus]] = Dictionary(
         grouping: NotificationStatus.allCases, by: { LeanCloudNotification.status($0) })
 
     /// Reads a where object.
     /// - Throws: `LeanCloudFailure` 102 for an operator, field or shape it does not take.
-    static func query(parsing value: JSONValue, depth: Int = 1) throws(LeanCloudFailure) -> NotificationQuery {
+    package static func query(parsing value: JSONValue, depth: Int = 1) throws(LeanCloudFailure) -> NotificationQuery {
         guard depth <= InstallationQuery.maxDepth else { throw .invalidQuery("The where object nests too deep.") }
         guard case .object(let members) = value else { throw .invalidQuery("where must be an object.") }
         var clauses: [NotificationQuery] = []
@@ -57,7 +57,7 @@ enum LeanCloudNotificationQuery {
 
     /// An `order` parameter (`-` descending): the keys of stored fields; the others are the same
     /// for every record (missing, or objects, which tie) and leave the order as it is.
-    static func order(_ text: String?) -> [QueryOrder<NotificationQuery.Field>] {
+    package static func order(_ text: String?) -> [QueryOrder<NotificationQuery.Field>] {
         guard let text else { return [] }
         return text.split(separator: ",").compactMap { key in
             let descending = key.hasPrefix("-")

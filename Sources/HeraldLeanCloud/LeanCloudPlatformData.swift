@@ -4,11 +4,12 @@ import HeraldCore
 /// A push's per-platform `data.ios` / `data.android` objects: each is what its platform receives
 /// in place of the common fields, carried as the payload's provider overrides (a `null` in an
 /// override removes what Herald rendered from the common fields).
-enum LeanCloudPlatformData {
+package enum LeanCloudPlatformData {
     /// `data.ios`: `alert` (string or APNs alert object), `badge` (a number, or `"Increment"`:
     /// the engine's per-device increment), `sound`, `category`, `thread-id`, `content-available`,
     /// `mutable-content`, and custom keys beside `aps`; the common custom keys are left out.
-    static func apply(ios: [String: JSONValue], to payload: inout NotificationPayload) throws(LeanCloudFailure) {
+    package static func apply(ios: [String: JSONValue], to payload: inout NotificationPayload) throws(LeanCloudFailure)
+    {
         var aps: [String: JSONValue] = [:]
         switch ios["alert"] {
         case nil, .null?: aps["alert"] = .null
@@ -41,7 +42,9 @@ enum LeanCloudPlatformData {
     /// `data.android`: `alert` (the body) and `title` make the notification; without either the
     /// push is data only (`action` and the custom keys), as LeanCloud's silent push; the common
     /// custom keys are left out.
-    static func apply(android: [String: JSONValue], to payload: inout NotificationPayload) throws(LeanCloudFailure) {
+    package static func apply(
+        android: [String: JSONValue], to payload: inout NotificationPayload
+    ) throws(LeanCloudFailure) {
         let body = try LeanCloudInstallation.string(android, "alert")
         let title = try LeanCloudInstallation.string(android, "title")
         var fcm: [String: JSONValue] = [:]

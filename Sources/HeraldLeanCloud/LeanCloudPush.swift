@@ -15,16 +15,16 @@ import HeraldCore
 /// `channels` and `where` (LeanCloud's names, see ``LeanCloudQuery``) select the installations,
 /// `prod` (`dev` or `prod`) sends every APNs recipient through the sandbox or production, `push_time`,
 /// `expiration_time` / `expiration_interval` and `notification_id` (idempotency) are the engine's.
-enum LeanCloudPush {
+package enum LeanCloudPush {
     /// The `data` keys with a meaning of their own; the rest is custom data.
-    static let reserved: Set<String> = [
+    package static let reserved: Set<String> = [
         "alert", "title", "badge", "sound", "content-available", "mutable-content", "category", "ios", "android",
     ]
 
     /// The push's `where` and its `cql` together: CQL becomes the same where query (LeanCloud:
     /// "CQL is converted to where conditions"), ANDed with a `where` when both are given.
     /// - Throws: `LeanCloudFailure` 102 for a statement that does not parse or selects from another class.
-    static func selection(_ body: [String: JSONValue]) throws(LeanCloudFailure) -> JSONValue? {
+    package static func selection(_ body: [String: JSONValue]) throws(LeanCloudFailure) -> JSONValue? {
         let whereValue = body["where"].flatMap { $0 == .null ? nil : $0 }
         switch body["cql"] {
         case nil, .null?: return whereValue
@@ -46,7 +46,7 @@ enum LeanCloudPush {
     /// - Throws: `LeanCloudFailure` naming what is wrong.
     /// - Parameter whereValue: the body's `where`, its token conditions already resolved
     ///   (``LeanCloudQuery/tokensResolved(_:lookup:)``).
-    static func request(
+    package static func request(
         _ body: [String: JSONValue], where whereValue: JSONValue?, now: Date
     ) throws(LeanCloudFailure) -> SendRequest {
         guard case .object(let data)? = body["data"] else { throw .invalidType("data must be an object.") }
@@ -127,7 +127,7 @@ enum LeanCloudPush {
     }
 
     /// The unified payload of `data`.
-    static func payload(_ data: [String: JSONValue]) throws(LeanCloudFailure) -> NotificationPayload {
+    package static func payload(_ data: [String: JSONValue]) throws(LeanCloudFailure) -> NotificationPayload {
         var payload = NotificationPayload()
         switch data["alert"] {
         case nil, .null?: break
@@ -204,7 +204,7 @@ enum LeanCloudPush {
     }
 
     /// `badge`: a number, or `"Increment"` (each device's stored badge plus one).
-    static func badge(_ value: JSONValue?) throws(LeanCloudFailure) -> NotificationPayload.Badge? {
+    package static func badge(_ value: JSONValue?) throws(LeanCloudFailure) -> NotificationPayload.Badge? {
         switch value {
         case nil, .null?: return nil
         case .string(let text)? where text.lowercased() == "increment": return .increment
@@ -218,7 +218,7 @@ enum LeanCloudPush {
     }
 
     /// `content-available` / `mutable-content`: `1`, `true`, or absent.
-    static func flag(_ data: [String: JSONValue], _ key: String) throws(LeanCloudFailure) -> Bool {
+    package static func flag(_ data: [String: JSONValue], _ key: String) throws(LeanCloudFailure) -> Bool {
         switch data[key] {
         case nil, .null?: return false
         case .bool(let flag)?: return flag

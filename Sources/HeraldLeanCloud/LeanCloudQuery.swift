@@ -3,25 +3,25 @@ import HeraldAPI
 import HeraldCore
 
 /// LeanCloud's `_Installation` field names in queries, resolved to Herald's installation fields.
-enum LeanCloudQuery {
+package enum LeanCloudQuery {
     /// The built-in fields a query can read, by LeanCloud name.
-    static let columns: [String: QueryField.Column] = [
+    package static let columns: [String: QueryField.Column] = [
         "objectId": .id, "deviceType": .platform, "installationId": .deviceID, "timeZone": .timezone,
         "channels": .channels, "badge": .badge, "apnsTopic": .bundleID, "appVersion": .appVersion,
         "valid": .valid, "createdAt": .createdAt, "updatedAt": .updatedAt,
         // Written by ``tokensResolved(_:lookup:)`` only: no LeanCloud field has a ':'.
         serviceField: .service,
     ]
-    static let serviceField = "herald:service"
+    package static let serviceField = "herald:service"
 
     /// The token fields and the service whose installations hold them.
-    static let tokenFields: [String: PushService] = ["deviceToken": .apns, "registrationId": .fcm]
+    package static let tokenFields: [String: PushService] = ["deviceToken": .apns, "registrationId": .fcm]
 
     /// The field a LeanCloud name reads: a built-in column, or a custom field (an attribute, at
     /// the top level as LeanCloud keeps them; `a.b` reads a nested key).
     /// - Throws: `HeraldError` `invalid_query` for built-in fields that cannot be queried and for
     ///   names no attribute can have.
-    static func resolve(_ name: String, path: String) throws(HeraldError) -> QueryField {
+    package static func resolve(_ name: String, path: String) throws(HeraldError) -> QueryField {
         if let column = columns[name] { return .column(column) }
         if LeanCloudInstallation.builtIn.contains(name) {
             throw .invalidValue(path, code: "invalid_query", "'\(name)' cannot be queried.")
@@ -33,7 +33,7 @@ enum LeanCloudQuery {
     /// as ``resolve(_:path:)`` resolves a where's.
     /// - Throws: `LeanCloudFailure` 102 for a field that cannot be sorted on (the encrypted tokens)
     ///   or named.
-    static func order(_ text: String?) throws(LeanCloudFailure) -> [QueryOrder<QueryField>] {
+    package static func order(_ text: String?) throws(LeanCloudFailure) -> [QueryOrder<QueryField>] {
         guard let text else { return [] }
         var order: [QueryOrder<QueryField>] = []
         for key in text.split(separator: ",") {
@@ -51,7 +51,7 @@ enum LeanCloudQuery {
     /// installations holding them (looked up by `lookup`), and `$exists` becomes a condition on
     /// the installation's service.
     /// - Throws: `LeanCloudFailure` 102 for another operator on a token field.
-    static func tokensResolved(
+    package static func tokensResolved(
         _ value: JSONValue, lookup: (PushService, String) async throws -> String?
     ) async throws -> JSONValue {
         try await rewritten(value) { key, member in
@@ -84,7 +84,7 @@ enum LeanCloudQuery {
     /// A where object with some fields' conditions replaced, inside `$and` / `$or` too: `rewrite`
     /// answers the clauses that stand for a field's condition (ANDed with the object's others), or
     /// nil to keep it as it is.
-    static func rewritten(
+    package static func rewritten(
         _ value: JSONValue, rewrite: (String, JSONValue) async throws -> [JSONValue]?
     ) async throws -> JSONValue {
         guard case .object(let members) = value else { return value }

@@ -6,12 +6,12 @@ import HeraldEngine
 
 extension LeanCloudRoutes {
     /// The longest `where` parameter a query takes, in characters.
-    static let maxWhereLength = 2048
+    package static let maxWhereLength = 2048
 
     /// `POST /1.1/installations` or `/1.1/classes/_Installation`: creates an installation, or
     /// updates the one holding the `deviceToken` / `installationId` given. `201` with `Location`
     /// for a new one, `200` for an update; `fetchWhenSave=true` returns every field.
-    func saveInstallation(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func saveInstallation(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         if call.body["objectId"] != nil { throw LeanCloudFailure.invalidType("objectId is set by the server.") }
         if !caller.master,
             let retryAfter = try await limit.spend(appID: caller.appID, by: .address(caller.address), now: now())
@@ -63,7 +63,7 @@ extension LeanCloudRoutes {
     }
 
     /// `PUT /1.1/installations/{objectId}`: sets fields and applies operations.
-    func updateInstallation(_ id: String, _ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func updateInstallation(_ id: String, _ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         let previous = try await installation(id, caller: caller)
         let save = try LeanCloudInstallation.save(call.body, over: previous)
         if save.valid != nil { try caller.requireMaster() }
@@ -89,7 +89,7 @@ extension LeanCloudRoutes {
     /// `GET /1.1/installations` (master key): `where`, `order`, `skip`, `limit`, `keys`, `count`,
     /// answered as `{"results": [...], "count"?}`. The where and order are translated to Herald's
     /// query language, which the store runs as its own query.
-    func queryInstallations(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func queryInstallations(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requireMaster()
         let listing = try LeanCloudListing(call.query)
         let order = try LeanCloudQuery.order(call.query["order"])

@@ -5,7 +5,7 @@ import OpenAPIKit
 
 extension LeanCloudRoutes {
     /// LeanCloud's error body.
-    static let failureSchema = JSONSchema.object(
+    package static let failureSchema = JSONSchema.object(
         requiring: ["code", "error"],
         [
             "code": .integer(
@@ -17,12 +17,12 @@ extension LeanCloudRoutes {
             "error": .string(description: "what went wrong"),
         ])
 
-    static func failures(_ statuses: Int...) -> [(Int, APIResponse)] {
+    package static func failures(_ statuses: Int...) -> [(Int, APIResponse)] {
         statuses.map { ($0, .json("A LeanCloud error.", failureSchema)) }
     }
 
     /// The authentication headers, all optional in the document: one of the forms is needed.
-    static let authHeaders: [OpenAPI.Parameter] = [
+    package static let authHeaders: [OpenAPI.Parameter] = [
         ("X-LC-Id", "the LeanCloud app id (app.<id>.leancloud.app_id)"),
         ("X-LC-Key", "the app key, or '<master key>,master'"),
         ("X-LC-Sign", "md5(timestamp + key) hex, timestamp in ms[, master]"),
@@ -34,10 +34,11 @@ extension LeanCloudRoutes {
         OpenAPI.Parameter.header(name: name, required: false, schema: .string(), description: description)
     }
 
-    static let objectSchema = JSONSchema.object(description: "A LeanCloud object (objectId, createdAt, updatedAt…).")
+    package static let objectSchema = JSONSchema.object(
+        description: "A LeanCloud object (objectId, createdAt, updatedAt…).")
 
     /// `_User` at both of its paths.
-    static let userOperations: [APIOperation] = ["/1.1/users", "/1.1/classes/_User"].flatMap { base in
+    package static let userOperations: [APIOperation] = ["/1.1/users", "/1.1/classes/_User"].flatMap { base in
         userOperations(base)
     }
 
@@ -58,19 +59,19 @@ extension LeanCloudRoutes {
         ]
     }
 
-    static let userBody = JSONSchema.object(
+    package static let userBody = JSONSchema.object(
         description: """
             The user's fields (letters, digits and _; GeoPoints as {"__type":"GeoPoint","latitude","longitude"});             {"__op":"Delete"} removes one. Installation queries reach them with $inQuery on a pointer (owner).
             """)
 
-    static let installationBody = JSONSchema.object(
+    package static let installationBody = JSONSchema.object(
         description: """
             deviceType (ios, android), deviceToken (ios), installationId, registrationId + vendor "fcm" (android FCM), \
             badge (or {"__op":"Increment"}), timeZone, channels (or {"__op":"AddUnique"/"Add"/"Remove","objects":[…]}), \
             apnsTopic, apnsTeamId, appVersion, valid (master key), and any custom field ({"__op":"Delete"} removes one).
             """)
 
-    static func operation(
+    package static func operation(
         _ method: HTTPRequest.Method, _ path: String, summary: String, description: String? = nil,
         query: [QueryParameter] = [], body: JSONSchema? = nil, responses: [(Int, APIResponse)]
     ) -> APIOperation {
@@ -81,7 +82,7 @@ extension LeanCloudRoutes {
     }
 
     /// A query's parameters (installations, notifications).
-    static let queryParameters: [QueryParameter] = [
+    package static let queryParameters: [QueryParameter] = [
         .text("where", maxLength: maxWhereLength, description: "a JSON where object, LeanCloud's field names"),
         .text("order", maxLength: 256, description: "fields, '-' for descending, comma separated"),
         .text("keys", maxLength: 512, description: "the fields to return, comma separated"),
@@ -91,15 +92,15 @@ extension LeanCloudRoutes {
     ]
 
     /// A query's answer.
-    static let resultsSchema = JSONSchema.object(
+    package static let resultsSchema = JSONSchema.object(
         requiring: ["results"],
         ["results": .array(items: objectSchema), "count": .integer(minimum: (0, exclusive: false))])
 
-    static let fetchWhenSave = QueryParameter(
+    package static let fetchWhenSave = QueryParameter(
         name: "fetchWhenSave", kind: .choice(["true", "false"]), description: "return every field")
 
     /// Every route of the dialect, under both object paths LeanCloud serves.
-    static let operations: [APIOperation] =
+    package static let operations: [APIOperation] =
         ["/1.1/installations", "/1.1/classes/_Installation"].flatMap { base in
             [
                 operation(
@@ -177,7 +178,7 @@ extension LeanCloudRoutes {
         }
 
     /// `_Notification`: the guide's `status` and `subscribers`, and Herald's counts beside them.
-    static let notificationSchema = JSONSchema.object(
+    package static let notificationSchema = JSONSchema.object(
         requiring: ["objectId", "status", "subscribers", "createdAt"],
         [
             "objectId": .string(),

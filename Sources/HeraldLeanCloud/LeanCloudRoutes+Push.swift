@@ -6,7 +6,7 @@ import HeraldEngine
 
 extension LeanCloudRoutes {
     /// `POST /1.1/push`: the push as the engine's send request; `{"objectId", "createdAt"}`.
-    func push(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func push(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requirePush()
         let whereValue = try await resolvedWhere(try LeanCloudPush.selection(call.body), caller)
         let request = try LeanCloudPush.request(call.body, where: whereValue, now: now())
@@ -23,7 +23,7 @@ extension LeanCloudRoutes {
 
     /// A where object with its token conditions and its `_User` sub-queries resolved against the
     /// caller's app.
-    func resolvedWhere(_ value: JSONValue?, _ caller: LeanCloudCaller) async throws -> JSONValue? {
+    package func resolvedWhere(_ value: JSONValue?, _ caller: LeanCloudCaller) async throws -> JSONValue? {
         guard let value else { return nil }
         let tokens = try await LeanCloudQuery.tokensResolved(value) { service, token in
             try await store.installation(appID: caller.appID, service: service, token: token)?.id
@@ -35,7 +35,7 @@ extension LeanCloudRoutes {
 
     /// `_User` at `/1.1/users[/{objectId}]` and `/1.1/classes/_User[/{objectId}]` (master key):
     /// create, read, update and delete — the users installation queries point at.
-    func user(_ call: Call, id: String?, caller: LeanCloudCaller) async throws -> Answer {
+    package func user(_ call: Call, id: String?, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requireMaster()
         let at = now()
         guard let id else {
@@ -67,7 +67,7 @@ extension LeanCloudRoutes {
     /// `GET /1.1/tables/Notifications/{id}` (the SDKs' `Notification.fetch`) and
     /// `/1.1/classes/_Notification/{id}`: the notification's status, for any caller of the app
     /// that knows its id (the SDK fetches it with the key it pushed with).
-    func notification(_ id: String, caller: LeanCloudCaller) async throws -> Answer {
+    package func notification(_ id: String, caller: LeanCloudCaller) async throws -> Answer {
         guard id.count <= 64, let notification = try await store.notification(appID: caller.appID, id: id) else {
             throw LeanCloudFailure.objectNotFound("_Notification", id)
         }
@@ -77,7 +77,7 @@ extension LeanCloudRoutes {
     /// `GET /1.1/classes/_Notification` (master key): the app's LeanCloud pushes, with `where` and
     /// `order` over their rendered fields (``LeanCloudNotificationQuery``), `skip`, `limit`, `keys`,
     /// `count`, run by the store as its own query.
-    func queryNotifications(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func queryNotifications(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         try caller.requireMaster()
         let listing = try LeanCloudListing(call.query)
         var query = NotificationQuery.condition(field: .source, op: .equal(.string(Self.source)))
@@ -100,7 +100,7 @@ extension LeanCloudRoutes {
 
     /// `POST /1.1/batch`: `{"requests": [{"method", "path", "body"}]}`, each performed as its own
     /// call with the batch's credentials; the answer lists `{"success": …}` or `{"error": …}` in order.
-    func batch(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func batch(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         guard case .array(let requests)? = call.body["requests"] else {
             throw LeanCloudFailure.malformedJSON("requests must be an array.")
         }

@@ -11,22 +11,22 @@ import NIOCore
 /// and `/1.1/batch`, as the SDKs and the REST guide call them, over Herald's registry and engine.
 /// Point an SDK at Herald with `LEANCLOUD_API_SERVER=<Herald URL>`; callers authenticate as
 /// ``LeanCloudCaller`` says, and every error is LeanCloud's `{"code", "error"}` (``LeanCloudFailure``).
-struct LeanCloudRoutes: Dialect {
-    static let settingsKey = "leancloud"
-    static let prefix = "/1.1"
+package struct LeanCloudRoutes: Dialect {
+    package static let settingsKey = "leancloud"
+    package static let prefix = "/1.1"
     /// The `source` of the notifications the dialect sends.
-    static let source = "leancloud"
+    package static let source = "leancloud"
 
-    let store: any HeraldStore
-    let dispatcher: Dispatcher
+    package let store: any HeraldStore
+    package let dispatcher: Dispatcher
     /// The apps serving the dialect, by LeanCloud app id.
-    let apps: [String: (appID: String, settings: LeanCloudConfiguration)]
+    package let apps: [String: (appID: String, settings: LeanCloudConfiguration)]
     /// The app keys' allowance of registrations (`app.<id>.registrations_per_minute`), per address.
-    let limit: RegistrationLimit
-    let maxBodyBytes: Int
-    let now: @Sendable () -> Date
+    package let limit: RegistrationLimit
+    package let maxBodyBytes: Int
+    package let now: @Sendable () -> Date
 
-    init(context: DialectContext, settings: [String: LeanCloudConfiguration]) {
+    package init(context: DialectContext, settings: [String: LeanCloudConfiguration]) {
         store = context.store
         limit = RegistrationLimit(perMinute: context.registrationsPerMinute, store: context.store)
         dispatcher = context.dispatcher
@@ -39,28 +39,28 @@ struct LeanCloudRoutes: Dialect {
         now = context.now
     }
 
-    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+    package func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
         let group = router.group()
         for operation in Self.operations { table.on(group, prefix: "", operation, use: handle) }
     }
 
     /// One call after authentication: method, path below `/1.1`, query and body.
-    struct Call {
-        var method: HTTPRequest.Method
-        var path: [Substring]
-        var query: [String: String]
-        var body: [String: JSONValue]
+    package struct Call {
+        package var method: HTTPRequest.Method
+        package var path: [Substring]
+        package var query: [String: String]
+        package var body: [String: JSONValue]
     }
 
     /// A LeanCloud answer.
-    struct Answer {
-        var status: HTTPResponse.Status
-        var json: JSONValue
-        var location: String?
+    package struct Answer {
+        package var status: HTTPResponse.Status
+        package var json: JSONValue
+        package var location: String?
     }
 
     /// Every route: authenticates, reads the body, performs the call, answers LeanCloud's way.
-    @Sendable func handle(_ request: Request, context: HeraldRequestContext) async -> Response {
+    @Sendable package func handle(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             var caller = try LeanCloudCaller.authenticate(request.headers, apps: apps, now: now())
             caller.address = context.remoteAddress?.ipAddress ?? "unknown"
@@ -95,7 +95,7 @@ struct LeanCloudRoutes: Dialect {
 
     /// Performs one authenticated call (a route's, or one request of a batch).
     /// - Throws: `LeanCloudFailure`, or the store's and engine's errors.
-    func perform(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
+    package func perform(_ call: Call, caller: LeanCloudCaller) async throws -> Answer {
         switch (call.method, Resource(call.path)) {
         case (.post, .installations(nil)?): return try await saveInstallation(call, caller: caller)
         case (.get, .installations(nil)?): return try await queryInstallations(call, caller: caller)
@@ -124,7 +124,7 @@ struct LeanCloudRoutes: Dialect {
     }
 
     /// What a path below `/1.1` names.
-    enum Resource: Equatable {
+    package enum Resource: Equatable {
         /// `installations[/id]` or `classes/_Installation[/id]`.
         case installations(String?)
         /// `users[/id]` or `classes/_User[/id]`.
@@ -135,7 +135,7 @@ struct LeanCloudRoutes: Dialect {
         case notifications
         case push, batch
 
-        init?(_ path: [Substring]) {
+        package init?(_ path: [Substring]) {
             switch path.count {
             case 1 where path[0] == "installations": self = .installations(nil)
             case 1 where path[0] == "push": self = .push
@@ -159,7 +159,7 @@ struct LeanCloudRoutes: Dialect {
 
     /// The installation `id` of the caller's app.
     /// - Throws: `LeanCloudFailure.objectNotFound`.
-    func installation(_ id: String, caller: LeanCloudCaller) async throws -> Installation {
+    package func installation(_ id: String, caller: LeanCloudCaller) async throws -> Installation {
         guard id.count <= 64, let installation = try await store.installation(appID: caller.appID, id: id) else {
             throw LeanCloudFailure.objectNotFound(LeanCloudInstallation.className, id)
         }
@@ -167,13 +167,13 @@ struct LeanCloudRoutes: Dialect {
     }
 
     /// The `keys` parameter: the fields to return, or nil for all.
-    static func keys(_ query: [String: String]) -> Set<String>? {
+    package static func keys(_ query: [String: String]) -> Set<String>? {
         query["keys"].map { Set($0.split(separator: ",").map(String.init)) }
     }
 
     /// The request body as a JSON object, at most `limit` bytes.
     /// - Throws: `LeanCloudFailure` 107 for a body that is not a JSON object, 116 past the limit.
-    static func body(_ request: Request, limit: Int) async throws -> [String: JSONValue] {
+    package static func body(_ request: Request, limit: Int) async throws -> [String: JSONValue] {
         var bytes: [UInt8] = []
         for try await buffer in request.body {
             guard bytes.count + buffer.readableBytes <= limit else {
@@ -195,7 +195,7 @@ struct LeanCloudRoutes: Dialect {
     }
 
     /// A JSON answer.
-    static func json(status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+    package static func json(status: HTTPResponse.Status, _ value: JSONValue) -> Response {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized())))
@@ -204,10 +204,26 @@ struct LeanCloudRoutes: Dialect {
 
 extension LeanCloudRoutes {
     /// `429 {"code": 429, "error": …}`.
-    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+    package static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
         guard path == prefix || path.hasPrefix(prefix + "/") else { return nil }
         let failure = LeanCloudFailure.tooManyRequests(
             "Too many requests with a wrong key or signature from this address; try again in \(retryAfter) seconds.")
         return json(status: failure.status, failure.json)
+    }
+}
+
+extension LeanCloudRoutes {
+    package static let name = "LeanCloud"
+    package static let settingsTitle = "LeanCloud dialect"
+    package static var declaredSettings: [any DeclaredSetting] { LeanCloudConfiguration.Settings.all }
+    package static var routesSummary: String { Self.prefix }
+
+    package static func status(_ settings: LeanCloudConfiguration?) -> (enabled: Bool, detail: String) {
+        let leancloud = settings ?? LeanCloudConfiguration()
+        guard leancloud.isEnabled else { return (false, "no app_id / app_key configured") }
+        return (
+            true,
+            "client push \(leancloud.clientPush ? "allowed" : "off"), master key \(leancloud.masterKey == nil ? "none" : "set")"
+        )
     }
 }

@@ -8,19 +8,19 @@ import HeraldCore
 /// `objectId` `$in` (or `$nin`) the users it found — at most ``maxMatches``, LeanCloud's sub-query
 /// limit — so the engine sees an ordinary installation query. The sub-query is Herald's query
 /// language over the `_User` records (``QueryRecord``), which the store runs as its own query.
-enum LeanCloudSubquery {
+package enum LeanCloudSubquery {
     /// A sub-query yields at most this many objects (LeanCloud's limit).
-    static let maxMatches = 1000
+    package static let maxMatches = 1000
 
     /// The built-in fields of a `_User` record, by LeanCloud name.
-    static let recordColumns: [String: QueryField.Column] = [
+    package static let recordColumns: [String: QueryField.Column] = [
         "objectId": .id, "createdAt": .createdAt, "updatedAt": .updatedAt,
     ]
 
     /// The where object with every `$inQuery` / `$notInQuery` replaced.
     /// - Parameter users: the ids of the `_User` objects a parsed sub-query matches.
     /// - Throws: `LeanCloudFailure` 102 for a sub-query that does not parse or names another class.
-    static func resolved(
+    package static func resolved(
         _ value: JSONValue, users: (InstallationQuery) async throws -> [String]
     ) async throws -> JSONValue {
         try await LeanCloudQuery.rewritten(value) { key, member in
@@ -64,17 +64,17 @@ enum LeanCloudSubquery {
 }
 
 /// `_User` objects as the REST API shows them.
-enum LeanCloudUserObject {
-    static let className = "_User"
+package enum LeanCloudUserObject {
+    package static let className = "_User"
 
     /// A new objectId: 24 lowercase hex characters, as LeanCloud's.
-    static func newID() -> String {
+    package static func newID() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<12).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     /// The user as LeanCloud answers it.
-    static func json(_ user: LeanCloudUser) -> JSONValue {
+    package static func json(_ user: LeanCloudUser) -> JSONValue {
         var object = user.fields
         object["objectId"] = .string(user.id)
         object["createdAt"] = .string(LeanCloudDate.string(user.createdAt))
@@ -83,7 +83,7 @@ enum LeanCloudUserObject {
     }
 
     /// The saved fields of a body: built-in names are not fields; `{"__op": "Delete"}` removes one.
-    static func fields(
+    package static func fields(
         _ body: [String: JSONValue], over current: [String: JSONValue]
     ) throws(LeanCloudFailure)
         -> [String: JSONValue]

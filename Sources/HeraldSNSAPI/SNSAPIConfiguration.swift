@@ -49,7 +49,8 @@ public struct SNSAPIConfiguration: Sendable {
         }
         region = try reader.value(Settings.region, app: appID)
         guard !region.isEmpty, region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-            throw HeraldError.invalidConfiguration(Settings.region.key(app: appID), "must be a region name like us-east-1")
+            throw HeraldError.invalidConfiguration(
+                Settings.region.key(app: appID), "must be a region name like us-east-1")
         }
         accountID = try reader.value(Settings.accountID, app: appID)
         guard accountID.count == 12, accountID.allSatisfy(\.isASCIIDigit) else {
@@ -84,7 +85,7 @@ extension Character {
 }
 
 extension SNSAPIRoutes {
-    static func settings(appID: String, reader: ConfigReader) throws -> SNSAPIConfiguration {
+    package static func settings(appID: String, reader: ConfigReader) throws -> SNSAPIConfiguration {
         try SNSAPIConfiguration(appID: appID, reader: reader)
     }
 }

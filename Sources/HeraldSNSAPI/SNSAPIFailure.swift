@@ -6,50 +6,50 @@ import Hummingbird
 
 /// An error as SNS answers it: `<ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/>`
 /// with SNS's code and status.
-struct SNSAPIFailure: Error, Equatable {
+package struct SNSAPIFailure: Error, Equatable {
     /// `Sender` (the caller's fault) or `Receiver`.
-    var type: String
+    package var type: String
     /// SNS's error code (`InvalidParameter`, `NotFound`).
-    var code: String
-    var status: HTTPResponse.Status
-    var message: String
+    package var code: String
+    package var status: HTTPResponse.Status
+    package var message: String
 
-    static func invalidParameter(_ message: String) -> Self {
+    package static func invalidParameter(_ message: String) -> Self {
         .init(type: "Sender", code: "InvalidParameter", status: .badRequest, message: message)
     }
-    static func notFound(_ message: String) -> Self {
+    package static func notFound(_ message: String) -> Self {
         .init(type: "Sender", code: "NotFound", status: .notFound, message: message)
     }
-    static func authorization(_ message: String) -> Self {
+    package static func authorization(_ message: String) -> Self {
         .init(type: "Sender", code: "AuthorizationError", status: .forbidden, message: message)
     }
     /// An access key no app has, as AWS answers it.
-    static func invalidClientTokenID() -> Self {
+    package static func invalidClientTokenID() -> Self {
         .init(
             type: "Sender", code: "InvalidClientTokenId", status: .forbidden,
             message: "The security token included in the request is invalid.")
     }
-    static func endpointDisabled() -> Self {
+    package static func endpointDisabled() -> Self {
         .init(type: "Sender", code: "EndpointDisabled", status: .badRequest, message: "Endpoint is disabled")
     }
-    static func invalidAction(_ action: String?) -> Self {
+    package static func invalidAction(_ action: String?) -> Self {
         .init(
             type: "Sender", code: "InvalidAction", status: .badRequest,
             message: action.map { "Could not find operation \($0) for version \(SNSAPIRoutes.version)" }
                 ?? "The action or operation requested is invalid. Verify that the action is typed correctly.")
     }
-    static func internalError() -> Self {
+    package static func internalError() -> Self {
         .init(type: "Receiver", code: "InternalError", status: .internalServerError, message: "Internal Error")
     }
 
     /// A refused signature, with the code and status AWS answers.
-    init(_ error: SigV4Error) {
+    package init(_ error: SigV4Error) {
         self.init(
             type: "Sender", code: error.awsCode, status: HTTPResponse.Status(code: error.status),
             message: error.message)
     }
 
-    init(type: String, code: String, status: HTTPResponse.Status, message: String) {
+    package init(type: String, code: String, status: HTTPResponse.Status, message: String) {
         self.type = type
         self.code = code
         self.status = status
@@ -58,7 +58,7 @@ struct SNSAPIFailure: Error, Equatable {
 
     /// Classifies what an action threw: SNS's own failures as they are, Herald's by kind (the
     /// engine's validation of a payload is an invalid parameter), anything else internal.
-    init(_ error: any Error) {
+    package init(_ error: any Error) {
         if let failure = error as? SNSAPIFailure {
             self = failure
             return
@@ -86,7 +86,7 @@ struct SNSAPIFailure: Error, Equatable {
     }
 
     /// The error body.
-    func response(requestID: String) -> Response {
+    package func response(requestID: String) -> Response {
         let xml =
             "<ErrorResponse xmlns=\"\(SNSAPIRoutes.namespace)\"><Error><Type>\(type)</Type>"
             + "<Code>\(SNSXML.escape(code))</Code><Message>\(SNSXML.escape(message))</Message></Error>"

@@ -5,28 +5,28 @@ import HeraldCore
 /// Platform applications and their endpoints (installations).
 extension SNSAPIRoutes {
     /// SNS's platforms and where each delivers natively.
-    enum PlatformKind: String, CaseIterable {
+    package enum PlatformKind: String, CaseIterable {
         case apns = "APNS"
         case apnsSandbox = "APNS_SANDBOX"
         case gcm = "GCM"
 
-        var platform: Platform { self == .gcm ? .android : .ios }
-        var service: PushService { self == .gcm ? .fcm : .apns }
-        var environment: PushEnvironment { self == .apnsSandbox ? .sandbox : .production }
+        package var platform: Platform { self == .gcm ? .android : .ios }
+        package var service: PushService { self == .gcm ? .fcm : .apns }
+        package var environment: PushEnvironment { self == .apnsSandbox ? .sandbox : .production }
     }
 
     /// Attributes that hold credentials: accepted and dropped, never stored (Herald delivers with
     /// the app's own provider configuration, so it has no use for them).
-    static let credentialAttributes: Set<String> = ["PlatformCredential", "PlatformPrincipal"]
+    package static let credentialAttributes: Set<String> = ["PlatformCredential", "PlatformPrincipal"]
 
     /// A platform application's attributes without its credentials.
-    static func storable(_ attributes: [String: String]) -> [String: String] {
+    package static func storable(_ attributes: [String: String]) -> [String: String] {
         attributes.filter { !credentialAttributes.contains($0.key) }
     }
 
     // MARK: Platform applications
 
-    func createPlatformApplication(_ call: Call) async throws -> String? {
+    package func createPlatformApplication(_ call: Call) async throws -> String? {
         let name = try call.parameters.required("Name")
         guard Self.isValidName(name) else {
             throw SNSAPIFailure.invalidParameter(
@@ -52,19 +52,19 @@ extension SNSAPIRoutes {
         return SNSXML.element("PlatformApplicationArn", arn)
     }
 
-    func getPlatformApplicationAttributes(_ call: Call) async throws -> String? {
+    package func getPlatformApplicationAttributes(_ call: Call) async throws -> String? {
         let application = try await platformApplication(call, parameter: "PlatformApplicationArn")
         return SNSXML.entries("Attributes", Self.visibleAttributes(application))
     }
 
-    func setPlatformApplicationAttributes(_ call: Call) async throws -> String? {
+    package func setPlatformApplicationAttributes(_ call: Call) async throws -> String? {
         var application = try await platformApplication(call, parameter: "PlatformApplicationArn")
         application.attributes.merge(Self.storable(call.parameters.map("Attributes"))) { $1 }
         _ = try await store.putSNSPlatformApplication(application)
         return nil
     }
 
-    func listPlatformApplications(_ call: Call) async throws -> String? {
+    package func listPlatformApplications(_ call: Call) async throws -> String? {
         let page = try await store.snsPlatformApplications(
             appID: call.appID, after: try call.parameters.pageStart(), limit: SNSQueryParameters.pageSize + 1)
         let members = page.prefix(SNSQueryParameters.pageSize).map { application in
@@ -78,7 +78,7 @@ extension SNSAPIRoutes {
             + SNSQueryParameters.nextToken(after: page.map(\.name))
     }
 
-    func deletePlatformApplication(_ call: Call) async throws -> String? {
+    package func deletePlatformApplication(_ call: Call) async throws -> String? {
         // Like SNS, deleting what is not there succeeds.
         let arn = try call.parameters.required("PlatformApplicationArn")
         guard case .application(_, let name)? = call.arns.parse(arn) else {
@@ -91,7 +91,7 @@ extension SNSAPIRoutes {
 
     /// The platform application an ARN parameter names.
     /// - Throws: `InvalidParameter` for a malformed ARN, `NotFound` for an unknown one.
-    func platformApplication(_ call: Call, parameter: String) async throws -> SNSPlatformApplication {
+    package func platformApplication(_ call: Call, parameter: String) async throws -> SNSPlatformApplication {
         let arn = try call.parameters.required(parameter)
         guard case .application(let platform, let name)? = call.arns.parse(arn) else {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: \(parameter) Reason: \(arn) is not valid")
@@ -102,14 +102,14 @@ extension SNSAPIRoutes {
         return application
     }
 
-    static func visibleAttributes(_ application: SNSPlatformApplication) -> [String: String] {
+    package static func visibleAttributes(_ application: SNSPlatformApplication) -> [String: String] {
         var attributes = application.attributes.filter { !credentialAttributes.contains($0.key) }
         attributes["Enabled"] = attributes["Enabled"] ?? "true"
         return attributes
     }
 
     /// SNS's names: 1 to 256 letters, digits, `-`, `_` and `.`.
-    static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         (1...256).contains(name.count)
             && name.unicodeScalars.allSatisfy {
                 ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-"
@@ -119,7 +119,7 @@ extension SNSAPIRoutes {
 
     // MARK: Endpoints
 
-    func createPlatformEndpoint(_ call: Call) async throws -> String? {
+    package func createPlatformEndpoint(_ call: Call) async throws -> String? {
         let application = try await platformApplication(call, parameter: "PlatformApplicationArn")
         guard let kind = PlatformKind(rawValue: application.platform) else { throw SNSAPIFailure.internalError() }
         let token = try call.parameters.required("Token")
@@ -168,12 +168,12 @@ extension SNSAPIRoutes {
             call.arns.string(.endpoint(platform: kind.rawValue, application: application.name, id: installation.id)))
     }
 
-    func getEndpointAttributes(_ call: Call) async throws -> String? {
+    package func getEndpointAttributes(_ call: Call) async throws -> String? {
         let (installation, _) = try await endpoint(call, parameter: "EndpointArn")
         return SNSXML.entries("Attributes", Self.endpointAttributes(installation))
     }
 
-    func setEndpointAttributes(_ call: Call) async throws -> String? {
+    package func setEndpointAttributes(_ call: Call) async throws -> String? {
         var (installation, kind) = try await endpoint(call, parameter: "EndpointArn")
         let attributes = call.parameters.map("Attributes")
         if attributes.isEmpty { throw SNSAPIFailure.invalidParameter("Invalid parameter: Attributes") }
@@ -207,7 +207,7 @@ extension SNSAPIRoutes {
         return nil
     }
 
-    func deleteEndpoint(_ call: Call) async throws -> String? {
+    package func deleteEndpoint(_ call: Call) async throws -> String? {
         // Like SNS, deleting what is not there succeeds.
         let arn = try call.parameters.required("EndpointArn")
         guard case .endpoint(_, let application, let id)? = call.arns.parse(arn) else {
@@ -221,7 +221,7 @@ extension SNSAPIRoutes {
         return nil
     }
 
-    func listEndpointsByPlatformApplication(_ call: Call) async throws -> String? {
+    package func listEndpointsByPlatformApplication(_ call: Call) async throws -> String? {
         let application = try await platformApplication(call, parameter: "PlatformApplicationArn")
         let page = try await store.snsEndpoints(
             appID: call.appID, application: application.name, after: try call.parameters.pageStart(),
@@ -239,7 +239,7 @@ extension SNSAPIRoutes {
 
     /// The endpoint (installation) an ARN parameter names, with its platform.
     /// - Throws: `InvalidParameter` for a malformed ARN, `NotFound` for an unknown one.
-    func endpoint(_ call: Call, parameter: String) async throws -> (Installation, PlatformKind) {
+    package func endpoint(_ call: Call, parameter: String) async throws -> (Installation, PlatformKind) {
         let arn = try call.parameters.required(parameter)
         guard case .endpoint(let platform, let application, let id)? = call.arns.parse(arn),
             let kind = PlatformKind(rawValue: platform)
@@ -255,7 +255,7 @@ extension SNSAPIRoutes {
     }
 
     /// `Token`, `Enabled` (the installation is valid) and `CustomUserData`.
-    static func endpointAttributes(_ installation: Installation) -> [String: String] {
+    package static func endpointAttributes(_ installation: Installation) -> [String: String] {
         var attributes = ["Token": installation.token.identity, "Enabled": installation.valid ? "true" : "false"]
         if let data = installation.attributes[customUserDataAttribute]?.snsText {
             attributes["CustomUserData"] = data
@@ -263,7 +263,7 @@ extension SNSAPIRoutes {
         return attributes
     }
 
-    static func validate(token: String, kind: PlatformKind) throws(SNSAPIFailure) {
+    package static func validate(token: String, kind: PlatformKind) throws(SNSAPIFailure) {
         do {
             switch kind.service {
             case .apns: try InstallationRules.validateAPNsToken(token, field: "Token")
@@ -274,7 +274,7 @@ extension SNSAPIRoutes {
         }
     }
 
-    static func bool(_ text: String, name: String) throws(SNSAPIFailure) -> Bool {
+    package static func bool(_ text: String, name: String) throws(SNSAPIFailure) -> Bool {
         switch text.lowercased() {
         case "true": return true
         case "false": return false
@@ -283,12 +283,12 @@ extension SNSAPIRoutes {
     }
 
     /// The installation attribute naming an endpoint's platform application.
-    static var applicationAttribute: String { Installation.snsPlatformApplicationAttribute }
+    package static var applicationAttribute: String { Installation.snsPlatformApplicationAttribute }
 }
 
 extension JSONValue {
     /// The text of a string value.
-    var snsText: String? {
+    package var snsText: String? {
         if case .string(let text) = self { return text }
         return nil
     }

@@ -4,7 +4,7 @@ import HeraldCore
 import OpenAPIKit
 
 extension SNSAPIRoutes {
-    static let operation = APIOperation(
+    package static let operation = APIOperation(
         .post, prefix, tags: ["SNS"],
         summary: "SNS-compatible API: the mobile-push subset of AWS SNS's Query API (2010-03-31).",
         description: """

@@ -6,7 +6,7 @@ import HeraldEngine
 /// `Publish` to an endpoint (one installation) or a topic (a channel): one native notification,
 /// whose payload each recipient resolves by its platform and environment (``SNSPublishMessage``).
 extension SNSAPIRoutes {
-    func publish(_ call: Call) async throws -> String? {
+    package func publish(_ call: Call) async throws -> String? {
         let parameters = call.parameters
         if parameters["PhoneNumber"] != nil {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: PhoneNumber Reason: SMS is not supported")

@@ -4,7 +4,7 @@ import HeraldCore
 
 /// Topics (native channels) and their subscriptions (an installation in the channel).
 extension SNSAPIRoutes {
-    func createTopic(_ call: Call) async throws -> String? {
+    package func createTopic(_ call: Call) async throws -> String? {
         let name = try call.parameters.required("Name")
         guard name.count <= NotificationTarget.maxChannelLength, InstallationRules.isValidChannel(name),
             name.unicodeScalars.allSatisfy({
@@ -20,7 +20,7 @@ extension SNSAPIRoutes {
         return SNSXML.element("TopicArn", call.arns.string(.topic(topic.name)))
     }
 
-    func deleteTopic(_ call: Call) async throws -> String? {
+    package func deleteTopic(_ call: Call) async throws -> String? {
         // Like SNS, deleting what is not there succeeds.
         let name = try topicName(call, parameter: "TopicArn")
         for subscription in try await store.deleteSNSTopic(appID: call.appID, name: name) ?? [] {
@@ -29,7 +29,7 @@ extension SNSAPIRoutes {
         return nil
     }
 
-    func listTopics(_ call: Call) async throws -> String? {
+    package func listTopics(_ call: Call) async throws -> String? {
         let page = try await store.snsTopics(
             appID: call.appID, after: try call.parameters.pageStart(), limit: SNSQueryParameters.pageSize + 1)
         let members = page.prefix(SNSQueryParameters.pageSize).map {
@@ -38,7 +38,7 @@ extension SNSAPIRoutes {
         return "<Topics>\(members.joined())</Topics>" + SNSQueryParameters.nextToken(after: page.map(\.name))
     }
 
-    func subscribe(_ call: Call) async throws -> String? {
+    package func subscribe(_ call: Call) async throws -> String? {
         let topic = try await topic(call, parameter: "TopicArn")
         let proto = try call.parameters.required("Protocol")
         guard proto == "application" else {
@@ -62,7 +62,7 @@ extension SNSAPIRoutes {
             "SubscriptionArn", call.arns.string(.subscription(topic: topic.name, id: subscription.id)))
     }
 
-    func unsubscribe(_ call: Call) async throws -> String? {
+    package func unsubscribe(_ call: Call) async throws -> String? {
         let arn = try call.parameters.required("SubscriptionArn")
         guard case .subscription(let topic, let id)? = call.arns.parse(arn) else {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: SubscriptionArn Reason: \(arn) is not valid")
@@ -74,7 +74,7 @@ extension SNSAPIRoutes {
         return nil
     }
 
-    func listSubscriptionsByTopic(_ call: Call) async throws -> String? {
+    package func listSubscriptionsByTopic(_ call: Call) async throws -> String? {
         let topic = try await topic(call, parameter: "TopicArn")
         let page = try await store.snsSubscriptions(
             appID: call.appID, topic: topic.name, after: try call.parameters.pageStart(),
@@ -107,7 +107,7 @@ extension SNSAPIRoutes {
 
     /// The topic's name from an ARN parameter.
     /// - Throws: `InvalidParameter` for a malformed ARN.
-    func topicName(_ call: Call, parameter: String) throws -> String {
+    package func topicName(_ call: Call, parameter: String) throws -> String {
         let arn = try call.parameters.required(parameter)
         guard case .topic(let name)? = call.arns.parse(arn) else {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: \(parameter) Reason: \(arn) is not valid")
@@ -117,7 +117,7 @@ extension SNSAPIRoutes {
 
     /// The topic an ARN parameter names.
     /// - Throws: `InvalidParameter` for a malformed ARN, `NotFound` for an unknown one.
-    func topic(_ call: Call, parameter: String) async throws -> SNSTopic {
+    package func topic(_ call: Call, parameter: String) async throws -> SNSTopic {
         guard let topic = try await store.snsTopic(appID: call.appID, name: try topicName(call, parameter: parameter))
         else { throw SNSAPIFailure.notFound("Topic does not exist") }
         return topic

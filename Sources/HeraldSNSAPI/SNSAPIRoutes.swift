@@ -16,36 +16,36 @@ import NIOHTTP1
 /// Platform applications, topics and subscriptions are small tables of their own
 /// (``SNSAPIStore``); an endpoint is a native installation (its id is the installation id), a
 /// topic a native channel, and `Publish` a native notification the engine sends to APNs or FCM.
-struct SNSAPIRoutes: Dialect {
-    static let settingsKey = "sns_api"
-    static let prefix = "/sns"
+package struct SNSAPIRoutes: Dialect {
+    package static let settingsKey = "sns_api"
+    package static let prefix = "/sns"
     /// The API version every request names.
-    static let version = "2010-03-31"
+    package static let version = "2010-03-31"
     /// SNS's XML namespace.
-    static let namespace = "http://sns.amazonaws.com/doc/2010-03-31/"
+    package static let namespace = "http://sns.amazonaws.com/doc/2010-03-31/"
     /// The SigV4 service name.
-    static let service = "sns"
+    package static let service = "sns"
     /// The installation attribute that keeps an endpoint's `CustomUserData`.
-    static let customUserDataAttribute = "sns_custom_user_data"
+    package static let customUserDataAttribute = "sns_custom_user_data"
 
     /// One authenticated call: the app, its ARNs and the request's parameters.
-    struct Call {
-        var appID: String
-        var settings: SNSAPIConfiguration
-        var arns: SNSARN.Scope
-        var parameters: SNSQueryParameters
-        var requestID: String
+    package struct Call {
+        package var appID: String
+        package var settings: SNSAPIConfiguration
+        package var arns: SNSARN.Scope
+        package var parameters: SNSQueryParameters
+        package var requestID: String
     }
 
-    let store: any DispatchStore & EventStore & SNSAPIStore
-    let dispatcher: Dispatcher
-    let settings: [String: SNSAPIConfiguration]
+    package let store: any DispatchStore & EventStore & SNSAPIStore
+    package let dispatcher: Dispatcher
+    package let settings: [String: SNSAPIConfiguration]
     /// The app of each access key id.
-    let appsByAccessKey: [String: String]
-    let maxBodyBytes: Int
-    let now: @Sendable () -> Date
+    package let appsByAccessKey: [String: String]
+    package let maxBodyBytes: Int
+    package let now: @Sendable () -> Date
 
-    init(context: DialectContext, settings: [String: SNSAPIConfiguration]) {
+    package init(context: DialectContext, settings: [String: SNSAPIConfiguration]) {
         store = context.store
         dispatcher = context.dispatcher
         self.settings = settings
@@ -59,12 +59,12 @@ struct SNSAPIRoutes: Dialect {
         now = context.now
     }
 
-    func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
+    package func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
         table.on(router.group(), prefix: "", Self.operation, use: handle)
     }
 
     /// `POST /sns`: verifies the signature, reads `Action` and answers as SNS does.
-    @Sendable func handle(_ request: Request, context: HeraldRequestContext) async -> Response {
+    @Sendable package func handle(_ request: Request, context: HeraldRequestContext) async -> Response {
         let requestID = UUID().uuidString.lowercased()
         var action: String?
         do {
@@ -139,7 +139,7 @@ struct SNSAPIRoutes: Dialect {
     }
 
     /// The actions served.
-    enum Action: String, CaseIterable {
+    package enum Action: String, CaseIterable {
         case createPlatformApplication = "CreatePlatformApplication"
         case getPlatformApplicationAttributes = "GetPlatformApplicationAttributes"
         case setPlatformApplicationAttributes = "SetPlatformApplicationAttributes"
@@ -185,16 +185,28 @@ struct SNSAPIRoutes: Dialect {
 
 extension SNSAPIRoutes {
     /// SNS refuses a signature with `403` (`InvalidClientTokenId`, `SignatureDoesNotMatch`, `IncompleteSignature`).
-    static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
+    package static func refusesCredentials(path: String, status: HTTPResponse.Status) -> Bool {
         path == prefix && status == .forbidden
     }
 
     /// `429 Throttled`, as SNS throttles (the AWS SDKs retry it with backoff).
-    static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
+    package static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? {
         guard path == prefix else { return nil }
         return SNSAPIFailure(
             type: "Sender", code: "Throttled", status: .tooManyRequests,
             message: "Too many requests with refused credentials from this address; retry in \(retryAfter) seconds."
         ).response(requestID: UUID().uuidString.lowercased())
+    }
+}
+
+extension SNSAPIRoutes {
+    package static let name = "SNS API"
+    package static let settingsTitle = "SNS-compatible API"
+    package static var declaredSettings: [any DeclaredSetting] { SNSAPIConfiguration.Settings.all }
+    package static var routesSummary: String { Self.prefix }
+
+    package static func status(_ settings: SNSAPIConfiguration?) -> (enabled: Bool, detail: String) {
+        guard let settings, settings.credentials != nil else { return (false, "no access key configured") }
+        return (true, "region \(settings.region), account \(settings.accountID)")
     }
 }

@@ -2,20 +2,20 @@
 /// `arn:aws:sns:<region>:<account>:app/<platform>/<name>` (platform application),
 /// `…:endpoint/<platform>/<application>/<installation id>` (endpoint), `…:<topic>` (topic) and
 /// `…:<topic>:<subscription id>` (subscription).
-enum SNSARN: Equatable {
+package enum SNSARN: Equatable {
     case application(platform: String, name: String)
     case endpoint(platform: String, application: String, id: String)
     case topic(String)
     case subscription(topic: String, id: String)
 
     /// The ARNs of one app.
-    struct Scope: Sendable {
-        var region: String
-        var accountID: String
+    package struct Scope: Sendable {
+        package var region: String
+        package var accountID: String
 
-        var prefix: String { "arn:aws:sns:\(region):\(accountID):" }
+        package var prefix: String { "arn:aws:sns:\(region):\(accountID):" }
 
-        func string(_ arn: SNSARN) -> String {
+        package func string(_ arn: SNSARN) -> String {
             switch arn {
             case .application(let platform, let name): prefix + "app/\(platform)/\(name)"
             case .endpoint(let platform, let application, let id): prefix + "endpoint/\(platform)/\(application)/\(id)"
@@ -25,7 +25,7 @@ enum SNSARN: Equatable {
         }
 
         /// Reads an ARN of this app's region and account; nil when it is not one.
-        func parse(_ text: String) -> SNSARN? {
+        package func parse(_ text: String) -> SNSARN? {
             guard text.hasPrefix(prefix) else { return nil }
             let resource = text.dropFirst(prefix.count)
             let parts = resource.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -14,16 +14,16 @@ import HeraldCore
 /// the `fcm` overrides Android's (`{"fcmV1Message": {"message": {…}}}` or the legacy
 /// `{"notification": {…}, "data": {…}}`). The `AWS.SNS.MOBILE.*` message attributes become APNs
 /// headers and FCM's TTL.
-struct SNSPublishMessage {
+package struct SNSPublishMessage {
     /// The native payload.
-    var payload: NotificationPayload
+    package var payload: NotificationPayload
 
     /// The platform keys a structured message may hold.
-    static let platformKeys = ["default", "APNS", "APNS_SANDBOX", "GCM"]
+    package static let platformKeys = ["default", "APNS", "APNS_SANDBOX", "GCM"]
 
     /// Translates a message.
     /// - Throws: `SNSAPIFailure` `InvalidParameter` with SNS's wording for a malformed message.
-    init(
+    package init(
         message: String, structure: String?, attributes: [String: SNSQueryParameters.MessageAttribute], now: Date
     ) throws(SNSAPIFailure) {
         payload = NotificationPayload()

@@ -3,14 +3,14 @@ import Hummingbird
 import NIOCore
 
 /// SNS's XML answers, written by hand: the shapes are few and flat.
-enum SNSXML {
+package enum SNSXML {
     /// `<name>text</name>`, the text escaped.
-    static func element(_ name: String, _ text: String) -> String {
+    package static func element(_ name: String, _ text: String) -> String {
         "<\(name)>\(escape(text))</\(name)>"
     }
 
     /// A string map as SNS writes `Attributes`: `<entry><key/><value/></entry>…`.
-    static func entries(_ name: String, _ map: [String: String]) -> String {
+    package static func entries(_ name: String, _ map: [String: String]) -> String {
         "<\(name)>"
             + map.keys.sorted().map { "<entry>\(element("key", $0))\(element("value", map[$0] ?? ""))</entry>" }
             .joined() + "</\(name)>"

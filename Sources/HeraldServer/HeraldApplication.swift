@@ -1,7 +1,13 @@
 import Crypto
 import Foundation
+import HeraldAOVIS
+import HeraldAPI
+import HeraldArgusAI
 import HeraldCore
 import HeraldEngine
+import HeraldHomeAssistant
+import HeraldLeanCloud
+import HeraldSNSAPI
 import HeraldWebPush
 import Hummingbird
 import HummingbirdWebSocket
@@ -10,7 +16,8 @@ import Logging
 /// Builds Herald's HTTP application from its parts; `herald serve` and the tests use the same
 /// builder.
 public enum HeraldApplication {
-    /// The dialects Herald serves (DESIGN §6): a new one is its folder under `Dialects/` and a line here.
+    /// The dialects Herald serves (DESIGN §6): a new one is its own module (`Sources/Herald<Name>`, on
+    /// `HeraldAPI`) and a line here (docs/architecture.md).
     static let dialects: [any Dialect.Type] = [
         ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,
     ]
@@ -58,7 +65,8 @@ public enum HeraldApplication {
         WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })
             .register(on: router.group("v1/webpush"), table: &table)
         let context = DialectContext(
-            store: store, apps: apps, dispatcher: dispatcher, configuration: configuration, now: now)
+            store: store, apps: apps, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes,
+            registrationsPerMinute: configuration.registrationsPerMinute, settings: configuration.dialects, now: now)
         for dialect in dialects { dialect.mount(context, on: router, table: &table) }
         ConsoleRoutes(
             store: store, apps: apps, gate: console, configuration: configuration, dispatcher: dispatcher, now: now

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldSQLite

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldServer
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldAPI
 import HeraldCore
 import HeraldServer
 

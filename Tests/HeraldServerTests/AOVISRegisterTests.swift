@@ -7,6 +7,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAOVIS
+@testable import HeraldAPI
+
 /// `POST /api/internal/push/register` and the camera-management routes, driven with the AOVIS
 /// guide's own requests and checked against its documented bodies.
 @Suite("AOVIS dialect: register and device routes", .serialized)

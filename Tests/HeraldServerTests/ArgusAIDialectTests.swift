@@ -5,6 +5,9 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldArgusAI
+
 @Suite("ArgusAI dialect: registration, tokens, preferences and devices through HTTP", .serialized)
 struct ArgusAIDialectTests {
     static let registerPath = "/api/v1/push/mobile/register"

@@ -6,6 +6,10 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAOVIS
+@testable import HeraldAPI
+@testable import HeraldArgusAI
+
 @Suite("ArgusAI dialect: event notifications through the engine and the mock providers", .serialized)
 struct ArgusAIEventTests {
     static let settings = ArgusAIConfiguration(publicBaseURL: "https://argusai.local/")

@@ -6,6 +6,9 @@ import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 
+@testable import HeraldAPI
+@testable import HeraldArgusAI
+
 /// The server (and, for events, the mock providers) with the ArgusAI settings of the app `demo`.
 struct ArgusAIHarness {
     /// The document's example device id.

@@ -6,6 +6,8 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAPI
+
 @Suite("Authentication and authorization")
 struct AuthTests {
     @Test("No key or a wrong key is 401")

@@ -9,6 +9,8 @@ import HummingbirdTesting
 import HummingbirdWebSocket
 import Testing
 
+@testable import HeraldAPI
+
 /// Herald on a real port with its WebSocket router, the mock APNs and FCM behind it.
 struct ChannelHarness {
     let engine: EngineHarness

@@ -8,6 +8,8 @@ import HeraldWebPush
 import Logging
 import Testing
 
+@testable import HeraldAPI
+
 @Suite("Configuration")
 struct ConfigurationTests {
     @Test("Defaults with no configuration at all")

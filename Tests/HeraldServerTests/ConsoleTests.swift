@@ -14,6 +14,8 @@ import NIOCore
 import Synchronization
 import Testing
 
+@testable import HeraldAPI
+
 /// The web console through the real router: sign-in, the session cookie and its CSRF token, the
 /// native API and the console's own routes under a session, and the console's files.
 @Suite("Web console: sign-in, session cookie, CSRF, console routes and assets")

@@ -10,6 +10,8 @@ import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 
+@testable import HeraldAPI
+
 /// The server harness with real provider clients pointed at the mock APNs and FCM servers.
 struct EngineHarness {
     static let topic = "com.example.herald"

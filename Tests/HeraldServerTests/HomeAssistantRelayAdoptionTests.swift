@@ -6,6 +6,9 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldHomeAssistant
+
 /// The relay forwards a push token Herald has never seen, as the document's relay does (004):
 /// Herald registers it from what Home Assistant sends, then delivers as for any relay push.
 @Suite("Home Assistant push relay: tokens Herald has never seen")

@@ -2,6 +2,9 @@ import HeraldCore
 import HeraldServer
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldHomeAssistant
+
 @Suite("Home Assistant push relay settings")
 struct HomeAssistantRelayConfigurationTests {
     static let app = [

@@ -6,6 +6,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldHomeAssistant
+
 /// Home Assistant's own `mobile_app` notify code (`scripts/ha-notify.py`, from the
 /// `homeassistant` wheel in `scripts/bootstrap`'s `.python/homeassistant` environment) against the relay on a real port,
 /// with the mock APNs and FCM servers receiving what the engine sends.

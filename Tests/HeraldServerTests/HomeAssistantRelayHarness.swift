@@ -9,6 +9,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 
+@testable import HeraldAPI
+@testable import HeraldHomeAssistant
+
 /// Calls the Home Assistant push relay as Home Assistant's `mobile_app` notify platform does
 /// (`homeassistant/components/mobile_app/notify.py`): the shared aiohttp session's `json=` body —
 /// Home Assistant's orjson encoder, compact, keys in the order the platform builds them (message,

@@ -6,6 +6,9 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldHomeAssistant
+
 @Suite("Home Assistant push relay, through the router and the mock providers", .serialized)
 struct HomeAssistantRelayTests {
     /// The next UTC midnight after `date`, as the relay writes `resetsAt`.

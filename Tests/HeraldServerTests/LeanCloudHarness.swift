@@ -6,6 +6,9 @@ import HeraldServer
 import HummingbirdTesting
 import NIOCore
 
+@testable import HeraldAPI
+@testable import HeraldLeanCloud
+
 /// Calls the LeanCloud dialect as the SDKs and the REST guide do, with one of their credentials.
 struct LeanCloudClient {
     static let appID = "lc-demo-app-id"

@@ -7,6 +7,9 @@ import HeraldTestSupport
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldLeanCloud
+
 /// LeanCloud's class queries (`_Installation`, `_Notification`, `_User` sub-queries) translated
 /// to Herald's query language and run by the store as its own SQL, through the router.
 @Suite("LeanCloud queries, run by the store", .serialized)

@@ -6,6 +6,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldLeanCloud
+
 /// `scripts/leancloud-sdk-test.py` (LeanCloud's own Python SDK, in `scripts/bootstrap`'s `.python/leancloud` environment)
 /// against Herald on a real port, with the mock APNs (production and sandbox) and FCM servers
 /// receiving what the engine sends.

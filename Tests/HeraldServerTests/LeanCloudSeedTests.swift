@@ -8,6 +8,9 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldLeanCloud
+
 /// One `curl` request of the LeanCloud push guide (seeds/003), its body exactly as the guide
 /// writes it, and the answer Herald gives.
 struct SeedRequest: Sendable {

@@ -7,6 +7,9 @@ import HeraldTestSupport
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldLeanCloud
+
 @Suite("LeanCloud push API, through the router and the mock providers", .serialized)
 struct LeanCloudTests {
     private static func lc(_ harness: EngineHarness, _ api: API) -> LeanCloudClient {

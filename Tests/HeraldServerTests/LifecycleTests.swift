@@ -11,6 +11,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldArgusAI
+@testable import HeraldLeanCloud
+
 /// Clean-up rules per app: an ArgusAI app and a LeanCloud app on one Herald, each device crossing
 /// its document's ages on a test clock while the engine's one clean-up job runs, on both stores.
 @Suite("Lifecycle per app: ArgusAI's and LeanCloud's clean-up rules on one Herald", .serialized)

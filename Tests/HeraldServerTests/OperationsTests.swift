@@ -7,6 +7,7 @@ import OpenAPIKit
 import Testing
 import Yams
 
+@testable import HeraldAPI
 @testable import HeraldServer
 
 @Suite("Operations routes")

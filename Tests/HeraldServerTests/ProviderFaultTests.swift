@@ -13,6 +13,8 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+@testable import HeraldAPI
+
 /// The provider fault matrix: a broadcast (`target: all`) to devices of two providers while the mock of one of them
 /// misbehaves over its real protocol (HTTP/2 over TLS). For each fault: (a) every device gets the notification once
 /// the fault clears, before its expiry; (b) the requests the failing provider saw during the fault stay within a

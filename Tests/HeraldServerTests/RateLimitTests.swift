@@ -8,6 +8,10 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+@testable import HeraldAOVIS
+@testable import HeraldAPI
+@testable import HeraldLeanCloud
+
 /// `app.<id>.registrations_per_minute` and `http.auth_failures_per_minute` at their boundaries, through
 /// the real router, on every surface they cover.
 @Suite("Rate limits: registrations per caller, refused credentials per address")

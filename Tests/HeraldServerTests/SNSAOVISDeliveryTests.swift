@@ -7,6 +7,9 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAOVIS
+@testable import HeraldAPI
+
 /// The AOVIS guide's own backend path (`seeds/000` §2 and §7) with `app.<id>.aovis.delivery: sns`,
 /// end to end against moto with its SigV4 check on: the register call creates the platform endpoint
 /// and back-fills its ARN, a camera event publishes §6's payloads with `MessageStructure=json` under

@@ -3,6 +3,9 @@ import HeraldSNS
 import HeraldServer
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldSNSAPI
+
 @Suite("SNS-compatible API settings")
 struct SNSAPIConfigurationTests {
     static let app = [

@@ -7,6 +7,9 @@ import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 
+@testable import HeraldAPI
+@testable import HeraldSNSAPI
+
 /// Calls the SNS-compatible API as an AWS SDK does: a form body, SigV4-signed.
 struct SNSCaller {
     static let accessKeyID = "AKIDHERALDTEST000001"

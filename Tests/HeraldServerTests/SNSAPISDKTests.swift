@@ -6,6 +6,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldSNSAPI
+
 /// `scripts/sns-sdk-test.py` (boto3) against Herald on a real port, with the mock APNs and FCM
 /// servers receiving what the engine sends.
 @Suite("SNS-compatible API with boto3")

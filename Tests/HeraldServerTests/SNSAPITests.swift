@@ -6,6 +6,9 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
+@testable import HeraldAPI
+@testable import HeraldSNSAPI
+
 @Suite("SNS-compatible API")
 struct SNSAPITests {
     static let apnsCredentials: [(String, String)] = [

@@ -10,6 +10,8 @@ import HummingbirdTesting
 import NIOCore
 import Synchronization
 
+@testable import HeraldAPI
+
 /// A clock tests move by hand.
 final class TestClock: Sendable {
     private let current: Mutex<Date>

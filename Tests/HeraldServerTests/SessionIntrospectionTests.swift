@@ -9,6 +9,10 @@ import NIOCore
 import Synchronization
 import Testing
 
+@testable import HeraldAOVIS
+@testable import HeraldAPI
+@testable import HeraldArgusAI
+
 /// An app's own auth service as RFC 7662 describes it: `POST /introspect` with a form-encoded
 /// `token`, HTTP Basic client credentials, and a JSON answer with `active` and `sub`.
 final class IntrospectionServer: Sendable {

@@ -7,6 +7,8 @@ import HeraldWebPush
 import Synchronization
 import Testing
 
+@testable import HeraldAPI
+
 @Suite("Settings catalog and configuration reference")
 struct SettingsCatalogTests {
     /// The committed reference.

@@ -9,6 +9,8 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldAPI
+
 /// Browsers through Web Push: `POST /v1/notifications` → the engine → RFC 8291 encryption and
 /// RFC 8292 VAPID → the mock push service, which verifies the JWT and decrypts with the
 /// subscription's private key.

@@ -40,7 +40,7 @@ public struct AppDirectory: Sendable {
     ///   - defaultAppUserTokens: How the generated `default` app verifies user tokens, when no app is
     ///     configured.
     public init(
-        apps: [AppConfiguration], defaultAppUserTokens: UserTokenConfiguration?, store: any InstallationRegistry,
+        apps: [AppConfiguration], defaultAppUserTokens: UserTokenConfiguration, store: any InstallationRegistry,
         now: @escaping @Sendable () -> Date = Date.init,
         announce: (AppKeys) -> Void = { _ in }
     ) async throws {
@@ -53,7 +53,7 @@ public struct AppDirectory: Sendable {
     /// app, which `herald keys rotate` changes); requests after it see the new keys and verifiers.
     /// - Throws: `HeraldError` for unreadable key files; store errors. The directory is unchanged then.
     public func reload(
-        apps: [AppConfiguration], defaultAppUserTokens: UserTokenConfiguration?, store: any InstallationRegistry,
+        apps: [AppConfiguration], defaultAppUserTokens: UserTokenConfiguration, store: any InstallationRegistry,
         now: @escaping @Sendable () -> Date = Date.init
     ) async throws {
         let entries = try await Self.entries(
@@ -62,7 +62,7 @@ public struct AppDirectory: Sendable {
     }
 
     private static func entries(
-        apps: [AppConfiguration], defaultAppUserTokens: UserTokenConfiguration?, store: any InstallationRegistry,
+        apps: [AppConfiguration], defaultAppUserTokens: UserTokenConfiguration, store: any InstallationRegistry,
         now: @escaping @Sendable () -> Date, announce: (AppKeys) -> Void
     ) async throws -> [Entry] {
         var entries: [Entry] = []

@@ -18,6 +18,11 @@ package struct RegistrationLimit: Sendable {
     package let perMinute: [String: Int]
     package let store: any ClusterState
 
+    package init(perMinute: [String: Int], store: any ClusterState) {
+        self.perMinute = perMinute
+        self.store = store
+    }
+
     /// Spends one registration of the caller's allowance.
     /// - Returns: Seconds to wait before the next registration may succeed, when the allowance is
     ///   spent (nothing was spent then); nil when the registration may go ahead.

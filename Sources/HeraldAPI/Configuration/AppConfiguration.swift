@@ -145,7 +145,8 @@ extension IntrospectionConfiguration {
         let clientID = try reader.value(Settings.clientID, app: appID)
         let clientSecret = try reader.value(Settings.clientSecret, app: appID)
         guard (clientID == nil) == (clientSecret == nil) else {
-            throw HeraldError.invalidConfiguration(Settings.clientSecret.key(app: appID), "and client_id are set together")
+            throw HeraldError.invalidConfiguration(
+                Settings.clientSecret.key(app: appID), "and client_id are set together")
         }
         self.init(
             url: url, clientID: clientID, clientSecret: clientSecret,

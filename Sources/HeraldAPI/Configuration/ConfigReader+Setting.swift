@@ -49,7 +49,9 @@ extension ConfigReader {
     }
 
     /// A setting that is one of a set of values, or its default.
-    package func value<Choice: RawRepresentable & Sendable>(_ setting: Setting<Choice>, app: String? = nil) throws -> Choice
+    package func value<Choice: RawRepresentable & Sendable>(
+        _ setting: Setting<Choice>, app: String? = nil
+    ) throws -> Choice
     where Choice.RawValue == String {
         let key = setting.key(app: app)
         guard let text = try string(setting, app: app) else { return setting.defaultValue }

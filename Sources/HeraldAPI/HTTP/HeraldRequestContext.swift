@@ -19,6 +19,13 @@ public struct HeraldRequestContext: AuthRequestContext, RequestContext, RemoteAd
 }
 
 extension HeraldRequestContext {
+    /// The verified caller.
+    /// - Throws: `HeraldError.unauthorized` when the route was reached without authentication.
+    package func principal() throws(HeraldError) -> Principal {
+        guard let identity else { throw .unauthorized() }
+        return identity
+    }
+
     /// The app of a caller holding its server key.
     /// - Throws: `HeraldError.forbidden` with `message` for any other caller.
     package func requireServerKey(_ message: String) throws(HeraldError) -> String {

@@ -132,5 +132,5 @@ extension Array where Element == (Int, APIResponse) {
 extension OrderedDictionary
 where Key == OpenAPI.ContentType, Value == Either<OpenAPI.Reference<OpenAPI.Content>, OpenAPI.Content> {
     /// `application/json` of this schema.
-    static func json(_ schema: JSONSchema) -> Self { [.json: .b(OpenAPI.Content(schema: schema))] }
+    package static func json(_ schema: JSONSchema) -> Self { [.json: .b(OpenAPI.Content(schema: schema))] }
 }

@@ -2,19 +2,8 @@ import HeraldCore
 import OpenAPIKit
 
 /// The named schemas of `/openapi.yaml` (`#/components/schemas`), built from the limits the
-/// validation code uses. Dialects add theirs in their own folders.
+/// validation code uses. Dialects declare theirs as ``Dialect/schemas``.
 package enum APISchemas {
-    /// Every named schema.
-    package static var all: OrderedDictionary<String, JSONSchema> {
-        var all = native
-        for (name, schema) in aovis { all[name] = schema }
-        for (name, schema) in argusAI { all[name] = schema }
-        return all
-    }
-
-    /// The names of every schema, for ``JSONSchema/ref(_:description:)``.
-    package static let names: Set<String> = Set(nativeNames + aovisNames + argusAINames)
-
     package static let nativeNames = [
         "Error", "Status", "Platform", "Service", "Environment", "WebPushSubscription", "InstallationFields",
         "InstallationRegistration", "Installation", "InstallationList", "Preferences", "SendRequest", "Notification",

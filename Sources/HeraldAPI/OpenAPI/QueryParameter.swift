@@ -23,6 +23,12 @@ package struct QueryParameter: Sendable {
     package var kind: Kind
     package var description: String?
 
+    package init(name: String, kind: Kind, description: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.description = description
+    }
+
     /// A text parameter.
     package static func text(
         _ name: String, maxLength: Int, pattern: String? = nil, code: String = "invalid_value",

@@ -20,8 +20,12 @@ public struct RouteDescriptor: Sendable, Hashable, CustomStringConvertible {
 /// declarations: `/openapi.yaml` is built from them, and ``RouteIndex`` answers which methods a
 /// path takes.
 package struct RouteTable {
-    private(set) var operations: [APIOperation] = []
+    package private(set) var operations: [APIOperation] = []
     package let index: RouteIndex
+
+    package init(index: RouteIndex) {
+        self.index = index
+    }
 
     /// Registers `handler` for `operation` on `group`, whose routes all start with `prefix`.
     package mutating func on(
@@ -44,6 +48,8 @@ package struct RouteTable {
 /// `405 Method Not Allowed` with `Allow`, not `404`.
 package final class RouteIndex: Sendable {
     private let routes = Mutex<[[Substring]: [HTTPRequest.Method]]>([:])
+
+    package init() {}
 
     package func add(_ route: RouteDescriptor) {
         routes.withLock { $0[Self.segments(route.path), default: []].append(route.method) }

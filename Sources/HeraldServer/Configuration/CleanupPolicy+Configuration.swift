@@ -1,6 +1,8 @@
 import Configuration
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
+import HeraldLeanCloud
 
 extension CleanupPolicy {
     /// LeanCloud's installation lifecycle (003): an installation not opened (saved again) for 60 days
@@ -109,7 +111,7 @@ extension HeraldConfiguration {
         var policies: [String: CleanupPolicy] = [:]
         for id in appIDs {
             if reader.contains(EngineConfiguration.Settings.appCleanupInterval, app: id) {
-                throw invalid(
+                throw HeraldError.invalidConfiguration(
                     EngineConfiguration.Settings.appCleanupInterval.key(app: id),
                     "is not per app: set \(EngineConfiguration.Settings.cleanupInterval.key)")
             }

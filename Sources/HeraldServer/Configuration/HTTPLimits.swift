@@ -1,4 +1,5 @@
 import Configuration
+import HeraldAPI
 import HeraldCore
 
 /// How long and how much Herald's HTTP server waits for and reads from one client, so that slow or

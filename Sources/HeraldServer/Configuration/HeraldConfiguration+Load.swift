@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import Synchronization
 import SystemPackage
@@ -26,7 +27,7 @@ extension HeraldConfiguration {
         var fileProvider: (any ConfigProvider)?
         if let file {
             guard FileManager.default.isReadableFile(atPath: file) else {
-                throw HeraldConfiguration.invalid("config", "names '\(file)', which cannot be read")
+                throw HeraldError.invalidConfiguration("config", "names '\(file)', which cannot be read")
             }
             do {
                 let path = FilePath(file)
@@ -36,7 +37,7 @@ extension HeraldConfiguration {
                     fileProvider = try await FileProvider<JSONSnapshot>(filePath: path)
                 }
             } catch {
-                throw HeraldConfiguration.invalid(
+                throw HeraldError.invalidConfiguration(
                     "config", "names '\(file)', which is not valid JSON or YAML: \(error)")
             }
         }
@@ -51,7 +52,7 @@ extension HeraldConfiguration {
             let mode = try? FileManager.default.attributesOfItem(atPath: file)[.posixPermissions]
                 as? Int, mode & 0o077 != 0
         {
-            throw HeraldConfiguration.invalid(
+            throw HeraldError.invalidConfiguration(
                 "config",
                 "names '\(file)', which holds a secret ('\(key)') but is readable by group or others (mode "
                     + "\(String(mode & 0o777, radix: 8))): chmod 600 '\(file)'")

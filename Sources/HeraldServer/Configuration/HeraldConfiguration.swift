@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import Logging
@@ -106,7 +107,8 @@ public struct HeraldConfiguration: Sendable {
         var apps: [AppConfiguration] = []
         for id in ids {
             guard AppConfiguration.isValidID(id), !apps.contains(where: { $0.id == id }) else {
-                throw Self.invalid(Settings.apps.key, "'\(id)' is not a unique app id of [a-z0-9_-]{1,64}")
+                throw HeraldError.invalidConfiguration(
+                    Settings.apps.key, "'\(id)' is not a unique app id of [a-z0-9_-]{1,64}")
             }
             apps.append(try AppConfiguration(id: id, reader: reader))
         }
@@ -127,7 +129,7 @@ public struct HeraldConfiguration: Sendable {
         }
         self.providers = providers
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
-        dialects = try DialectSettings(reader: reader, appIDs: appIDs)
+        dialects = try DialectSettings(reader: reader, appIDs: appIDs, dialects: HeraldApplication.dialects)
         engine.cleanupPolicies = try Self.lifecyclePolicies(
             reader: reader, appIDs: appIDs, base: engine.cleanupPolicy, dialects: dialects)
         console = try ConsoleConfiguration(reader: reader)
@@ -138,12 +140,6 @@ public struct HeraldConfiguration: Sendable {
         if let secretKeyFile { return secretKeyFile }
         if case .sqlite(let path) = database, path != ":memory:" { return path + ".key" }
         return nil
-    }
-
-    static func invalid(_ key: String, _ problem: String) -> HeraldError {
-        HeraldError(
-            kind: .badRequest, code: "invalid_configuration", message: "Configuration key '\(key)' \(problem).",
-            field: key)
     }
 }
 
@@ -239,12 +235,12 @@ public enum DatabaseLocation: Sendable, Equatable {
         } else if url.hasPrefix("sqlite:") {
             self = .sqlite(path: String(url.dropFirst("sqlite:".count)))
         } else if url.contains("://") {
-            throw HeraldConfiguration.invalid("database", "has an unsupported scheme (sqlite or postgres)")
+            throw HeraldError.invalidConfiguration("database", "has an unsupported scheme (sqlite or postgres)")
         } else {
             self = .sqlite(path: url)
         }
         if case .sqlite(let path) = self, path.isEmpty {
-            throw HeraldConfiguration.invalid("database", "has no file path")
+            throw HeraldError.invalidConfiguration("database", "has no file path")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPI
 
 extension SettingsCatalog {
     /// The command that writes the reference, as the generated file and the test that compares it say.

@@ -1,3 +1,4 @@
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 
@@ -24,49 +25,47 @@ public enum SettingsCatalog {
     private typealias Server = HeraldConfiguration.Settings
 
     /// The sections, in the reference's order.
-    public static let sections: [SettingsSection] = [
-        SettingsSection("Server", [Server.host, Server.port]),
-        SettingsSection(
-            "Database and secrets", [Server.database, Server.sqliteSynchronous, Server.secretKey, Server.secretKeyFile]),
-        SettingsSection("Logging", [Server.logLevel, Server.logFormat]),
-        SettingsSection("Metrics", [Server.metricsEnabled, Server.metricsToken]),
-        SettingsSection("HTTP", [Server.maxBodyBytes] + HTTPLimits.Settings.all),
-        SettingsSection(
-            "Apps",
-            introduction: """
-                Each app of `apps` has its own keys and settings under `app.<id>`. Without `apps`, the generated \
-                `default` app reads its settings (all but the keys) under `app.default`.
-                """,
-            [Server.apps] + AppConfiguration.Settings.all + [
-                Server.registrationsPerMinute, ProviderConfiguration.Settings.deliveryLog,
-            ]),
-        SettingsSection(
-            "User tokens",
-            introduction: "The `app.default.jwt.*` keys configure user tokens of the generated `default` app.",
-            UserTokenConfiguration.Settings.all),
-        SettingsSection("Session introspection", IntrospectionConfiguration.Settings.all),
-        SettingsSection("APNs", ProviderConfiguration.APNs.Settings.all),
-        SettingsSection("FCM", ProviderConfiguration.FCM.Settings.all),
-        SettingsSection("Web Push", ProviderConfiguration.WebPush.Settings.all),
-        SettingsSection("AWS SNS delivery", ProviderConfiguration.SNS.Settings.all),
-        SettingsSection("ArgusAI dialect", ArgusAIConfiguration.Settings.all),
-        SettingsSection("AOVIS dialect", AOVISConfiguration.Settings.all),
-        SettingsSection("SNS-compatible API", SNSAPIConfiguration.Settings.all),
-        SettingsSection("Home Assistant push relay", HomeAssistantRelayConfiguration.Settings.all),
-        SettingsSection("LeanCloud dialect", LeanCloudConfiguration.Settings.all),
-        SettingsSection("Engine", EngineConfiguration.Settings.all),
-        SettingsSection(
-            "Clean-up",
-            introduction: """
-                The clean-up job deletes what the rules below name, every `engine.cleanup.interval_hours`. \
-                The `engine.cleanup.*` rules are ArgusAI's, and every app follows them unless it sets its own \
-                under `app.<id>.lifecycle` (an app with the LeanCloud dialect configured starts from LeanCloud's \
-                lifecycle instead).
-                """,
-            [EngineConfiguration.Settings.cleanupInterval] + CleanupPolicy.Settings.engine.all
-                + CleanupPolicy.Settings.app.all + [EngineConfiguration.Settings.appCleanupInterval]),
-        SettingsSection("Console", ConsoleConfiguration.Settings.all),
-    ]
+    public static let sections: [SettingsSection] =
+        [
+            SettingsSection("Server", [Server.host, Server.port]),
+            SettingsSection(
+                "Database and secrets",
+                [Server.database, Server.sqliteSynchronous, Server.secretKey, Server.secretKeyFile]),
+            SettingsSection("Logging", [Server.logLevel, Server.logFormat]),
+            SettingsSection("Metrics", [Server.metricsEnabled, Server.metricsToken]),
+            SettingsSection("HTTP", [Server.maxBodyBytes] + HTTPLimits.Settings.all),
+            SettingsSection(
+                "Apps",
+                introduction: """
+                    Each app of `apps` has its own keys and settings under `app.<id>`. Without `apps`, the generated \
+                    `default` app reads its settings (all but the keys) under `app.default`.
+                    """,
+                [Server.apps] + AppConfiguration.Settings.all + [
+                    Server.registrationsPerMinute, ProviderConfiguration.Settings.deliveryLog,
+                ]),
+            SettingsSection(
+                "User tokens",
+                introduction: "The `app.default.jwt.*` keys configure user tokens of the generated `default` app.",
+                UserTokenConfiguration.Settings.all),
+            SettingsSection("Session introspection", IntrospectionConfiguration.Settings.all),
+            SettingsSection("APNs", ProviderConfiguration.APNs.Settings.all),
+            SettingsSection("FCM", ProviderConfiguration.FCM.Settings.all),
+            SettingsSection("Web Push", ProviderConfiguration.WebPush.Settings.all),
+            SettingsSection("AWS SNS delivery", ProviderConfiguration.SNS.Settings.all),
+        ] + HeraldApplication.dialects.map { SettingsSection($0.settingsTitle, $0.declaredSettings) } + [
+            SettingsSection("Engine", EngineConfiguration.Settings.all),
+            SettingsSection(
+                "Clean-up",
+                introduction: """
+                    The clean-up job deletes what the rules below name, every `engine.cleanup.interval_hours`. \
+                    The `engine.cleanup.*` rules are ArgusAI's, and every app follows them unless it sets its own \
+                    under `app.<id>.lifecycle` (an app with the LeanCloud dialect configured starts from LeanCloud's \
+                    lifecycle instead).
+                    """,
+                [EngineConfiguration.Settings.cleanupInterval] + CleanupPolicy.Settings.engine.all
+                    + CleanupPolicy.Settings.app.all + [EngineConfiguration.Settings.appCleanupInterval]),
+            SettingsSection("Console", ConsoleConfiguration.Settings.all),
+        ]
 
     /// Every setting, in the reference's order.
     public static var settings: [any DeclaredSetting] { sections.flatMap(\.settings) }

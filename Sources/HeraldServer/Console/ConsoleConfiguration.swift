@@ -1,4 +1,5 @@
 import Configuration
+import HeraldAPI
 import HeraldCore
 
 /// The web console's settings (`console.*`).

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import Hummingbird
 
@@ -7,7 +8,7 @@ import Hummingbird
 /// the console's own routes: the cookie must be a valid session that was not signed out (the store
 /// says, so a sign-out on one node holds on all), and the request must carry its CSRF token in
 /// `X-CSRF-Token` (every method, reads included).
-struct ConsoleGate: Sendable {
+struct ConsoleGate: SessionCredentials {
     let sessions: ConsoleSessions
     let apps: AppDirectory
     /// Where signed-out sessions are kept.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldAPI
 import HeraldCore
 
 /// Signs and checks the console's sessions. A session is signed, so every node that shares the

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import HeraldHTTP2

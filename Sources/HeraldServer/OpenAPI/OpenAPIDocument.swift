@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import OpenAPIKit
 import Yams
 
 /// The OpenAPI 3.1 description of Herald's API, served at `/openapi.yaml`: built from the
-/// ``APIOperation`` declarations the router registered and the named schemas of ``APISchemas``.
+/// ``APIOperation`` declarations the router registered and the named schemas of ``APISchemas`` and
+/// of each dialect.
 enum OpenAPIDocument {
     /// The document of these operations.
     static func make(_ operations: [APIOperation]) -> OpenAPI.Document {
@@ -16,7 +18,12 @@ enum OpenAPIDocument {
             paths[path] = .b(item)
         }
         var schemas: OrderedDictionary<OpenAPI.ComponentKey, JSONSchema> = [:]
-        for (name, schema) in APISchemas.all { schemas[OpenAPI.ComponentKey(rawValue: name)!] = schema }
+        // The native schemas, then each dialect's, in the order of their settings keys.
+        var named = [APISchemas.native]
+        for dialect in HeraldApplication.dialects.sorted(by: { $0.settingsKey < $1.settingsKey }) {
+            named.append(dialect.schemas)
+        }
+        for (name, schema) in named.joined() { schemas[OpenAPI.ComponentKey(rawValue: name)!] = schema }
         return OpenAPI.Document(
             openAPIVersion: .v3_1_1,
             info: .init(

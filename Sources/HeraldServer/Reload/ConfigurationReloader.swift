@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import Logging

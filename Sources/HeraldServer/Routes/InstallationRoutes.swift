@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import Hummingbird
@@ -164,14 +165,5 @@ struct InstallationRoutes: Sendable {
         if let requested, requested != userID {
             throw .invalidValue("user_id", code: "user_mismatch", "A user may only register devices as themselves.")
         }
-    }
-}
-
-extension HeraldRequestContext {
-    /// The verified caller.
-    /// - Throws: `HeraldError.unauthorized` when the route was reached without authentication.
-    func principal() throws(HeraldError) -> Principal {
-        guard let identity else { throw .unauthorized() }
-        return identity
     }
 }

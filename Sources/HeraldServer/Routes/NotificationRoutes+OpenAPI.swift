@@ -1,4 +1,5 @@
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import OpenAPIKit
 

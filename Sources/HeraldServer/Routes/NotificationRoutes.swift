@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import Hummingbird

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPI
 import HeraldCore
 
 /// The native JSON rendering of notifications and their ledger.

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldAPNs
 import HeraldCore
 import HeraldEngine
@@ -110,11 +111,11 @@ enum APNsSetup: ProviderSetup {
                 caFile: try reader.value(Declared.caFile, app: appID))
             apns.connections = try reader.value(Declared.connections, app: appID)
             if keyFile != nil, apns.keyID == nil || apns.teamID == nil {
-                throw HeraldConfiguration.invalid(
+                throw HeraldError.invalidConfiguration(
                     "\(prefix).key_id", "and apns.team_id are required with apns.key_file")
             }
             if certificateFile != nil, apns.certificateKeyFile == nil {
-                throw HeraldConfiguration.invalid(
+                throw HeraldError.invalidConfiguration(
                     "\(prefix).certificate_key_file", "is required with apns.certificate_file")
             }
             return apns
@@ -137,14 +138,14 @@ enum APNsSetup: ProviderSetup {
             } else if let certificate = settings.certificateFile, let key = settings.certificateKeyFile {
                 authentication = try .certificate(pemCertificate: certificate, pemKey: key)
             } else {
-                throw HeraldConfiguration.invalid(prefix, "needs key_file, p12_file or certificate_file")
+                throw HeraldError.invalidConfiguration(prefix, "needs key_file, p12_file or certificate_file")
             }
         } catch let error as HeraldError {
             throw error
         } catch let error as APNsError {
-            throw HeraldConfiguration.invalid("\(prefix).key_file", "holds no usable key: \(error.message)")
+            throw HeraldError.invalidConfiguration("\(prefix).key_file", "holds no usable key: \(error.message)")
         } catch {
-            throw HeraldConfiguration.invalid(prefix, "has credentials that cannot be read: \(error)")
+            throw HeraldError.invalidConfiguration(prefix, "has credentials that cannot be read: \(error)")
         }
         let roots = try TransportFactory.trustRoots(settings.caFile, key: "\(prefix).ca_file")
         func client(_ environment: APNsConfiguration.Environment) throws -> APNsClient {

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import HeraldFCM
@@ -72,13 +73,13 @@ enum FCMSetup: ProviderSetup {
         guard let settings else { return FCMTransport(client: nil) }
         let prefix = "app.\(appID).fcm"
         guard let bytes = FileManager.default.contents(atPath: settings.serviceAccountFile) else {
-            throw HeraldConfiguration.invalid("\(prefix).service_account_file", "cannot be read")
+            throw HeraldError.invalidConfiguration("\(prefix).service_account_file", "cannot be read")
         }
         let account: FCMServiceAccount
         do {
             account = try FCMServiceAccount(json: Array(bytes))
         } catch {
-            throw HeraldConfiguration.invalid("\(prefix).service_account_file", "is not usable: \(error.message)")
+            throw HeraldError.invalidConfiguration("\(prefix).service_account_file", "is not usable: \(error.message)")
         }
         var configuration = FCMClient.Configuration(
             account: account, trustRoots: try TransportFactory.trustRoots(settings.caFile, key: "\(prefix).ca_file"),

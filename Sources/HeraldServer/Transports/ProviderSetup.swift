@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 

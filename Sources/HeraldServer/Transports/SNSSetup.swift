@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import HeraldSNS
@@ -101,7 +102,7 @@ enum SNSSetup: ProviderSetup {
             (Declared.gcmApplicationARN, applications.gcm),
         ] {
             if let arn, !(arn.hasPrefix("arn:") && arn.split(separator: ":").count >= 6 && arn.contains(":app/")) {
-                throw HeraldConfiguration.invalid(setting.key(app: appID), "must be a platform application ARN")
+                throw HeraldError.invalidConfiguration(setting.key(app: appID), "must be a platform application ARN")
             }
         }
         let broadcastTopic = try reader.value(Declared.broadcastTopicARN, app: appID)
@@ -109,12 +110,12 @@ enum SNSSetup: ProviderSetup {
             !(broadcastTopic.hasPrefix("arn:") && broadcastTopic.split(separator: ":").count == 6
                 && !broadcastTopic.contains("/"))
         {
-            throw HeraldConfiguration.invalid(Declared.broadcastTopicARN.key(app: appID), "must be a topic ARN")
+            throw HeraldError.invalidConfiguration(Declared.broadcastTopicARN.key(app: appID), "must be a topic ARN")
         }
         let keyID = try reader.value(Declared.accessKeyID, app: appID)
         let secret = try reader.value(Declared.secretAccessKey, app: appID)
         guard (keyID == nil) == (secret == nil) else {
-            throw HeraldConfiguration.invalid(
+            throw HeraldError.invalidConfiguration(
                 Declared.secretAccessKey.key(app: appID), "and access_key_id go together")
         }
         var credentials: AWSCredentials?
@@ -127,7 +128,9 @@ enum SNSSetup: ProviderSetup {
         if let url = try reader.value(Declared.endpointURL, app: appID) {
             guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme),
                 components.host != nil
-            else { throw HeraldConfiguration.invalid(Declared.endpointURL.key(app: appID), "must be an http(s) URL") }
+            else {
+                throw HeraldError.invalidConfiguration(Declared.endpointURL.key(app: appID), "must be an http(s) URL")
+            }
             endpointURL = url
         }
         return ProviderConfiguration.SNS(
@@ -149,7 +152,7 @@ enum SNSSetup: ProviderSetup {
                 client: client, applications: settings.applications, topic: settings.topic,
                 broadcastTopic: settings.broadcastTopicARN)
         } catch {
-            throw HeraldConfiguration.invalid("app.\(appID).sns", error.message)
+            throw HeraldError.invalidConfiguration("app.\(appID).sns", error.message)
         }
     }
 }

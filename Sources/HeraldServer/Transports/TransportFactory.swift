@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import NIOSSL
@@ -27,13 +28,13 @@ public enum TransportFactory {
         do {
             return try NIOSSLCertificate.fromPEMFile(file)
         } catch {
-            throw HeraldConfiguration.invalid(key, "is not a readable PEM file: \(error)")
+            throw HeraldError.invalidConfiguration(key, "is not a readable PEM file: \(error)")
         }
     }
 
     static func hostAndPort(_ url: String, key: String) throws -> (String, Int) {
         guard let components = URLComponents(string: url), components.scheme == "https", let host = components.host
-        else { throw HeraldConfiguration.invalid(key, "must be an https URL") }
+        else { throw HeraldError.invalidConfiguration(key, "must be an https URL") }
         return (host, components.port ?? 443)
     }
 }

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import HeraldWebPush
@@ -65,25 +66,25 @@ enum WebPushSetup: ProviderSetup {
         let key: VAPIDKey
         if let file = try reader.value(Declared.privateKeyFile, app: appID) {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw HeraldConfiguration.invalid(Declared.privateKeyFile.key(app: appID), "cannot be read")
+                throw HeraldError.invalidConfiguration(Declared.privateKeyFile.key(app: appID), "cannot be read")
             }
             do {
                 key = try VAPIDKey(pem: pem)
             } catch {
-                throw HeraldConfiguration.invalid(Declared.privateKeyFile.key(app: appID), error.message)
+                throw HeraldError.invalidConfiguration(Declared.privateKeyFile.key(app: appID), error.message)
             }
         } else if let raw = try reader.value(Declared.privateKey, app: appID) {
             do {
                 key = try VAPIDKey(base64URL: raw)
             } catch {
-                throw HeraldConfiguration.invalid(Declared.privateKey.key(app: appID), error.message)
+                throw HeraldError.invalidConfiguration(Declared.privateKey.key(app: appID), error.message)
             }
         } else {
             return nil
         }
         guard let subject = try reader.value(Declared.subject, app: appID), VAPIDTokenCache.isValidSubject(subject)
         else {
-            throw HeraldConfiguration.invalid(
+            throw HeraldError.invalidConfiguration(
                 Declared.subject.key(app: appID),
                 "must be a mailto: or https: contact (RFC 8292 §2.1) when a VAPID key is set")
         }
@@ -107,7 +108,7 @@ enum WebPushSetup: ProviderSetup {
         } catch let error as HeraldError {
             throw error
         } catch {
-            throw HeraldConfiguration.invalid(prefix, "cannot make a Web Push client: \(error)")
+            throw HeraldError.invalidConfiguration(prefix, "cannot make a Web Push client: \(error)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// What gorush users hold of their devices, read by `herald import --format gorush`. gorush keeps
 /// no registry: its callers keep the tokens, and what they have is gorush's own request body

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// Installations as CSV (RFC 4180), one registration per row: what `herald import --format csv`
 /// reads and `herald export --format csv` writes.

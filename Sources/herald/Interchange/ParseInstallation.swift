@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// Parse's and LeanCloud's `_Installation` class, as their data exports hold it (`{"results":
 /// [...]}` or one object per line): what `herald import --format parse` reads and `herald export

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldLeanCloud
 import Testing
 
 @Suite("CQL: statements translated to the where query language")

@@ -3,17 +3,29 @@ import HeraldCore
 import Hummingbird
 import HummingbirdAuth
 
+/// What stands for a bearer credential on a request that has none: the web console's session
+/// cookie with its CSRF token (HeraldServer's `ConsoleGate`).
+package protocol SessionCredentials: Sendable {
+    /// The caller of `request`'s session; nil when it carries none.
+    /// - Throws: `HeraldError` when it carries one that is not valid.
+    func principal(_ request: Request) async throws -> Principal?
+}
+
 /// Resolves `Authorization: Bearer <credential>` to a ``Principal`` and refuses requests without a
 /// valid one with `401`. Routes then check what the principal may do.
-struct BearerAuthenticator: RouterMiddleware {
-    typealias Context = HeraldRequestContext
+package struct BearerAuthenticator: RouterMiddleware {
+    package typealias Context = HeraldRequestContext
 
-    let apps: AppDirectory
-    /// The web console's sessions: without a bearer credential, a console session cookie with its
-    /// CSRF token stands for the app's server key.
-    var console: ConsoleGate?
+    package let apps: AppDirectory
+    /// Without a bearer credential, a console session stands for the app's server key.
+    package var console: (any SessionCredentials)?
 
-    func handle(
+    package init(apps: AppDirectory, console: (any SessionCredentials)? = nil) {
+        self.apps = apps
+        self.console = console
+    }
+
+    package func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
@@ -31,5 +43,5 @@ struct BearerAuthenticator: RouterMiddleware {
 
 extension HTTPField.Name {
     /// Names the app a user token belongs to when Herald serves several.
-    static let heraldApp = Self("X-Herald-App")!
+    package static let heraldApp = Self("X-Herald-App")!
 }
