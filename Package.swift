@@ -309,6 +309,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The real router and engine over a temporary SQLite store, for the server's and the dialects' tests.
+        .target(
+            name: "HeraldServerTestSupport",
+            dependencies: [
+                "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldSQLite", "HeraldServer", "HeraldTestSupport",
+                "HeraldAPNs", "HeraldFCM", "HeraldSNS",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ] + dialects.map { .target(name: $0) },
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: ["HeraldCore", "HeraldTestSupport"],
@@ -410,7 +426,8 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldCore", "HeraldServer", "HeraldAPI", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport",
+                "HeraldCore", "HeraldServer", "HeraldAPI", "HeraldServerTestSupport", "HeraldSQLite", "HeraldPostgres",
+                "HeraldTestSupport",
                 "HeraldEngine",
                 "HeraldAPNs",
                 "HeraldFCM", "HeraldWebPush", "HeraldSNS", .product(name: "GRDB", package: "GRDB.swift"),
@@ -430,22 +447,41 @@ let package = Package(
             ] + dialects.map { .target(name: $0) },
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "HeraldLeanCloudTests",
-            dependencies: ["HeraldLeanCloud", "HeraldCore", "HeraldTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "heraldTests",
-            dependencies: ["herald", "HeraldTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        // The device-side library: Foundation only, so iOS and macOS apps take nothing else.
-        .target(name: "HeraldClient", swiftSettings: swiftSettings),
-        .testTarget(
-            name: "HeraldClientTests",
-            dependencies: ["HeraldClient", "HeraldTestSupport", "herald"],
-            swiftSettings: swiftSettings
-        ),
+        // One test target per dialect, through the real router (HeraldServerTestSupport).
     ]
+        + dialects.map { dialect in
+            .testTarget(
+                name: dialect + "Tests",
+                dependencies: [
+                    .target(name: dialect), "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldServer", "HeraldSQLite",
+                    "HeraldPostgres", "HeraldServerTestSupport", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM",
+                    "HeraldSNS",
+                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                    .product(name: "Configuration", package: "swift-configuration"),
+                    .product(name: "Crypto", package: "swift-crypto"),
+                    .product(name: "GRDB", package: "GRDB.swift"),
+                    .product(name: "HTTPTypes", package: "swift-http-types"),
+                    .product(name: "Hummingbird", package: "hummingbird"),
+                    .product(name: "HummingbirdTesting", package: "hummingbird"),
+                    .product(name: "JWTKit", package: "jwt-kit"),
+                    .product(name: "Logging", package: "swift-log"),
+                    .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                ],
+                swiftSettings: swiftSettings
+            )
+        } + [
+            .testTarget(
+                name: "heraldTests",
+                dependencies: ["herald", "HeraldTestSupport"],
+                swiftSettings: swiftSettings
+            ),
+            // The device-side library: Foundation only, so iOS and macOS apps take nothing else.
+            .target(name: "HeraldClient", swiftSettings: swiftSettings),
+            .testTarget(
+                name: "HeraldClientTests",
+                dependencies: ["HeraldClient", "HeraldTestSupport", "herald"],
+                swiftSettings: swiftSettings
+            ),
+        ]
 )

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldEngine
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import HeraldWebPush
 import Logging

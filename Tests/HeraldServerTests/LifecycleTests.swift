@@ -6,6 +6,7 @@ import HeraldEngine
 import HeraldPostgres
 import HeraldSQLite
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldEngine
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 
@@ -372,12 +373,5 @@ struct NotificationRoutesTests {
             #expect(badges.sorted() == [5, 6, 7, 8, 9])
             #expect(try await api.call(.get, "/v1/installations/\(id)").int("badge") == 9)
         }
-    }
-}
-
-extension TestClock {
-    /// Moves the clock to `date`.
-    func set(_ date: Date) {
-        advance(by: date.timeIntervalSince(now))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldServerTestSupport
 import HummingbirdTesting
 import NIOCore
 import OpenAPIKit

@@ -6,6 +6,7 @@ import HeraldFCM
 import HeraldSNS
 import HeraldSQLite
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import HeraldWebPush
 import Hummingbird

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
@@ -61,7 +62,7 @@ struct RateLimitTests {
             // LeanCloud's app key counts per address like the client key, in the same allowance (the address
             // spent it above); the master key is not limited.
             let leanCloud = LeanCloudClient(client: api.client, now: { harness.clock.now })
-            func save(_ auth: LeanCloudClient.Auth) async throws -> APIResponse {
+            func save(_ auth: LeanCloudClient.Auth) async throws -> CallResponse {
                 try await leanCloud.call(
                     .post, "/1.1/installations", auth: auth,
                     body: #"{"deviceType":"ios","deviceToken":"\#(Fixtures.apnsToken())"}"#)

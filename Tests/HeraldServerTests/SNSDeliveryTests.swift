@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldEngine
 import HeraldSNS
 import HeraldSQLite
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 
@@ -12,30 +13,9 @@ import Testing
 /// the platform and environment, each value a JSON string (the SNS notes' two classic mistakes).
 @Suite("SNS delivery (moto)", .serialized)
 struct SNSDeliveryTests {
-    /// An SNS client of moto, signing as an IAM user allowed SNS, with moto's SigV4 check on from
-    /// here: a request Herald signed wrong fails the test.
-    static func client(_ moto: MotoServer) async throws -> SNSClient {
-        let credentials = try await moto.accessKey(user: "herald", allowSNS: true)
-        try await moto.enableAuthentication()
-        return try SNSClient(
-            configuration: .init(region: "us-east-1", credentials: credentials, endpoint: moto.endpoint))
-    }
-
-    /// One platform application for each of `APNS`, `APNS_SANDBOX` and `GCM`.
-    static func applications(_ client: SNSClient) async throws -> SNSTransport.Applications {
-        func application(_ platform: SNSPlatform) async throws -> String {
-            try await client.createPlatformApplication(
-                name: "herald-\(platform.key.lowercased())", platform: platform,
-                attributes: ["PlatformCredential": "test-credential"])
-        }
-        return SNSTransport.Applications(
-            apns: try await application(.apns(.production)), apnsSandbox: try await application(.apns(.sandbox)),
-            gcm: try await application(.gcm))
-    }
-
     /// A client of moto, one `GCM` platform application, and the app "demo" delivering through it.
     static func gcmApp(_ moto: MotoServer) async throws -> (SNSClient, AppTransports, ServerHarness) {
-        let client = try await Self.client(moto)
+        let client = try await SNSFixtures.client(moto)
         let application = try await client.createPlatformApplication(
             name: "herald-gcm", platform: .gcm, attributes: ["PlatformCredential": "test-credential"])
         let transports = AppTransports([SNSTransport(client: client, applications: .init(gcm: application))])
@@ -46,8 +26,8 @@ struct SNSDeliveryTests {
     func publishPerPlatform() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try await Self.client(moto)
-        let applications = try await Self.applications(client)
+        let client = try await SNSFixtures.client(moto)
+        let applications = try await SNSFixtures.applications(client)
         let transports = AppTransports([
             SNSTransport(client: client, applications: applications, topic: EngineHarness.topic)
         ])
@@ -110,7 +90,7 @@ struct SNSDeliveryTests {
     func endpointLifecycle() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try await Self.client(moto)
+        let client = try await SNSFixtures.client(moto)
         let application = try await client.createPlatformApplication(
             name: "herald-sandbox", platform: .apns(.sandbox), attributes: ["PlatformCredential": "test-credential"])
         let transports = AppTransports([
@@ -174,8 +154,8 @@ struct SNSDeliveryTests {
     func topicBroadcast() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try await Self.client(moto)
-        let applications = try await Self.applications(client)
+        let client = try await SNSFixtures.client(moto)
+        let applications = try await SNSFixtures.applications(client)
         let topic = try await client.createTopic(name: "herald-broadcast")
         let transports = AppTransports([
             SNSTransport(client: client, applications: applications, topic: EngineHarness.topic, broadcastTopic: topic)

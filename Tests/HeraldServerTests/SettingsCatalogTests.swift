@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldSNS
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldWebPush
 import Synchronization
 import Testing

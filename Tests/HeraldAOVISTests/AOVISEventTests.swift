@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldSQLite
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 
@@ -9,44 +10,6 @@ import Testing
 /// pushes must be the AOVIS guide's §6 structures, and `pushSent` must say whether one went out.
 @Suite("AOVIS dialect: camera events", .serialized)
 struct AOVISEventTests {
-    /// A camera with `owners` holding it ACTIVE.
-    static func camera(
-        _ api: API, id: String, alias: String? = nil, name: String? = nil, owners: [String]
-    ) async throws {
-        var body: [String: JSONValue] = ["id": .string(id)]
-        body["alias"] = alias.map(JSONValue.string)
-        body["name"] = name.map(JSONValue.string)
-        let created = try await api.call(
-            .post, "/api/internal/devices", body: String(decoding: JSONValue.object(body).serialized(), as: UTF8.self))
-        guard created.status == .created else { throw TestFailure("device: \(String(describing: created.json))") }
-        for owner in owners {
-            _ = try await api.call(.put, "/api/internal/devices/\(id)/owners/\(owner)", body: #"{"status":"ACTIVE"}"#)
-        }
-    }
-
-    /// Posts an event and returns the response.
-    static func event(
-        _ api: API, id: String, device: String, type: String = "vehicle",
-        summary: String = "A dark SUV entered the driveway", cloudEventID: String? = nil
-    ) async throws -> APIResponse {
-        var body: [String: JSONValue] = [
-            "eventId": .string(id), "deviceId": .string(device), "classifyEventType": .string(type),
-            "classifySummaryShort": .string(summary), "thumbnailS3Key": .string("thumbs/\(id).jpg"),
-        ]
-        if let cloudEventID { body["id"] = .string(cloudEventID) }
-        return try await api.call(
-            .post, "/api/internal/events", body: String(decoding: JSONValue.object(body).serialized(), as: UTF8.self))
-    }
-
-    /// Registers a token through the AOVIS route and returns its installation id.
-    static func register(_ api: API, _ platform: String, _ token: String, as user: String) async throws -> String {
-        let response = try await api.aovisRegister(#"{"platform":"\#(platform)","token":"\#(token)"}"#, bearer: user)
-        guard let id = response.string("push_token_id") else {
-            throw TestFailure("register: \(String(describing: response.json))")
-        }
-        return id
-    }
-
     @Test("A vehicle event reaches APNs and FCM exactly as the guide's §6 structures; pushSent becomes true")
     func vehicleEvent() async throws {
         let harness = try await EngineHarness()
@@ -54,11 +17,11 @@ struct AOVISEventTests {
         let apnsToken = Fixtures.apnsToken()
         let fcmToken = Fixtures.fcmToken()
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-drive", alias: "aovis-n4k-3f9a2c", owners: ["ann"])
-            _ = try await Self.register(api, "ios", apnsToken, as: ann)
-            _ = try await Self.register(api, "android", fcmToken, as: ann)
+            try await AOVISFixtures.camera(api, id: "cam-drive", alias: "aovis-n4k-3f9a2c", owners: ["ann"])
+            _ = try await AOVISFixtures.register(api, "ios", apnsToken, as: ann)
+            _ = try await AOVISFixtures.register(api, "android", fcmToken, as: ann)
 
-            let accepted = try await Self.event(api, id: "evt-1", device: "aovis-n4k-3f9a2c")
+            let accepted = try await AOVISFixtures.event(api, id: "evt-1", device: "aovis-n4k-3f9a2c")
             #expect(accepted.status == .created)
             let id = try #require(accepted.string("id"))
             #expect(accepted.string("eventId") == "evt-1")
@@ -117,7 +80,7 @@ struct AOVISEventTests {
             #expect(notification.int("counts.sent") == 2)
 
             // A repeated intake returns the same event and notifies nobody again.
-            let repeated = try await Self.event(api, id: "evt-1", device: "cam-drive")
+            let repeated = try await AOVISFixtures.event(api, id: "evt-1", device: "cam-drive")
             #expect(repeated.status == .ok)
             #expect(repeated.string("id") == id)
             #expect(repeated["pushSent"] == .bool(true))
@@ -134,11 +97,12 @@ struct AOVISEventTests {
         let apnsToken = Fixtures.apnsToken()
         let fcmToken = Fixtures.fcmToken()
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-drive", owners: ["ann"])
-            _ = try await Self.register(api, "ios", apnsToken, as: ann)
-            _ = try await Self.register(api, "android", fcmToken, as: ann)
+            try await AOVISFixtures.camera(api, id: "cam-drive", owners: ["ann"])
+            _ = try await AOVISFixtures.register(api, "ios", apnsToken, as: ann)
+            _ = try await AOVISFixtures.register(api, "android", fcmToken, as: ann)
             let cloudEventID = "clx8f3k2p0001qz9v6d4h7m2n"
-            let accepted = try await Self.event(api, id: "iot-evt-77", device: "cam-drive", cloudEventID: cloudEventID)
+            let accepted = try await AOVISFixtures.event(
+                api, id: "iot-evt-77", device: "cam-drive", cloudEventID: cloudEventID)
             #expect(accepted.status == .created)
             #expect(accepted.string("id") == cloudEventID)
             #expect(accepted.string("eventId") == "iot-evt-77")
@@ -159,10 +123,12 @@ struct AOVISEventTests {
                 #expect(read["pushSent"] == .bool(true))
             }
             // A different event may not take the same CloudEvent id; a bad id is refused; nothing is stored.
-            let clash = try await Self.event(api, id: "iot-evt-78", device: "cam-drive", cloudEventID: cloudEventID)
+            let clash = try await AOVISFixtures.event(
+                api, id: "iot-evt-78", device: "cam-drive", cloudEventID: cloudEventID)
             #expect(clash.status == .conflict)
             #expect(clash.errorCode == "event_exists")
-            let bad = try await Self.event(api, id: "iot-evt-79", device: "cam-drive", cloudEventID: "has/slash")
+            let bad = try await AOVISFixtures.event(
+                api, id: "iot-evt-79", device: "cam-drive", cloudEventID: "has/slash")
             #expect(bad.status == .badRequest)
             #expect(bad.errorField == "id")
             #expect(try await api.call(.get, "/api/internal/events/iot-evt-78").status == .notFound)
@@ -179,14 +145,15 @@ struct AOVISEventTests {
         let fits = String(repeating: "a", count: 30) + "🚗"
         let overflows = String(repeating: "b", count: 31) + "🚗"
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-50", name: fits, owners: ["ann"])
-            try await Self.camera(api, id: "cam-51", name: overflows, owners: ["ann"])
-            try await Self.camera(api, id: "cam-box", name: "Porch", owners: ["ann"])
-            _ = try await Self.register(api, "ios", Fixtures.apnsToken(), as: ann)
+            try await AOVISFixtures.camera(api, id: "cam-50", name: fits, owners: ["ann"])
+            try await AOVISFixtures.camera(api, id: "cam-51", name: overflows, owners: ["ann"])
+            try await AOVISFixtures.camera(api, id: "cam-box", name: "Porch", owners: ["ann"])
+            _ = try await AOVISFixtures.register(api, "ios", Fixtures.apnsToken(), as: ann)
             var titles: [String] = []
             for (index, device) in ["cam-50", "cam-51", "cam-box"].enumerated() {
                 let type = index == 2 ? "package" : "person"
-                _ = try await Self.event(api, id: "evt-\(index)", device: device, type: type, summary: "Someone")
+                _ = try await AOVISFixtures.event(
+                    api, id: "evt-\(index)", device: device, type: type, summary: "Someone")
                 try await harness.drain()
                 let alert = harness.apns.requests.last?.json?.objectValue?["aps"]?.objectValue?["alert"]?.objectValue
                 if case .string(let title)? = alert?["title"] { titles.append(title) }
@@ -209,11 +176,11 @@ struct AOVISEventTests {
             ("A cat on the porch", "A cat on the porch"),
         ]
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-1", owners: ["ann"])
+            try await AOVISFixtures.camera(api, id: "cam-1", owners: ["ann"])
             let token = Fixtures.apnsToken()
-            _ = try await Self.register(api, "ios", token, as: ann)
+            _ = try await AOVISFixtures.register(api, "ios", token, as: ann)
             for (index, example) in cases.enumerated() {
-                let response = try await Self.event(
+                let response = try await AOVISFixtures.event(
                     api, id: "evt-\(index)", device: "cam-1", type: "pet", summary: example.summary)
                 #expect(response.string("classifySummaryShort") == example.summary)
                 try await harness.drain()
@@ -234,14 +201,15 @@ struct AOVISEventTests {
         let annAndroid = Fixtures.fcmToken()
         let bobIOS = Fixtures.apnsToken()
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-yard", alias: "aovis-n4k-yard01", owners: ["ann"])
-            let iosID = try await Self.register(api, "ios", annIOS, as: ann)
-            _ = try await Self.register(api, "android", annAndroid, as: ann)
+            try await AOVISFixtures.camera(api, id: "cam-yard", alias: "aovis-n4k-yard01", owners: ["ann"])
+            let iosID = try await AOVISFixtures.register(api, "ios", annIOS, as: ann)
+            _ = try await AOVISFixtures.register(api, "android", annAndroid, as: ann)
 
             // Both of ann's devices answer "invalid token".
             harness.apns.script(token: annIOS, .badDeviceToken, times: 1)
             harness.fcm.script(token: annAndroid, .unregistered, times: 1)
-            let invalid = try #require(try await Self.event(api, id: "evt-invalid", device: "cam-yard").string("id"))
+            let invalid = try #require(
+                try await AOVISFixtures.event(api, id: "evt-invalid", device: "cam-yard").string("id"))
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             #expect(harness.fcm.requests.count == 1)
@@ -251,13 +219,14 @@ struct AOVISEventTests {
             #expect(try await api.notification(try #require(read.string("notificationId"))).int("counts.invalid") == 2)
 
             // Re-registered, but the iOS device's native preferences filter the camera, then the type.
-            _ = try await Self.register(api, "ios", annIOS, as: ann)
+            _ = try await AOVISFixtures.register(api, "ios", annIOS, as: ann)
             let preferences = [#"{"enabled_sources":["cam-other"]}"#, #"{"enabled_categories":["person"]}"#]
             for (index, rule) in preferences.enumerated() {
                 let stored = try await api.call(.put, "/v1/installations/\(iosID)/preferences", body: rule)
                 #expect(stored.status == .ok)
                 let filtered = try #require(
-                    try await Self.event(api, id: "evt-filtered-\(index)", device: "aovis-n4k-yard01").string("id"))
+                    try await AOVISFixtures.event(api, id: "evt-filtered-\(index)", device: "aovis-n4k-yard01").string(
+                        "id"))
                 try await harness.drain()
                 read = try await api.call(.get, "/api/internal/events/\(filtered)")
                 #expect(read["pushSent"] == .bool(false), "\(rule)")
@@ -268,10 +237,11 @@ struct AOVISEventTests {
 
             // One device accepting is enough: the invalid one does not matter.
             _ = try await api.call(.put, "/v1/installations/\(iosID)/preferences", body: #"{"enabled_sources":null}"#)
-            try await Self.camera(api, id: "cam-gate", owners: ["ann", "bob"])
-            _ = try await Self.register(api, "ios", bobIOS, as: bob)
+            try await AOVISFixtures.camera(api, id: "cam-gate", owners: ["ann", "bob"])
+            _ = try await AOVISFixtures.register(api, "ios", bobIOS, as: bob)
             harness.apns.script(token: annIOS, .unregistered(), times: 1)
-            let mixed = try #require(try await Self.event(api, id: "evt-mixed", device: "cam-gate").string("id"))
+            let mixed = try #require(
+                try await AOVISFixtures.event(api, id: "evt-mixed", device: "cam-gate").string("id"))
             try await harness.drain()
             read = try await api.call(.get, "/api/internal/events/\(mixed)")
             #expect(read["pushSent"] == .bool(true))
@@ -288,9 +258,9 @@ struct AOVISEventTests {
         let harness = try await EngineHarness()
         let ann = try await harness.server.userToken("ann")
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-1", owners: ["ann"])
-            _ = try await Self.register(api, "ios", Fixtures.apnsToken(), as: ann)
-            let event = try await Self.event(api, id: "evt-old", device: "cam-1")
+            try await AOVISFixtures.camera(api, id: "cam-1", owners: ["ann"])
+            _ = try await AOVISFixtures.register(api, "ios", Fixtures.apnsToken(), as: ann)
+            let event = try await AOVISFixtures.event(api, id: "evt-old", device: "cam-1")
             let id = try #require(event.string("id"))
             let notificationID = try #require(event.string("notificationId"))
             try await harness.drain()
@@ -310,14 +280,14 @@ struct AOVISEventTests {
         let harness = try await EngineHarness()
         let ann = try await harness.server.userToken("ann")
         try await harness.run { api in
-            try await Self.camera(api, id: "cam-alone", owners: [])
-            try await Self.camera(api, id: "cam-revoked", owners: ["ann"])
+            try await AOVISFixtures.camera(api, id: "cam-alone", owners: [])
+            try await AOVISFixtures.camera(api, id: "cam-revoked", owners: ["ann"])
             _ = try await api.call(
                 .put, "/api/internal/devices/cam-revoked/owners/ann", body: #"{"status":"REVOKED"}"#)
-            try await Self.camera(api, id: "cam-nodevice", owners: ["carol"])
-            _ = try await Self.register(api, "ios", Fixtures.apnsToken(), as: ann)
+            try await AOVISFixtures.camera(api, id: "cam-nodevice", owners: ["carol"])
+            _ = try await AOVISFixtures.register(api, "ios", Fixtures.apnsToken(), as: ann)
             for (index, device) in ["cam-alone", "cam-revoked", "cam-nodevice"].enumerated() {
-                let response = try await Self.event(api, id: "evt-\(index)", device: device, type: "other")
+                let response = try await AOVISFixtures.event(api, id: "evt-\(index)", device: device, type: "other")
                 #expect(response.status == .created)
                 #expect(response["notificationId"] == .null, "\(device)")
                 let id = try #require(response.string("id"))

@@ -1,23 +1,22 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import HeraldSNS
+import HeraldSNSAPI
 import HeraldServer
 import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 
-@testable import HeraldAPI
-@testable import HeraldSNSAPI
-
 /// Calls the SNS-compatible API as an AWS SDK does: a form body, SigV4-signed.
-struct SNSCaller {
-    static let accessKeyID = "AKIDHERALDTEST000001"
-    static let secretAccessKey = "herald-test-secret-access-key-0123456789"
-    static let arnPrefix = "arn:aws:sns:us-east-1:123456789012:"
+package struct SNSCaller {
+    package static let accessKeyID = "AKIDHERALDTEST000001"
+    package static let secretAccessKey = "herald-test-secret-access-key-0123456789"
+    package static let arnPrefix = "arn:aws:sns:us-east-1:123456789012:"
 
     /// The SNS settings of the harness's `demo` app.
-    static var dialects: DialectSettings {
+    package static var dialects: DialectSettings {
         var settings = DialectSettings()
         settings.snsAPI = [
             "demo": SNSAPIConfiguration(
@@ -26,14 +25,21 @@ struct SNSCaller {
         return settings
     }
 
-    let client: any TestClientProtocol
-    let clock: TestClock
-    var credentials = AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey)
-    var region = "us-east-1"
-    var path = "/sns"
+    package let client: any TestClientProtocol
+    package let clock: TestClock
+
+    package init(client: any TestClientProtocol, clock: TestClock) {
+        self.client = client
+        self.clock = clock
+    }
+    package var credentials = AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey)
+    package var region = "us-east-1"
+    package var path = "/sns"
 
     /// Calls `action` with `parameters`, signed at `date` (the harness's now by default).
-    func call(_ action: String, _ parameters: [(String, String)] = [], date: Date? = nil) async throws -> SNSReply {
+    package func call(
+        _ action: String, _ parameters: [(String, String)] = [], date: Date? = nil
+    ) async throws -> SNSReply {
         let body = ([("Action", action), ("Version", "2010-03-31")] + parameters)
             .map { "\(SigV4.uriEncode($0.0))=\(SigV4.uriEncode($0.1))" }.joined(separator: "&")
         var request = SigV4Request(
@@ -49,7 +55,7 @@ struct SNSCaller {
     }
 
     /// Calls `action` and requires a success.
-    func ok(_ action: String, _ parameters: [(String, String)] = []) async throws -> SNSReply {
+    package func ok(_ action: String, _ parameters: [(String, String)] = []) async throws -> SNSReply {
         let reply = try await call(action, parameters)
         guard reply.status == .ok else { throw TestFailure("\(action) failed: \(reply.status) \(reply.xml)") }
         return reply
@@ -57,16 +63,16 @@ struct SNSCaller {
 }
 
 /// An SNS answer.
-struct SNSReply {
-    var status: HTTPResponse.Status
-    var headers: HTTPFields
-    var xml: String
+package struct SNSReply {
+    package var status: HTTPResponse.Status
+    package var headers: HTTPFields
+    package var xml: String
 
     /// The text of the first `<name>` element.
-    func value(_ name: String) -> String? { values(name).first }
+    package func value(_ name: String) -> String? { values(name).first }
 
     /// The texts of every `<name>` element, in order.
-    func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         var found: [String] = []
         var rest = xml[...]
         while let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
@@ -80,9 +86,15 @@ struct SNSReply {
     }
 
     /// The `Attributes` map.
-    var attributes: [String: String] {
+    package var attributes: [String: String] {
         Dictionary(zip(values("key"), values("value")), uniquingKeysWith: { first, _ in first })
     }
 
-    var errorCode: String? { value("Code") }
+    package var errorCode: String? { value("Code") }
+
+    package init(status: HTTPResponse.Status, headers: HTTPFields, xml: String) {
+        self.status = status
+        self.headers = headers
+        self.xml = xml
+    }
 }

@@ -1,22 +1,21 @@
 import Crypto
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
+import HeraldLeanCloud
 import HeraldServer
 import HummingbirdTesting
 import NIOCore
 
-@testable import HeraldAPI
-@testable import HeraldLeanCloud
-
 /// Calls the LeanCloud dialect as the SDKs and the REST guide do, with one of their credentials.
-struct LeanCloudClient {
-    static let appID = "lc-demo-app-id"
-    static let appKey = "lc-demo-app-key-0123"
-    static let masterKey = "lc-demo-master-key-4567"
+package struct LeanCloudClient {
+    package static let appID = "lc-demo-app-id"
+    package static let appKey = "lc-demo-app-key-0123"
+    package static let masterKey = "lc-demo-master-key-4567"
 
     /// How a call authenticates.
-    enum Auth {
+    package enum Auth {
         /// `X-LC-Id` + `X-LC-Key: <app key>`.
         case appKey
         /// `X-LC-Id` + `X-LC-Key: <master key>,master`.
@@ -29,12 +28,17 @@ struct LeanCloudClient {
         case headers(HTTPFields)
     }
 
-    let client: any TestClientProtocol
+    package let client: any TestClientProtocol
     /// The clock the signatures use.
-    let now: @Sendable () -> Date
+    package let now: @Sendable () -> Date
+
+    package init(client: any TestClientProtocol, now: @escaping @Sendable () -> Date) {
+        self.client = client
+        self.now = now
+    }
 
     /// The demo app's LeanCloud settings.
-    static func dialects(clientPush: Bool = false) -> DialectSettings {
+    package static func dialects(clientPush: Bool = false) -> DialectSettings {
         var settings = DialectSettings()
         settings.leanCloud = [
             "demo": LeanCloudConfiguration(
@@ -44,13 +48,13 @@ struct LeanCloudClient {
     }
 
     /// `X-LC-Sign` for `key` at `date`: `md5(timestamp + key),timestamp[,master]`.
-    static func sign(_ key: String, at date: Date, master: Bool) -> String {
+    package static func sign(_ key: String, at date: Date, master: Bool) -> String {
         let timestamp = String(Int64(date.timeIntervalSince1970 * 1000))
         let digest = Insecure.MD5.hash(data: Array((timestamp + key).utf8)).map { String(format: "%02x", $0) }
         return digest.joined() + "," + timestamp + (master ? ",master" : "")
     }
 
-    func headers(_ auth: Auth) -> HTTPFields {
+    package func headers(_ auth: Auth) -> HTTPFields {
         switch auth {
         case .appKey: [HTTPField.Name("X-LC-Id")!: Self.appID, HTTPField.Name("X-LC-Key")!: Self.appKey]
         case .masterKey:
@@ -71,19 +75,19 @@ struct LeanCloudClient {
     }
 
     /// One call; the body is sent as given.
-    func call(
+    package func call(
         _ method: HTTPRequest.Method, _ uri: String, auth: Auth = .masterKey, body: String? = nil
-    ) async throws -> APIResponse {
+    ) async throws -> CallResponse {
         var fields = headers(auth)
         fields[.contentType] = "application/json;charset=utf-8"
         let response = try await client.executeRequest(
             uri: uri, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
         let bytes = Array(response.body.readableBytesView)
-        return APIResponse(status: response.status, headers: response.headers, json: try? JSONValue.parse(bytes))
+        return CallResponse(status: response.status, headers: response.headers, json: try? JSONValue.parse(bytes))
     }
 
     /// Saves an installation and returns its objectId.
-    func save(_ body: String, auth: Auth = .appKey) async throws -> String {
+    package func save(_ body: String, auth: Auth = .appKey) async throws -> String {
         let response = try await call(.post, "/1.1/classes/_Installation?fetchWhenSave=false", auth: auth, body: body)
         guard let id = response.string("objectId") else {
             throw TestFailure("save failed: \(response.status) \(String(describing: response.json))")
@@ -92,7 +96,7 @@ struct LeanCloudClient {
     }
 
     /// Pushes and returns the notification's objectId.
-    func push(_ body: String, auth: Auth = .masterKey) async throws -> String {
+    package func push(_ body: String, auth: Auth = .masterKey) async throws -> String {
         let response = try await call(.post, "/1.1/push", auth: auth, body: body)
         guard response.status == .ok, let id = response.string("objectId") else {
             throw TestFailure("push failed: \(response.status) \(String(describing: response.json))")
@@ -101,7 +105,7 @@ struct LeanCloudClient {
     }
 }
 
-extension APIResponse {
+extension CallResponse {
     /// LeanCloud's error code.
-    var leanCloudCode: Int? { int("code") }
+    package var leanCloudCode: Int? { int("code") }
 }

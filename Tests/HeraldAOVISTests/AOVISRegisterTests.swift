@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
@@ -317,26 +318,5 @@ struct AOVISRegisterTests {
             #expect(missing.errorField == "classifySummaryShort")
             #expect(try await api.call(.get, "/api/internal/events/nothing").status == .notFound)
         }
-    }
-}
-
-extension API {
-    /// Calls the AOVIS register route with an app token.
-    func aovisRegister(_ body: String, bearer: String?) async throws -> APIResponse {
-        try await call(.post, "/api/internal/push/register", bearer: bearer, body: body)
-    }
-}
-
-extension JSONValue {
-    /// The array's items, or nil when the value is not an array.
-    var arrayValue: [JSONValue]? {
-        if case .array(let items) = self { return items }
-        return nil
-    }
-
-    /// The string, or nil when the value is not a string.
-    var stringValue: String? {
-        if case .string(let text) = self { return text }
-        return nil
     }
 }

@@ -1,41 +1,40 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
+import HeraldArgusAI
 import HeraldCore
 import HeraldServer
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 
-@testable import HeraldAPI
-@testable import HeraldArgusAI
-
 /// The server (and, for events, the mock providers) with the ArgusAI settings of the app `demo`.
-struct ArgusAIHarness {
+package struct ArgusAIHarness {
     /// The document's example device id.
-    static let deviceID = "550e8400-e29b-41d4-a716-446655440000"
+    package static let deviceID = "550e8400-e29b-41d4-a716-446655440000"
     /// The document's example token is elided (`1234567890abcdef...`): the same digits, to 64.
-    static let deviceToken = String(repeating: "1234567890abcdef", count: 4)
+    package static let deviceToken = String(repeating: "1234567890abcdef", count: 4)
 
-    let server: ServerHarness
-    let engine: EngineHarness?
-    let settings: ArgusAIConfiguration
+    package let server: ServerHarness
+    package let engine: EngineHarness?
+    package let settings: ArgusAIConfiguration
 
     /// Just the server.
-    init(settings: ArgusAIConfiguration = ArgusAIConfiguration()) async throws {
+    package init(settings: ArgusAIConfiguration = ArgusAIConfiguration()) async throws {
         server = try await ServerHarness()
         engine = nil
         self.settings = settings
     }
 
     /// The server with real provider clients against the mock APNs and FCM.
-    init(engine: EngineHarness, settings: ArgusAIConfiguration) {
+    package init(engine: EngineHarness, settings: ArgusAIConfiguration) {
         server = engine.server
         self.engine = engine
         self.settings = settings
     }
 
     /// Runs `test` against the router built with the ArgusAI settings, then stops any mocks.
-    func run(_ test: @Sendable (API) async throws -> Void) async throws {
+    package func run(_ test: @Sendable (API) async throws -> Void) async throws {
         var configuration = server.configuration
         configuration.dialects.argus = ["demo": settings]
         let clock = server.clock
@@ -55,7 +54,7 @@ struct ArgusAIHarness {
 
     /// The document's example registration request, with another device id, token, platform,
     /// service or bundle id when a test needs one.
-    static func registration(
+    package static func registration(
         deviceID: String = deviceID, token: String = deviceToken, platform: String = "ios",
         service: String = "apns", bundleID: String = "com.argusai.app"
     ) -> String {
@@ -77,7 +76,7 @@ struct ArgusAIHarness {
 
 extension API {
     /// Registers a device through the dialect as `user` and returns its id.
-    func argusRegister(_ body: String, as user: String) async throws -> String {
+    package func argusRegister(_ body: String, as user: String) async throws -> String {
         let response = try await call(.post, "/api/v1/push/mobile/register", bearer: user, body: body)
         guard response.status == .created, let id = response.string("id") else {
             throw TestFailure("registration failed: \(response.status) \(String(describing: response.json))")
@@ -88,5 +87,5 @@ extension API {
 
 extension JSONValue {
     /// Parses a JSON literal of a test.
-    static func literal(_ text: String) throws -> JSONValue { try JSONValue.parse(Array(text.utf8)) }
+    package static func literal(_ text: String) throws -> JSONValue { try JSONValue.parse(Array(text.utf8)) }
 }

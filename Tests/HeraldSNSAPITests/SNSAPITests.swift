@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldSNS
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 

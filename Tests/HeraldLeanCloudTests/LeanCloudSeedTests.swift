@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldSQLite
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import HummingbirdTesting
 import NIOCore
@@ -238,7 +239,7 @@ struct LeanCloudSeedTests {
                     uri: request.path, method: request.method, headers: headers,
                     body: ByteBuffer(string: request.body))
                 let json = try? JSONValue.parse(Array(response.body.readableBytesView))
-                let answer = APIResponse(status: response.status, headers: response.headers, json: json)
+                let answer = CallResponse(status: response.status, headers: response.headers, json: json)
                 #expect(answer.status.code == request.status, "request \(index + 1): \(String(describing: json))")
                 if let code = request.code {
                     #expect(answer.leanCloudCode == code, "request \(index + 1)")

@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldServer
+import HeraldServerTestSupport
 import Testing
 
 @testable import HeraldAPI

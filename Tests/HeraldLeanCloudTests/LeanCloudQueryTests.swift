@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldSQLite
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import HummingbirdTesting
 import Testing
@@ -23,7 +24,7 @@ struct LeanCloudQueryTests {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }
 
-    private static func ids(_ response: APIResponse) -> [String] {
+    private static func ids(_ response: CallResponse) -> [String] {
         guard case .array(let results)? = response["results"] else { return [] }
         return results.compactMap { result in
             if case .string(let id)? = result.objectValue?["objectId"] { id } else { nil }
@@ -100,7 +101,7 @@ struct LeanCloudQueryTests {
             // One of the native API's: not a LeanCloud push.
             _ = try await api.send(#"{"target":{"all":true},"payload":{"title":"native"}}"#)
             try await harness.drain()
-            func query(_ parameters: String) async throws -> APIResponse {
+            func query(_ parameters: String) async throws -> CallResponse {
                 try await lc.call(.get, "/1.1/classes/_Notification?" + parameters)
             }
             #expect(Self.ids(try await query("order=createdAt")) == [first, scheduled])

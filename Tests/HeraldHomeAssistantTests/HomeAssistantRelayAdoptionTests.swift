@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 
@@ -182,7 +183,7 @@ struct HomeAssistantRelayAdoptionTests {
             let ha = HomeAssistantCaller(client: api.client)
             // Four phones (each its own mobile_app registration, so its own webhook).
             let tokens = (0..<4).map { _ in Fixtures.fcmToken() }
-            func send(_ message: String, _ index: Int) async throws -> APIResponse {
+            func send(_ message: String, _ index: Int) async throws -> CallResponse {
                 try await ha.send(message, token: tokens[index], webhookID: "webhook-\(index)")
             }
             for index in 0..<3 {

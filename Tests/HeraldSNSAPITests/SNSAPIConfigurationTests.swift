@@ -1,6 +1,7 @@
 import HeraldCore
 import HeraldSNS
 import HeraldServer
+import HeraldServerTestSupport
 import Testing
 
 @testable import HeraldAPI

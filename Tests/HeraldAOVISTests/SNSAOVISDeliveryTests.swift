@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldEngine
 import HeraldSNS
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 
@@ -56,8 +57,8 @@ struct SNSAOVISDeliveryTests {
     func endToEnd(environment: PushEnvironment) async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try await SNSDeliveryTests.client(moto)
-        let applications = try await SNSDeliveryTests.applications(client)
+        let client = try await SNSFixtures.client(moto)
+        let applications = try await SNSFixtures.applications(client)
         let transports = AppTransports([
             SNSTransport(client: client, applications: applications, topic: EngineHarness.topic)
         ])
@@ -67,11 +68,11 @@ struct SNSAOVISDeliveryTests {
         let ann = try await server.userToken("ann")
         let appleKey = environment == .production ? "APNS" : "APNS_SANDBOX"
         try await server.run { api in
-            try await AOVISEventTests.camera(api, id: "cam-drive", alias: "aovis-n4k-3f9a2c", owners: ["ann"])
+            try await AOVISFixtures.camera(api, id: "cam-drive", alias: "aovis-n4k-3f9a2c", owners: ["ann"])
             let apnsToken = Fixtures.apnsToken()
             let fcmToken = Fixtures.fcmToken()
-            let ios = try await AOVISEventTests.register(api, "ios", apnsToken, as: ann)
-            let android = try await AOVISEventTests.register(api, "android", fcmToken, as: ann)
+            let ios = try await AOVISFixtures.register(api, "ios", apnsToken, as: ann)
+            let android = try await AOVISFixtures.register(api, "android", fcmToken, as: ann)
 
             // §7 step 4: PushToken.endpointArn is not empty — the installation's sns_endpoint_arn,
             // in the platform application of the token's platform and environment.
@@ -91,13 +92,13 @@ struct SNSAOVISDeliveryTests {
                 #expect(try await Self.customUserData(moto, arn: arn) == id)
             }
             // Registering the same token again is the same token record and the same endpoint.
-            #expect(try await AOVISEventTests.register(api, "ios", apnsToken, as: ann) == ios)
+            #expect(try await AOVISFixtures.register(api, "ios", apnsToken, as: ann) == ios)
             #expect(
                 try await api.call(.get, "/v1/installations/\(ios)", bearer: ann).string("sns_endpoint_arn")
                     == arns[ios])
 
             // §7 steps 5–6: a classified event publishes to each endpoint, and pushSent becomes true.
-            let accepted = try await AOVISEventTests.event(api, id: "evt-1", device: "aovis-n4k-3f9a2c")
+            let accepted = try await AOVISFixtures.event(api, id: "evt-1", device: "aovis-n4k-3f9a2c")
             #expect(accepted.status == .created)
             let eventID = try #require(accepted.string("id"))
             _ = try await server.dispatcher.runDueJobs()

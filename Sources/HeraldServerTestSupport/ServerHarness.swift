@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import HeraldSQLite
@@ -10,39 +11,40 @@ import HummingbirdTesting
 import NIOCore
 import Synchronization
 
-@testable import HeraldAPI
-
 /// A clock tests move by hand.
-final class TestClock: Sendable {
+package final class TestClock: Sendable {
     private let current: Mutex<Date>
 
-    init(_ start: Date = Date()) { current = Mutex(start) }
+    package init(_ start: Date = Date()) { current = Mutex(start) }
 
-    var now: Date { current.withLock { $0 } }
+    package var now: Date { current.withLock { $0 } }
 
-    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    package func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+
+    /// Moves the clock to `date`.
+    package func set(_ date: Date) { current.withLock { $0 = date } }
 }
 
 /// One Herald app on a fresh SQLite database (or the store given), driven through the real router.
-struct ServerHarness {
-    static let serverKey = "hsk_test-server-key-0123456789"
-    static let clientKey = "hck_test-client-key-0123456789"
-    static let jwtSecret = "test-hs256-secret-for-user-tokens-0123456789"
-    static let issuer = "https://auth.example.com"
-    static let audience = "herald-tests"
+package struct ServerHarness {
+    package static let serverKey = "hsk_test-server-key-0123456789"
+    package static let clientKey = "hck_test-client-key-0123456789"
+    package static let jwtSecret = "test-hs256-secret-for-user-tokens-0123456789"
+    package static let issuer = "https://auth.example.com"
+    package static let audience = "herald-tests"
 
-    let directory: TemporaryDirectory
-    let store: any HeraldStore
+    package let directory: TemporaryDirectory
+    package let store: any HeraldStore
     /// The store's token cipher (a restarted store on the same file needs the same key).
-    let cipher: TokenCipher
-    let clock: TestClock
-    let users: UserTokenIssuer
-    let es256Users: UserTokenIssuer
-    let configuration: HeraldConfiguration
-    let apps: AppDirectory
-    let dispatcher: Dispatcher
+    package let cipher: TokenCipher
+    package let clock: TestClock
+    package let users: UserTokenIssuer
+    package let es256Users: UserTokenIssuer
+    package let configuration: HeraldConfiguration
+    package let apps: AppDirectory
+    package let dispatcher: Dispatcher
 
-    init(
+    package init(
         maxBodyBytes: Int = 64 * 1024,
         transports: [String: AppTransports] = [
             "demo": AppTransports([
@@ -83,33 +85,39 @@ struct ServerHarness {
     }
 
     /// The router and the routes it serves.
-    func router() -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
+    package func router() -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let clock = self.clock
         return HeraldApplication.router(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.now })
     }
 
     /// Runs `test` against the router.
-    func run(_ test: @Sendable (API) async throws -> Void) async throws {
+    package func run(_ test: @Sendable (API) async throws -> Void) async throws {
         let app = Application(router: router().router)
         try await app.test(.router) { client in try await test(API(client: client)) }
     }
 
     /// A user token for `subject`, valid now, with the configured issuer and audience.
-    func userToken(_ subject: String) async throws -> String {
+    package func userToken(_ subject: String) async throws -> String {
         try await users.token(
             subject: subject, now: clock.now, issuer: Self.issuer, audience: Self.audience)
     }
 }
 
 /// A decoded response.
-struct APIResponse {
-    var status: HTTPResponse.Status
-    var headers: HTTPFields
-    var json: JSONValue?
+package struct CallResponse {
+    package var status: HTTPResponse.Status
+    package var headers: HTTPFields
+    package var json: JSONValue?
+
+    package init(status: HTTPResponse.Status, headers: HTTPFields, json: JSONValue?) {
+        self.status = status
+        self.headers = headers
+        self.json = json
+    }
 
     /// The member at a dotted path (`error.code`).
-    subscript(path: String) -> JSONValue? {
+    package subscript(path: String) -> JSONValue? {
         var value = json
         for part in path.split(separator: ".") {
             if let index = Int(part), case .array(let items)? = value {
@@ -121,51 +129,76 @@ struct APIResponse {
         return value
     }
 
-    var errorCode: String? {
+    package var errorCode: String? {
         if case .string(let code)? = self["error.code"] { return code }
         return nil
     }
 
-    var errorField: String? {
+    package var errorField: String? {
         if case .string(let field)? = self["error.field"] { return field }
         return nil
     }
 
-    func string(_ path: String) -> String? {
+    package func string(_ path: String) -> String? {
         if case .string(let value)? = self[path] { return value }
         return nil
     }
 
-    var items: [JSONValue] {
+    package var items: [JSONValue] {
         if case .array(let items)? = self["data"] { return items }
         return []
     }
 }
 
 /// Calls the native API with a bearer credential.
-struct API {
-    let client: any TestClientProtocol
+package struct API {
+    package let client: any TestClientProtocol
 
-    func call(
+    package init(client: any TestClientProtocol) {
+        self.client = client
+    }
+
+    package func call(
         _ method: HTTPRequest.Method, _ uri: String, bearer: String? = ServerHarness.serverKey, body: String? = nil,
         contentType: String? = "application/json", headers extra: HTTPFields = [:]
-    ) async throws -> APIResponse {
+    ) async throws -> CallResponse {
         var headers = extra
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         if body != nil, let contentType { headers[.contentType] = contentType }
         let response = try await client.executeRequest(
             uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
         let bytes = Array(response.body.readableBytesView)
-        return APIResponse(
+        return CallResponse(
             status: response.status, headers: response.headers,
             json: bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
     }
 
     /// Registers an iOS device and returns the response.
-    func registerIOS(
+    package func registerIOS(
         token: String = Fixtures.apnsToken(), bearer: String? = ServerHarness.serverKey, extra: String = ""
-    ) async throws -> APIResponse {
+    ) async throws -> CallResponse {
         try await call(
             .post, "/v1/installations", bearer: bearer, body: #"{"platform":"ios","token":"\#(token)"\#(extra)}"#)
+    }
+}
+
+extension API {
+    /// Calls the AOVIS register route with an app token.
+    package func aovisRegister(_ body: String, bearer: String?) async throws -> CallResponse {
+        try await call(.post, "/api/internal/push/register", bearer: bearer, body: body)
+    }
+}
+
+extension JSONValue {
+    /// The array's items, or nil when the value is not an array.
+    package var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+
+    /// The string, or nil when the value is not a string.
+    package var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
     }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldSQLite
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import HummingbirdTesting
 import Testing
@@ -538,7 +539,7 @@ struct LeanCloudTests {
                     == LeanCloudExpected.expired)
 
             // Queries over _Notification (master key).
-            func query(_ parameters: String) async throws -> APIResponse {
+            func query(_ parameters: String) async throws -> CallResponse {
                 try await lc.call(.get, "/1.1/classes/_Notification?" + parameters)
             }
             func encoded(_ text: String) -> String {

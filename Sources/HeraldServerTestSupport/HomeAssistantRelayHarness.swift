@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
+import HeraldAPI
 import HeraldCore
 import HeraldEngine
+import HeraldHomeAssistant
 import HeraldSQLite
 import HeraldServer
 import HeraldTestSupport
@@ -9,30 +11,33 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 
-@testable import HeraldAPI
-@testable import HeraldHomeAssistant
-
 /// Calls the Home Assistant push relay as Home Assistant's `mobile_app` notify platform does
 /// (`homeassistant/components/mobile_app/notify.py`): the shared aiohttp session's `json=` body —
 /// Home Assistant's orjson encoder, compact, keys in the order the platform builds them (message,
 /// title, data, push_token, registration_info {app_id, app_version, webhook_id, os_version}) —
 /// with `Content-Type: application/json` and no credential.
-struct HomeAssistantCaller {
-    static let iOSAppID = "io.robbie.HomeAssistant"
-    static let androidAppID = "io.homeassistant.companion.android"
-    static let webhookID = "5f1b8c0c2b4e4d7c9a3f"
+package struct HomeAssistantCaller {
+    package static let iOSAppID = "io.robbie.HomeAssistant"
+    package static let androidAppID = "io.homeassistant.companion.android"
+    package static let webhookID = "5f1b8c0c2b4e4d7c9a3f"
 
-    let client: any TestClientProtocol
+    package let client: any TestClientProtocol
+
+    package init(client: any TestClientProtocol) {
+        self.client = client
+    }
 
     /// The relay settings of the harness's `demo` app.
-    static func dialects(maximumPerDay: Int = HomeAssistantRelayConfiguration.defaultMaximumPerDay) -> DialectSettings {
+    package static func dialects(
+        maximumPerDay: Int = HomeAssistantRelayConfiguration.defaultMaximumPerDay
+    ) -> DialectSettings {
         var settings = DialectSettings()
         settings.homeAssistant = ["demo": HomeAssistantRelayConfiguration(relay: true, maximumPerDay: maximumPerDay)]
         return settings
     }
 
     /// The body Home Assistant sends, byte for byte as its encoder writes it (`data` as given).
-    static func body(
+    package static func body(
         message: String, title: String? = nil, data: String? = nil, token: String, appID: String = androidAppID,
         osVersion: String? = "14", webhookID: String = webhookID
     ) -> String {
@@ -53,7 +58,7 @@ struct HomeAssistantCaller {
     }
 
     /// POSTs a raw body to the relay.
-    func post(_ path: String = "/ha/push", body: String) async throws -> APIResponse {
+    package func post(_ path: String = "/ha/push", body: String) async throws -> CallResponse {
         let response = try await client.executeRequest(
             uri: path, method: .post,
             headers: [
@@ -61,14 +66,14 @@ struct HomeAssistantCaller {
             ],
             body: ByteBuffer(string: body))
         let bytes = Array(response.body.readableBytesView)
-        return APIResponse(status: response.status, headers: response.headers, json: try? JSONValue.parse(bytes))
+        return CallResponse(status: response.status, headers: response.headers, json: try? JSONValue.parse(bytes))
     }
 
     /// Sends a notification as Home Assistant does.
-    func send(
+    package func send(
         _ message: String, title: String? = nil, data: String? = nil, token: String, appID: String = androidAppID,
         webhookID: String = webhookID
-    ) async throws -> APIResponse {
+    ) async throws -> CallResponse {
         try await post(
             body: Self.body(
                 message: message, title: title, data: data, token: token, appID: appID, webhookID: webhookID)
@@ -76,7 +81,7 @@ struct HomeAssistantCaller {
     }
 
     /// The token's rate limits, sending nothing.
-    func rateLimits(token: String) async throws -> APIResponse {
+    package func rateLimits(token: String) async throws -> CallResponse {
         try await post("/ha/push/rate_limits", body: #"{"push_token": \#(Self.quoted(token))}"#)
     }
 }
@@ -84,7 +89,7 @@ struct HomeAssistantCaller {
 extension ServerHarness {
     /// Runs `test` against an application rebuilt on the harness's database file, as after a
     /// restart: a new store, app directory and engine over the same SQLite file.
-    func restarted(
+    package func restarted(
         transports: [String: AppTransports], _ test: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
@@ -99,12 +104,12 @@ extension ServerHarness {
     }
 }
 
-extension APIResponse {
+extension CallResponse {
     /// The `rateLimits` counters as (successful, errors, total, maximum, remaining).
-    var rateLimitCounts: [Int?] {
+    package var rateLimitCounts: [Int?] {
         ["successful", "errors", "total", "maximum", "remaining"].map { int("rateLimits.\($0)") }
     }
 
     /// Whether the answer is declared as JSON.
-    var isJSON: Bool { headers[.contentType]?.hasPrefix("application/json") == true }
+    package var isJSON: Bool { headers[.contentType]?.hasPrefix("application/json") == true }
 }

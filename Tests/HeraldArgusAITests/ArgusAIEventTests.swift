@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldServer
+import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
 
@@ -216,17 +217,17 @@ struct ArgusAIEventTests {
         try await harness.run { api in
             let argus = try await api.call(.post, Self.eventsPath, body: Self.event(eventID: "x1"))
             #expect(argus.status == .accepted)
-            try await AOVISEventTests.camera(api, id: "cam-1", owners: [])
-            let aovis = try await AOVISEventTests.event(api, id: "x1", device: "cam-1", type: "person")
+            try await AOVISFixtures.camera(api, id: "cam-1", owners: [])
+            let aovis = try await AOVISFixtures.event(api, id: "x1", device: "cam-1", type: "person")
             #expect(aovis.status == .created)
             #expect(aovis.string("classifyEventType") == "person")
             #expect(aovis.string("deviceId") == "cam-1")
             #expect(aovis.string("status") == "classified")
-            let repeated = try await AOVISEventTests.event(api, id: "x1", device: "cam-1", type: "person")
+            let repeated = try await AOVISFixtures.event(api, id: "x1", device: "cam-1", type: "person")
             #expect(repeated.status == .ok)
             #expect(repeated.string("heraldId") == aovis.string("heraldId"))
             // The other order: an AOVIS event without a notification, then ArgusAI's with the same id.
-            #expect(try await AOVISEventTests.event(api, id: "y1", device: "cam-1").status == .created)
+            #expect(try await AOVISFixtures.event(api, id: "y1", device: "cam-1").status == .created)
             let second = try await api.call(.post, Self.eventsPath, body: Self.event(eventID: "y1"))
             #expect(second.status == .accepted)
             #expect(second.string("notification_id") != nil)

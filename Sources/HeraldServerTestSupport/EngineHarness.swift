@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HTTPTypes
+import HeraldAPI
 import HeraldAPNs
 import HeraldCore
 import HeraldEngine
@@ -10,14 +11,12 @@ import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 
-@testable import HeraldAPI
-
 /// The server harness with real provider clients pointed at the mock APNs and FCM servers.
-struct EngineHarness {
-    static let topic = "com.example.herald"
+package struct EngineHarness {
+    package static let topic = "com.example.herald"
 
     /// Where the APNs sandbox environment is sent.
-    enum Sandbox {
+    package enum Sandbox {
         /// The same mock as production.
         case shared
         /// Nowhere: the app has no sandbox client.
@@ -26,14 +25,14 @@ struct EngineHarness {
         case separate
     }
 
-    let server: ServerHarness
-    let apns: MockAPNsServer
+    package let server: ServerHarness
+    package let apns: MockAPNsServer
     /// The sandbox's own mock, with ``Sandbox/separate``.
-    let sandboxAPNs: MockAPNsServer?
-    let fcm: MockFCMServer
-    let transports: AppTransports
+    package let sandboxAPNs: MockAPNsServer?
+    package let fcm: MockFCMServer
+    package let transports: AppTransports
 
-    init(
+    package init(
         engine: EngineConfiguration = EngineConfiguration(
             retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
         dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared,
@@ -80,11 +79,11 @@ struct EngineHarness {
 
     /// Works every due job, as a worker would.
     @discardableResult
-    func drain() async throws -> Int {
+    package func drain() async throws -> Int {
         try await server.dispatcher.runDueJobs()
     }
 
-    func stop() async {
+    package func stop() async {
         await transports.shutdown()
         try? await apns.shutdown()
         try? await sandboxAPNs?.shutdown()
@@ -92,7 +91,7 @@ struct EngineHarness {
     }
 
     /// Runs `test` against the router, then stops the mocks.
-    func run(_ test: @Sendable (API) async throws -> Void) async throws {
+    package func run(_ test: @Sendable (API) async throws -> Void) async throws {
         do {
             try await server.run(test)
         } catch {
@@ -105,7 +104,7 @@ struct EngineHarness {
 
 extension API {
     /// Registers a device and returns its installation id.
-    func register(_ body: String) async throws -> String {
+    package func register(_ body: String) async throws -> String {
         let response = try await call(.post, "/v1/installations", body: body)
         guard let id = response.string("id") else {
             throw TestFailure("registration failed: \(response.status) \(String(describing: response.json))")
@@ -114,7 +113,7 @@ extension API {
     }
 
     /// Sends a notification and returns its id.
-    func send(_ body: String, headers: HTTPFields = [:]) async throws -> String {
+    package func send(_ body: String, headers: HTTPFields = [:]) async throws -> String {
         let response = try await call(.post, "/v1/notifications", body: body, headers: headers)
         guard response.status == .accepted, let id = response.string("id") else {
             throw TestFailure("send failed: \(response.status) \(String(describing: response.json))")
@@ -123,20 +122,20 @@ extension API {
     }
 
     /// The notification's record.
-    func notification(_ id: String) async throws -> APIResponse {
+    package func notification(_ id: String) async throws -> CallResponse {
         try await call(.get, "/v1/notifications/\(id)")
     }
 }
 
 /// A failure in a test's own set-up.
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct TestFailure: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
-extension APIResponse {
+extension CallResponse {
     /// A number at a dotted path, as an integer.
-    func int(_ path: String) -> Int? {
+    package func int(_ path: String) -> Int? {
         if case .number(let value)? = self[path] { return value.integerValue.map(Int.init) }
         return nil
     }
@@ -144,7 +143,7 @@ extension APIResponse {
 
 extension ServerHarness {
     /// Runs SQL on the harness's database through a connection of its own (to age rows).
-    func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws {
+    package func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws {
         let queue = try DatabaseQueue(path: directory.file("herald.sqlite"))
         try queue.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
         }
