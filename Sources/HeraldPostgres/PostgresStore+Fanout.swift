@@ -1,0 +1,311 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func resolve(
+        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+    ) async throws -> [DeliveryTarget] {
+        guard var (condition, values) = try audienceCondition(target, appID: appID) else { return [] }
+        if let after {
+            values.append(after)
+            condition += " AND id > $\(values.count)"
+        }
+        values.append(limit)
+        let sql = """
+            SELECT \(Self.targetColumns) FROM installations
+            WHERE \(condition) ORDER BY id LIMIT $\(values.count)
+            """
+        let binds = values
+        let rows = try await read { connection in try await connection.run(sql, binds).rows }
+        var targets: [DeliveryTarget] = []
+        targets.reserveCapacity(rows.count)
+        // By position: a broadcast's pages read thousands of rows.
+        for row in rows {
+            let (id, platform, service, environment, sealed, timezone, bundleID) = try row.decode(
+                (String, String, String, String, Data, String?, String?).self)
+            targets.append(
+                try deliveryTarget(
+                    id: id, platform: platform, service: service, environment: environment, sealed: Array(sealed),
+                    timezone: timezone, bundleID: bundleID))
+        }
+        return targets
+    }
+
+    /// Every first page, with the preferences of the pages that ask for them, in one statement:
+    /// a prepared one when every target is user ids or installation ids.
+    public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
+        if let byKey = try ResolveFirstPagesByKey(requests) {
+            let rows = try await read { connection in try await connection.rows(byKey) }
+            return try firstPages(rows, of: requests)
+        }
+        var values: [SQLBind] = []
+        var selects: [String] = []
+        for (index, request) in requests.enumerated() {
+            guard
+                let (condition, binds) = try audienceCondition(
+                    request.target, appID: request.appID, firstParameter: values.count + 1)
+            else { continue }
+            values += binds
+            values.append(request.limit)
+            let preferences =
+                request.withPreferences
+                ? "(SELECT body FROM preferences WHERE installation_id = installations.id)" : "NULL::text"
+            selects.append(
+                """
+                (SELECT \(index) AS request, \(Self.targetColumns), \(preferences) AS preferences
+                FROM installations WHERE \(condition) ORDER BY id LIMIT $\(values.count))
+                """)
+        }
+        guard !selects.isEmpty else { return try firstPages([], of: requests) }
+        let sql = selects.joined(separator: "\nUNION ALL\n")
+        let binds = values
+        return try firstPages(try await read { connection in try await connection.rows(sql, binds) }, of: requests)
+    }
+
+    /// The pages of rows answering `request` (its index), `preferences` and ``targetColumns``: each in
+    /// its installations' order as `resolve` reads them, cut to its request's limit.
+    private func firstPages(_ rows: [PostgresRandomAccessRow], of requests: [FirstPageRequest]) throws -> FirstPages {
+        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
+        var preferences: [String: Preferences] = [:]
+        for row in rows {
+            let target = try deliveryTarget(row)
+            pages[try row.get("request", as: Int.self)].append(target)
+            if let body = try row.get("preferences", as: String?.self) {
+                preferences[target.installationID] = try Preferences(stored: body)
+            }
+        }
+        for index in pages.indices where !pages[index].isEmpty {
+            var seen: Set<String> = []
+            pages[index] = Array(
+                pages[index].sorted { $0.installationID < $1.installationID }.filter {
+                    seen.insert($0.installationID).inserted
+                }
+                .prefix(requests[index].limit))
+        }
+        // Only of the installations left on pages that asked (a key's rows past its page's limit go).
+        let asked = Set(zip(requests, pages).filter(\.0.withPreferences).flatMap { $0.1.map(\.installationID) })
+        return FirstPages(pages: pages, preferences: preferences.filter { asked.contains($0.key) })
+    }
+
+    /// The columns ``deliveryTarget(_:)`` reads.
+    static let targetColumns = "id, platform, service, environment, token_sealed, timezone, bundle_id"
+
+    /// An installation row (``targetColumns``) as a delivery target, its token opened.
+    private func deliveryTarget(_ row: PostgresRandomAccessRow) throws -> DeliveryTarget {
+        try deliveryTarget(
+            id: row.get("id"), platform: row.get("platform"), service: row.get("service"),
+            environment: row.get("environment"), sealed: row.bytes("token_sealed"), timezone: row.get("timezone"),
+            bundleID: row.get("bundle_id"))
+    }
+
+    /// An installation's stored columns as a delivery target, its token opened.
+    private func deliveryTarget(
+        id: String, platform: String, service: String, environment: String, sealed: [UInt8], timezone: String?,
+        bundleID: String?
+    ) throws -> DeliveryTarget {
+        guard let platform = Platform(rawValue: platform), let service = PushService(rawValue: service),
+            let environment = PushEnvironment(rawValue: environment)
+        else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
+        return DeliveryTarget(
+            installationID: id, token: try cipher.openToken(sealed, service: service), platform: platform,
+            service: service, environment: environment, timezone: timezone, bundleID: bundleID)
+    }
+
+    public func count(_ target: NotificationTarget, appID: String) async throws -> [PushService: Int] {
+        try await read { connection in try await self.count(target, appID: appID, connection) }
+    }
+
+    /// Whether the target reaches at least one installation (an existence check, not a count).
+    func reachesAnyone(
+        _ target: NotificationTarget, appID: String, _ connection: PostgresConnection
+    ) async throws -> Bool {
+        guard let (condition, values) = try audienceCondition(target, appID: appID) else { return false }
+        return try await !connection.rows("SELECT 1 FROM installations WHERE \(condition) LIMIT 1", values).isEmpty
+    }
+
+    /// A target's installations by service, on the caller's connection (none for raw tokens).
+    func count(
+        _ target: NotificationTarget, appID: String, _ connection: PostgresConnection
+    ) async throws -> [PushService: Int] {
+        guard let (condition, values) = try audienceCondition(target, appID: appID) else { return [:] }
+        let rows = try await connection.rows(
+            "SELECT service, count(*) AS n FROM installations WHERE \(condition) GROUP BY service", values)
+        var counts: [PushService: Int] = [:]
+        for row in rows {
+            if let service = PushService(rawValue: try row.get("service")) { counts[service] = try row.get("n") }
+        }
+        return counts
+    }
+
+    /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
+    /// Its placeholders start at `firstParameter`.
+    private func audienceCondition(
+        _ target: NotificationTarget, appID: String, firstParameter: Int = 1
+    ) throws -> (String, [SQLBind])? {
+        let offset = firstParameter - 1
+        var conditions = ["app_id = $\(firstParameter)", "valid"]
+        var values: [SQLBind] = [appID]
+        func list(_ column: String, _ items: [String]) {
+            values.append(items)
+            conditions.append("\(column) = ANY($\(offset + values.count))")
+        }
+        switch target.audience {
+        case .tokens: return nil
+        case .all: break
+        case .installationIDs(let ids): list("id", ids)
+        case .userIDs(let ids): list("user_id", ids)
+        case .channels(let channels):
+            values.append(channels)
+            conditions.append(
+                """
+                id IN (SELECT installation_id FROM installation_channels
+                    WHERE app_id = $\(firstParameter) AND channel = ANY($\(offset + values.count)))
+                """)
+        case .query(let query):
+            let compiled = try query.query.postgresCondition(firstParameter: offset + values.count + 1)
+            conditions.append("(\(compiled.sql))")
+            values += compiled.values
+        }
+        if let platforms = target.platforms { list("platform", platforms.map(\.rawValue).sorted()) }
+        if let services = target.services { list("service", services.map(\.rawValue).sorted()) }
+        return (conditions.joined(separator: " AND "), values)
+    }
+
+    public func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int {
+        try await transaction { connection in
+            let rows = try await connection.rows(
+                """
+                UPDATE pending_deliveries SET run_at = $1 WHERE recipient = $2 AND reason = 'offline'
+                RETURNING notification_id
+                """, [now.timeIntervalSince1970, recipient])
+            let notifications = try rows.map { try $0.get("notification_id", as: String.self) }
+            for id in Set(notifications) {
+                try await self.scheduleJob(connection, kind: "notification", reference: id, runAt: now)
+            }
+            return notifications.count
+        }
+    }
+
+    public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM pending_deliveries WHERE notification_id = $1 AND run_at <= $2
+                ORDER BY run_at, attempts LIMIT $3
+                """, [notificationID, now.timeIntervalSince1970, limit])
+        }.map { row in
+            PendingDelivery(
+                notificationID: try row.get("notification_id"), recipient: try row.get("recipient"),
+                runAt: try row.date("run_at") ?? now, attempts: try row.get("attempts"),
+                reason: PendingDelivery.Reason(rawValue: try row.get("reason")) ?? .retry)
+        }
+    }
+
+    public func nextPending(notificationID: String) async throws -> Date? {
+        try await read { connection in
+            try await connection.rows(
+                "SELECT min(run_at) AS next FROM pending_deliveries WHERE notification_id = $1", [notificationID])
+        }.first.flatMap { try $0.date("next") }
+    }
+
+    public func preferences(installationIDs: [String]) async throws -> [String: Preferences] {
+        guard !installationIDs.isEmpty else { return [:] }
+        let rows = try await read { connection in
+            try await connection.rows(
+                "SELECT installation_id, body FROM preferences WHERE installation_id = ANY($1)", [installationIDs])
+        }
+        var result: [String: Preferences] = [:]
+        for row in rows {
+            result[try row.get("installation_id")] = try Preferences(stored: try row.get("body", as: String.self))
+        }
+        return result
+    }
+
+    public func incrementBadges(installationIDs: [String], now: Date) async throws -> [String: Int] {
+        guard !installationIDs.isEmpty else { return [:] }
+        let rows = try await read { connection in
+            try await connection.rows(
+                "UPDATE installations SET badge = badge + 1 WHERE id = ANY($1) RETURNING id, badge", [installationIDs])
+        }
+        var result: [String: Int] = [:]
+        for row in rows { result[try row.get("id")] = try row.get("badge") }
+        return result
+    }
+
+    public func commit(_ page: PageCommit) async throws -> Bool {
+        var delivered: [(id: String, at: Double)] = []
+        var otherEvents: [(id: String, event: InstallationEvent)] = []
+        for (id, event) in page.installationEvents {
+            if case .delivered(let at) = event {
+                delivered.append((id, at.timeIntervalSince1970))
+            } else {
+                otherEvents.append((id, event))
+            }
+        }
+        let held = CommitHeldPage(page: page, delivered: delivered)
+        guard !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty else {
+            // The common page (deliveries, the ledger and counts): one statement, its own transaction.
+            return try await read { connection in try await connection.rows(held).first == 1 }
+        }
+        return try await transaction { connection in
+            guard try await connection.rows(held).first == 1 else { return false }
+            for (id, event) in otherEvents { try await self.apply(event, to: id, connection) }
+            for pending in page.pending {
+                try await connection.run(
+                    """
+                    INSERT INTO pending_deliveries (notification_id, recipient, run_at, attempts, reason)
+                    VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (notification_id, recipient) DO UPDATE SET
+                        run_at = excluded.run_at, attempts = excluded.attempts, reason = excluded.reason
+                    """,
+                    [
+                        pending.notificationID, pending.recipient, pending.runAt.timeIntervalSince1970,
+                        pending.attempts, pending.reason.rawValue,
+                    ])
+            }
+            if !page.pending.isEmpty { try await connection.notifyJobs() }
+            if !page.resolvedPending.isEmpty {
+                try await connection.run(
+                    "DELETE FROM pending_deliveries WHERE notification_id = $1 AND recipient = ANY($2)",
+                    [page.notificationID, page.resolvedPending])
+            }
+            return true
+        }
+    }
+
+    private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {
+        switch event {
+        case .delivered(let at):
+            let time = at.timeIntervalSince1970
+            try await connection.run(
+                """
+                UPDATE installations SET failure_count = 0, last_delivered_at = $1
+                WHERE id = $2 AND (failure_count <> 0 OR last_delivered_at IS NULL
+                    OR last_delivered_at < $3 OR last_delivered_at > $1)
+                """, [time, id, time - InstallationEvent.deliveredResolution])
+        case .invalidated(let reason, let since, let at):
+            // APNs: a 410 whose timestamp is older than the installation's last update is stale
+            // (the app registered the token again after APNs saw it go).
+            try await connection.run(
+                """
+                UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
+                    last_failure_reason = $2
+                WHERE id = $3 AND ($4::float8 IS NULL OR updated_at <= $4::float8)
+                """, [at.timeIntervalSince1970, reason, id, since?.timeIntervalSince1970])
+            // The ledger keeps the answer; the installation itself goes when its registration asked
+            // for that (preferences and channels cascade).
+            try await connection.run(
+                "DELETE FROM installations WHERE id = $1 AND NOT valid AND delete_when_invalid", [id])
+        case .failed(let reason, let at, let maxFailures):
+            try await connection.run(
+                """
+                UPDATE installations SET failure_count = failure_count + 1, last_failure_at = $1,
+                    last_failure_reason = $2,
+                    valid = CASE WHEN failure_count + 1 >= $3 THEN FALSE ELSE valid END,
+                    invalidated_at = CASE WHEN failure_count + 1 >= $3 AND valid THEN $1 ELSE invalidated_at END
+                WHERE id = $4
+                """, [at.timeIntervalSince1970, reason, maxFailures, id])
+        }
+    }
+}

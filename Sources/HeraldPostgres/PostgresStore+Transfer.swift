@@ -1,0 +1,87 @@
+import Foundation
+import HeraldCore
+import NIOCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func exportInstallations(after: ExportCursor?, limit: Int) async throws -> [ExportedInstallation] {
+        let rows = try await read { connection in
+            if let after {
+                try await connection.rows(
+                    """
+                    SELECT \(Self.installationColumns("i")), p.body AS preferences_body FROM installations i
+                    LEFT JOIN preferences p ON p.installation_id = i.id
+                    WHERE (i.app_id, i.id) > ($1, $2) ORDER BY i.app_id, i.id LIMIT $3
+                    """, [after.appID, after.id, limit])
+            } else {
+                try await connection.rows(
+                    """
+                    SELECT \(Self.installationColumns("i")), p.body AS preferences_body FROM installations i
+                    LEFT JOIN preferences p ON p.installation_id = i.id
+                    ORDER BY i.app_id, i.id LIMIT $1
+                    """, [limit])
+            }
+        }
+        return try rows.map { row in
+            var installation = try decodeInstallation(row, openToken: false)
+            installation.token = .device("")
+            let sealed = SealedToken(index: try row.bytes("token_index"), sealed: try row.bytes("token_sealed"))
+            let preferences = try row.get("preferences_body", as: String?.self).map { try Preferences(stored: $0) }
+            return ExportedInstallation(installation: installation, sealedToken: sealed, preferences: preferences)
+        }
+    }
+
+    public func importInstallations(_ records: [ExportedInstallation]) async throws -> Int {
+        // Each sealed token must open under this store's key: a file from another deployment is
+        // refused before anything is written.
+        for record in records {
+            _ = try cipher.openToken(record.sealedToken.sealed, service: record.installation.service)
+        }
+        let now = Date().timeIntervalSince1970
+        // A later record wins over an earlier one with the same id, token or device identity, as
+        // importing them one by one would.
+        var kept: [String: Int] = [:]
+        var byToken: [String: String] = [:]
+        var byDevice: [String: String] = [:]
+        for (position, record) in records.enumerated() {
+            let installation = record.installation
+            let tokenKey = "\(installation.appID)\u{0}\(installation.service.rawValue)\u{0}\(record.sealedToken.index)"
+            let deviceKey = installation.deviceID.map {
+                "\(installation.appID)\u{0}\(installation.service.rawValue)\u{0}\($0)"
+            }
+            for clash in [byToken[tokenKey], deviceKey.flatMap { byDevice[$0] }].compactMap({ $0 }) {
+                kept[clash] = nil
+            }
+            kept[installation.id] = position
+            byToken[tokenKey] = installation.id
+            if let deviceKey { byDevice[deviceKey] = installation.id }
+        }
+        let survivors = records.enumerated().filter { kept[$0.element.installation.id] == $0.offset }.map(\.element)
+        let withDevice = survivors.filter { $0.installation.deviceID != nil }
+        let preferences = survivors.compactMap { record in record.preferences.map { (record.installation.id, $0) } }
+        try await transaction { connection in
+            // The imported records win over whatever holds their ids, tokens or device identities.
+            try await connection.run(
+                """
+                DELETE FROM installations WHERE id = ANY($1)
+                    OR (app_id, service, token_index) IN (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[]))
+                    OR (app_id, service, device_id) IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))
+                """,
+                [
+                    survivors.map(\.installation.id), survivors.map(\.installation.appID),
+                    survivors.map(\.installation.service.rawValue),
+                    survivors.map { ByteBuffer(bytes: $0.sealedToken.index) }, withDevice.map(\.installation.appID),
+                    withDevice.map(\.installation.service.rawValue), withDevice.compactMap(\.installation.deviceID),
+                ])
+            try await self.insert(survivors.map { ($0.installation, $0.sealedToken) }, connection)
+            if !preferences.isEmpty {
+                try await connection.run(
+                    """
+                    INSERT INTO preferences (installation_id, body, updated_at)
+                    SELECT id, body, $3 FROM unnest($1::text[], $2::text[]) AS p(id, body)
+                    """, [preferences.map(\.0), preferences.map(\.1.storedText), now])
+            }
+        }
+        return records.count
+    }
+}
