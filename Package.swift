@@ -480,7 +480,7 @@ let package = Package(
             .target(name: "HeraldClient", swiftSettings: swiftSettings),
             .testTarget(
                 name: "HeraldClientTests",
-                dependencies: ["HeraldClient", "HeraldTestSupport", "herald"],
+                dependencies: ["HeraldClient", "HeraldCore", "HeraldTestSupport", "herald"],
                 swiftSettings: swiftSettings
             ),
         ]

@@ -46,6 +46,11 @@ public struct APNsTransport: Transport {
         return nil
     }
 
+    /// The topic `validate` renders with when the app has no `apns.topic` (its installations bring
+    /// their `bundle_id`). The topic travels in the `apns-topic` header, not in the payload whose size
+    /// is checked, and the renderer refuses to render without one; any value sizes the same.
+    static let sizingTopic = "com.example.sizing"
+
     public func validate(_ notification: PushNotification, now: Date) throws(HeraldError) {
         let badge: Int? = notification.payload.badge == nil ? nil : 999_999
         // Sandbox recipients may have overrides of their own (`apns_sandbox`): both must fit.
@@ -53,7 +58,7 @@ public struct APNsTransport: Transport {
             notification.payload.overrides[NotificationPayload.apnsSandboxOverrides] == nil
             ? [.production] : [.production, .sandbox]
         for environment in environments {
-            let rendered = try APNsRenderer(defaultTopic: topic ?? "com.example.placeholder").render(
+            let rendered = try APNsRenderer(defaultTopic: topic ?? Self.sizingTopic).render(
                 notification, token: String(repeating: "0", count: 64), environment: environment, bundleID: nil,
                 badge: badge, soundEnabled: true, now: now)
             do {
