@@ -80,6 +80,7 @@ let package = Package(
             name: "HeraldHTTP2",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -333,7 +334,7 @@ let package = Package(
         .testTarget(
             name: "HeraldEngineTests",
             dependencies: [
-                "HeraldEngine", "HeraldCore", "HeraldSQLite", "HeraldTestSupport",
+                "HeraldEngine", "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -197,6 +197,7 @@ public final class HTTP2ConnectionPool: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    try sync.addHandler(ALPNCheckHandler(host: configuration.host))
                     // One TLS record run per flush instead of a record per frame buffer.
                     try sync.addHandler(WriteCoalescingHandler())
                     try sync.addHandler(
@@ -254,7 +255,9 @@ public final class HTTP2ConnectionPool: Sendable {
             }
             logger.warning(
                 "http2 connect failed", metadata: ["herald.host": "\(configuration.host)", "error": "\(error)"])
-            for request in waiting { request.fail(.connectFailed("\(configuration.host): \(error)")) }
+            // The pool's own reasons (a host that does not speak HTTP/2) name the host already.
+            let failure = (error as? HTTP2ClientError) ?? .connectFailed("\(configuration.host): \(error)")
+            for request in waiting { request.fail(failure) }
         }
     }
 

@@ -45,6 +45,25 @@ struct HTTP2ConnectionPoolTests {
         }
     }
 
+    @Test("A host whose TLS handshake does not choose h2 (an HTTP/1.1-only server) fails requests naming ALPN")
+    func requiresHTTP2() async throws {
+        let ca = try TestCertificateAuthority()
+        let http1 = try await MockPushService.start(ca: ca, httpVersion: .http1)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([ca.rootCertificate])
+        let pool = try HTTP2ConnectionPool(
+            configuration: HTTP2PoolConfiguration(host: "127.0.0.1", port: http1.port, tls: tls, connections: 1))
+        let error = await #expect(throws: HTTP2ClientError.self) {
+            try await pool.execute(HTTP2Request(path: "/push/subscription"))
+        }
+        #expect(
+            error?.description
+                == "connect failed: 127.0.0.1 does not speak HTTP/2: its TLS handshake chose no protocol through ALPN, not 'h2'"
+        )
+        await pool.shutdown()
+        try await http1.shutdown()
+    }
+
     @Test("A request gets its response; an idle connection stays usable across keep-alive PINGs")
     func roundTripAndKeepAlive() async throws {
         let peer = try await Peer()
