@@ -275,42 +275,6 @@ extension Dispatcher {
         return PageTally(committed: committed, counts: page.counts, leftPending: !page.pending.isEmpty)
     }
 
-    /// The notification expired: what waits is counted as expired, the rest of the target too.
-    private func expire(_ notification: PushNotification, job: Job, owner: String) async throws {
-        let at = now()
-        while true {
-            let due = try await store.duePending(
-                notificationID: notification.id, now: .distantFuture, limit: configuration.pageSize)
-            guard !due.isEmpty else { break }
-            var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-            commit.resolvedPending = due.map(\.recipient)
-            let recorder = outcomeRecorder(for: notification)
-            for recipient in try await recipients(for: due, of: notification) {
-                recorder.record(.expired, of: recipient, into: &commit, now: at)
-            }
-            // Every waiting delivery counts, also those whose installation is gone since.
-            commit.counts.skippedExpired = due.count
-            guard try await store.commit(commit) else { return }
-        }
-        var cursor = try await store.cursor(notificationID: notification.id)
-        while cursor != "done" {
-            let (page, last, exhausted) = try await nextPage(of: notification, after: cursor)
-            var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-            commit.counts.targeted = page.count
-            commit.counts.skippedExpired = page.count
-            commit.cursor = exhausted ? "done" : last ?? "done"
-            guard try await store.commit(commit) else { return }
-            cursor = commit.cursor
-        }
-        var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
-        commit.status = .expired
-        commit.completedAt = at
-        commit.finishesJob = true
-        if try await store.commit(commit) {
-            EngineMetrics.finished(appID: notification.appID, status: .expired)
-        }
-    }
-
     private func leaseEnd() -> Date {
         now().addingTimeInterval(configuration.lease.timeInterval)
     }
@@ -339,7 +303,7 @@ extension Dispatcher {
 
     /// The next page of the target after the cursor, the page's last key (nil: the target is
     /// exhausted), and whether the target ends with this page.
-    private func nextPage(
+    func nextPage(
         of notification: PushNotification, after cursor: String?
     ) async throws -> (recipients: [Recipient], last: String?, exhausted: Bool) {
         if let page = tokenPage(of: notification, after: cursor) { return page }
@@ -375,7 +339,7 @@ extension Dispatcher {
     }
 
     /// The recipients of pending deliveries; deleted or invalidated installations drop out.
-    private func recipients(for due: [PendingDelivery], of notification: PushNotification) async throws -> [Recipient] {
+    func recipients(for due: [PendingDelivery], of notification: PushNotification) async throws -> [Recipient] {
         var result: [Recipient] = []
         let ids = due.filter { Recipient.tokenIndex(of: $0.recipient) == nil }.map(\.recipient)
         var installations: [String: Installation] = [:]
@@ -504,134 +468,11 @@ extension Dispatcher {
         }
     }
 
-    /// Records the providers' answers, pausing a provider that asked every sender to slow down, or
-    /// that answered none of the batch's pushes (see ``EngineConfiguration/unreachablePause``).
-    /// - Returns: The pauses that are new on this node, for the store (and so the other nodes).
-    private func record(
-        _ results: [TransportResult], of pushes: [OutgoingPush], recorder: OutcomeRecorder,
-        into commit: inout PageCommit, now: Date
-    ) -> [(service: PushService, until: Date)] {
-        let appID = recorder.notification.appID
-        var pauses: [(service: PushService, until: Date)] = []
-        var answered: Set<PushService> = []
-        var unanswered: Set<PushService> = []
-        for (push, result) in zip(pushes, results) {
-            if let pause = recorder.record(result, of: push.recipient, into: &commit, now: now),
-                gate.pause(appID: appID, service: pause.service, until: pause.until)
-            {
-                pauses.append((pause.service, pause.until))
-            }
-            if result.unreachable {
-                unanswered.insert(push.recipient.service)
-            } else if case .configurationFailure = result.outcome {
-                continue  // Nothing was asked of the provider.
-            } else {
-                answered.insert(push.recipient.service)
-            }
-        }
-        for service in answered { gate.answered(appID: appID, service: service) }
-        for service in unanswered.subtracting(answered) {
-            let until = gate.unreachable(
-                appID: appID, service: service, now: now, base: configuration.unreachablePause.base,
-                cap: configuration.unreachablePause.cap)
-            pauses.append((service, until))
-            logger.warning(
-                "provider unreachable: its deliveries wait",
-                metadata: [
-                    "herald.app": "\(appID)", "herald.service": "\(service.rawValue)",
-                    "herald.until": "\(until.formatted(.iso8601))",
-                ])
-        }
-        return pauses
-    }
-
-    /// Sends each push over its device's direct channel, all at once.
-    /// - Parameter holders: The nodes holding channels elsewhere, as the caller read them.
-    private func sendOverChannels(
-        _ pushes: [OutgoingPush], of notification: PushNotification, holders: [String: String]
-    ) async -> [DirectChannels.Outcome] {
-        await withTaskGroup(of: (Int, DirectChannels.Outcome).self) { group in
-            for (index, push) in pushes.enumerated() {
-                guard let installationID = push.recipient.installationID else { continue }
-                let event = ChannelEvent.render(notification, badge: push.badge)
-                let holder = holders[installationID]
-                group.addTask { (index, await self.channels.deliver(event, to: installationID, holder: holder)) }
-            }
-            var outcomes = [DirectChannels.Outcome](repeating: .notConnected, count: pushes.count)
-            for await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes
-        }
-    }
-
-    /// Records what the direct channels did: delivered, or fell back (a ledger row) to the cloud
-    /// route — returned, to be sent once — or, for a device with no cloud route, to waiting for
-    /// it to connect, until the notification expires (or waited ``EngineConfiguration/channelMaxWait``).
-    private func record(
-        _ outcomes: [DirectChannels.Outcome], of pushes: [OutgoingPush], notification: PushNotification,
-        into commit: inout PageCommit, now: Date
-    ) -> [OutgoingPush] {
-        let recorder = outcomeRecorder(for: notification)
-        defer { recorder.tally.emit(appID: notification.appID) }
-        var fallbacks: [OutgoingPush] = []
-        for (push, outcome) in zip(pushes, outcomes) {
-            var viaChannel = push.recipient
-            viaChannel.service = .direct
-            switch outcome {
-            case .delivered(let confirmed):
-                _ = recorder.record(
-                    TransportResult(.delivered(providerID: confirmed ? "direct:confirmed" : "direct")), of: viaChannel,
-                    into: &commit, now: now)
-                continue
-            case .fellBack(let reason):
-                commit.ledger.append(
-                    recorder.record(
-                        viaChannel, .fellBack, reason: reason, attempts: push.recipient.attempts + 1, at: now))
-            case .notConnected: break
-            }
-            guard push.recipient.service == .direct else {
-                fallbacks.append(push)
-                continue
-            }
-            let giveUp =
-                notification.expiresAt
-                ?? notification.createdAt.addingTimeInterval(
-                    configuration.channelMaxWait.timeInterval)
-            if now >= giveUp {
-                commit.counts.skippedExpired += 1
-                commit.ledger.append(
-                    recorder.record(viaChannel, .expired, reason: "the device did not connect in time", at: now))
-            } else {
-                let recheck = now.addingTimeInterval(configuration.channelRecheck.timeInterval)
-                commit.pending.append(recorder.wait(push.recipient, until: min(giveUp, recheck), .offline))
-            }
-        }
-        return fallbacks
-    }
-
     /// The recorder of a notification's outcomes, with the engine's retry and failure rules.
-    private func outcomeRecorder(for notification: PushNotification) -> OutcomeRecorder {
+    func outcomeRecorder(for notification: PushNotification) -> OutcomeRecorder {
         OutcomeRecorder(
             notification: notification, retryPolicy: configuration.retryPolicy, maxFailures: configuration.maxFailures,
             logsSuccesses: logsSuccesses(appID: notification.appID), random: { Double.random(in: $0) })
     }
 
-    private func runCleanup(_ job: Job, owner: String) async throws {
-        let report = try await store.cleanup(configuration.cleanupPlan, now: now())
-        for installation in report.removedWithEndpoints { await installationRemoved(installation) }
-        logger.info(
-            "cleanup done",
-            metadata: [
-                "herald.invalid": "\(report.invalidInstallations)", "herald.failing": "\(report.failingInstallations)",
-                "herald.unseen": "\(report.unseenInstallations)",
-                "herald.undelivered": "\(report.undeliveredInstallations)",
-                "herald.stale": "\(report.staleInstallations)",
-                "herald.notifications": "\(report.notifications)",
-            ])
-        if let interval = configuration.cleanupInterval {
-            try await store.releaseJob(
-                id: job.id, owner: owner, runAt: now().addingTimeInterval(interval.timeInterval), error: nil)
-        } else {
-            try await store.finishJob(id: job.id, owner: owner)
-        }
-    }
 }
