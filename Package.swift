@@ -20,6 +20,24 @@ let dialectDependencies: [Target.Dependency] = [
     .product(name: "OpenAPIKit", package: "OpenAPIKit"),
 ]
 
+/// What the tests that drive the real router and engine build on (HeraldServerTests and each
+/// dialect's tests).
+let routerTestDependencies: [Target.Dependency] = [
+    "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldServer", "HeraldSQLite", "HeraldPostgres",
+    "HeraldServerTestSupport", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM", "HeraldSNS",
+    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    .product(name: "Configuration", package: "swift-configuration"),
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "GRDB", package: "GRDB.swift"),
+    .product(name: "HTTPTypes", package: "swift-http-types"),
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "HummingbirdTesting", package: "hummingbird"),
+    .product(name: "JWTKit", package: "jwt-kit"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+]
+
 /// The other systems' APIs Herald serves unchanged, one module each (docs/architecture.md).
 let dialects = ["HeraldAOVIS", "HeraldArgusAI", "HeraldHomeAssistant", "HeraldLeanCloud", "HeraldSNSAPI"]
 
@@ -426,24 +444,11 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldServerTests",
-            dependencies: [
-                "HeraldCore", "HeraldServer", "HeraldAPI", "HeraldServerTestSupport", "HeraldSQLite", "HeraldPostgres",
-                "HeraldTestSupport",
-                "HeraldEngine",
-                "HeraldAPNs",
-                "HeraldFCM", "HeraldWebPush", "HeraldSNS", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            dependencies: routerTestDependencies + [
+                "HeraldWebPush",
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
             ] + dialects.map { .target(name: $0) },
             swiftSettings: swiftSettings
@@ -453,22 +458,7 @@ let package = Package(
         + dialects.map { dialect in
             .testTarget(
                 name: dialect + "Tests",
-                dependencies: [
-                    .target(name: dialect), "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldServer", "HeraldSQLite",
-                    "HeraldPostgres", "HeraldServerTestSupport", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM",
-                    "HeraldSNS",
-                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                    .product(name: "Configuration", package: "swift-configuration"),
-                    .product(name: "Crypto", package: "swift-crypto"),
-                    .product(name: "GRDB", package: "GRDB.swift"),
-                    .product(name: "HTTPTypes", package: "swift-http-types"),
-                    .product(name: "Hummingbird", package: "hummingbird"),
-                    .product(name: "HummingbirdTesting", package: "hummingbird"),
-                    .product(name: "JWTKit", package: "jwt-kit"),
-                    .product(name: "Logging", package: "swift-log"),
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                ],
+                dependencies: [.target(name: dialect)] + routerTestDependencies,
                 swiftSettings: swiftSettings
             )
         } + [
