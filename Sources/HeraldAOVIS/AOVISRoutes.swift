@@ -78,16 +78,16 @@ package struct AOVISRoutes: Dialect {
             var registration = parsed.registration
             registration.userID = userID
             let now = self.now()
-            var installation = try await store.register(registration, appID: appID, now: now).installation
+            var installation = try await dispatcher.registrations.register(registration, appID: appID, now: now)
+                .installation
             if let camera, installation.attributes[Self.sourceDeviceAttribute] != .string(camera.id) {
+                let registered = installation
                 installation.attributes[Self.sourceDeviceAttribute] = .string(camera.id)
                 try InstallationRules.validateAttributes(installation.attributes)
-                guard let updated = try await store.update(installation, now: now) else {
-                    throw AOVISFailure.internalError
-                }
+                guard let updated = try await dispatcher.registrations.update(installation, from: registered, now: now)
+                else { throw AOVISFailure.internalError }
                 installation = updated
             }
-            installation = await dispatcher.installationChanged(installation, previous: nil)
             context.logger.info(
                 "aovis push token registered",
                 metadata: [

@@ -30,8 +30,9 @@ extension ArgusAIRoutes {
         guard body.contains("name") else { throw HeraldError.missingField("name") }
         let name = try body.string("name", maxLength: ArgusAIDeviceView.maxNameLength)
         var installation = try await ownDevice(context)
+        let previous = installation
         installation.attributes[ArgusAIDeviceView.nameAttribute] = name.map(JSONValue.string)
-        guard let updated = try await store.update(installation, now: now()) else {
+        guard let updated = try await dispatcher.registrations.update(installation, from: previous, now: now()) else {
             throw HeraldError.notFound("Device")
         }
         return .json(ArgusAIDeviceView.device(updated))
@@ -40,10 +41,7 @@ extension ArgusAIRoutes {
     /// `DELETE /api/v1/devices/{id}`: revokes the caller's device; it receives nothing more.
     @Sendable package func revokeDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let installation = try await ownDevice(context)
-        guard try await store.deleteInstallation(appID: installation.appID, id: installation.id) else {
-            throw HeraldError.notFound("Device")
-        }
-        await dispatcher.installationRemoved(installation)
+        guard try await dispatcher.registrations.delete(installation) else { throw HeraldError.notFound("Device") }
         context.logger.info("argusai device revoked", metadata: ["herald.installation": "\(installation.id)"])
         return Response(status: .noContent)
     }

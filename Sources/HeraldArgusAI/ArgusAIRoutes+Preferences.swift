@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPI
 import HeraldCore
+import HeraldEngine
 import Hummingbird
 
 extension ArgusAIRoutes {
@@ -42,8 +43,9 @@ extension ArgusAIRoutes {
         var answered = devices[0]
         for var device in devices {
             if body.contains("timezone"), device.timezone != timezone {
+                let previous = device
                 device.timezone = timezone
-                guard let updated = try await store.update(device, now: now()) else {
+                guard let updated = try await dispatcher.registrations.update(device, from: previous, now: now()) else {
                     throw HeraldError.notFound("Device")
                 }
                 device = updated

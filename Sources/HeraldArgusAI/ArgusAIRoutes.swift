@@ -78,7 +78,8 @@ package struct ArgusAIRoutes: Dialect {
             try InstallationRules.validateAttributes(attributes)
             registration.attributes = attributes
         }
-        let result = try await store.register(registration, appID: appID, now: now)
+        let result = try await dispatcher.registrations.register(
+            registration, appID: appID, now: now, previous: previous)
         let installation = result.installation
         let defaults = Preferences()
         let preferencesCreated: Bool
@@ -123,13 +124,14 @@ package struct ArgusAIRoutes: Dialect {
             }
         }
         guard var installation = chosen else { throw refusal ?? HeraldError.notFound("Device") }
+        let previous = installation
         let changed = installation.token != .device(token)
         installation.token = .device(token)
         installation.valid = true
         installation.invalidatedAt = nil
         installation.failureCount = 0
         installation.lastSeenAt = now()
-        guard let updated = try await store.update(installation, now: now()) else {
+        guard let updated = try await dispatcher.registrations.update(installation, from: previous, now: now()) else {
             throw HeraldError.notFound("Device")
         }
         context.logger.info(
@@ -150,9 +152,7 @@ package struct ArgusAIRoutes: Dialect {
         let (appID, userID) = try Self.user(context)
         let deviceID = try ArgusAIRegistration.deviceID(context.parameters.get("device_id") ?? "")
         for device in try await ownDevices(appID: appID, userID: userID, deviceID: deviceID) {
-            if try await store.deleteInstallation(appID: appID, id: device.id) {
-                await dispatcher.installationRemoved(device)
-            }
+            _ = try await dispatcher.registrations.delete(device)
             context.logger.info("argusai device unregistered", metadata: ["herald.installation": "\(device.id)"])
         }
         return Response(status: .noContent)

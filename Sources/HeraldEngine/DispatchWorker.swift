@@ -27,21 +27,15 @@ public struct DispatchWorker: Service {
                 runAt: dispatcher.now().addingTimeInterval(interval.timeInterval))
         }
         let dispatcher = self.dispatcher
-        // The store's signals (other nodes' work too) wake this node's idle workers.
         let signals = dispatcher.store.jobSignals()
-        let listener = Task {
-            for await _ in signals { dispatcher.wake() }
-        }
-        // Channels held here serve other nodes' deliveries (with a relay; returns at once without).
-        let relay = Task { await dispatcher.channels.runRelay() }
-        defer {
-            listener.cancel()
-            relay.cancel()
-        }
         if dispatcher.configuration.workers > 0 { dispatcher.handoff.open(owner: "\(node)-local") }
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { outer in
                 outer.addTask { await self.poll() }
+                // The store's signals (other nodes' work too) wake this node's idle workers.
+                outer.addTask { for await _ in signals { dispatcher.wake() } }
+                // Channels held here serve other nodes' deliveries (with a relay; returns at once without).
+                outer.addTask { await dispatcher.channels.runRelay() }
                 await withDiscardingTaskGroup { group in
                     for worker in 0..<dispatcher.configuration.workers {
                         group.addTask { await self.work(owner: "\(node)-w\(worker)") }

@@ -18,6 +18,10 @@ public final class Dispatcher: Sendable {
     let gate = ProviderGate()
     /// The devices connected to this node directly.
     public let channels: DirectChannels
+    /// The direct channel as the route tried first.
+    let direct: DirectTransport
+    /// Confirming deliveries between their write and their page's commit.
+    let settlements = Mutex(ChannelSettlements())
     let wakeups = WakeSignal()
     /// Small notifications accepted here, handed to this node's workers in memory.
     let handoff = LocalHandoff()
@@ -41,7 +45,12 @@ public final class Dispatcher: Sendable {
         // A store shared by several nodes (PostgreSQL) relays channel deliveries between them.
         self.channels =
             channels
-            ?? DirectChannels(confirmWindow: configuration.channelConfirmWindow, relay: store as? any ChannelRelay)
+            ?? DirectChannels(
+                confirmWindow: configuration.channelConfirmWindow, relay: store as? any ChannelRelay, now: now)
+        self.direct = DirectTransport(channels: self.channels)
+        self.channels.onSettle { [weak self] notificationID, installationID, reason in
+            await self?.settle(notificationID: notificationID, installationID: installationID, as: reason)
+        }
         // A device that connects gets what waited for it now, not at the next recheck.
         self.channels.onConnect { [weak self] session in
             guard let self else { return }

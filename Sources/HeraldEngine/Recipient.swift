@@ -19,6 +19,10 @@ public struct Recipient: Sendable {
     /// The installation's stored badge when this notification already counted itself in it (an
     /// earlier attempt of an `increment` badge, retried now): sent as it is, not incremented again.
     public var countedBadge: Int?
+    /// For a delivery that waited for a direct channel's confirmation: how it settled (one of
+    /// ``PendingDelivery/Reason/settlements``), or `confirming` when its window passed with no word.
+    /// Such a delivery is recorded from it, and does not go to a channel again unless it is direct-only.
+    public var channelSettlement: PendingDelivery.Reason?
 
     /// The recipient of an installation.
     public init(_ target: DeliveryTarget) {

@@ -3,15 +3,20 @@ import NIOTLS
 
 /// Fails a provider connection whose server did not choose `h2` through ALPN (RFC 7301): APNs and
 /// FCM speak only HTTP/2, and a host that answers HTTP/1.1 (a proxy, a wrong URL) would otherwise
-/// fail later with an error about frames it never sent. Sits right after the TLS handler, checks the
+/// fail later with an error about frames it never sent; a Web Push origin that chose `http/1.1` is
+/// sent to over HTTP/1.1 from then on (``HTTP2ClientError/notHTTP2(host:chosen:)``). Sits right after the TLS handler, checks the
 /// handshake's outcome once and leaves the pipeline.
 final class ALPNCheckHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     let host: String
+    /// Told the refusal before the connection closes: whatever error its close then surfaces as,
+    /// the pool fails the connection's requests with this one.
+    let refused: @Sendable (HTTP2ClientError) -> Void
 
-    init(host: String) {
+    init(host: String, refused: @escaping @Sendable (HTTP2ClientError) -> Void) {
         self.host = host
+        self.refused = refused
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -22,10 +27,9 @@ final class ALPNCheckHandler: ChannelInboundHandler, RemovableChannelHandler {
         if negotiated == "h2" {
             context.pipeline.syncOperations.removeHandler(self, promise: nil)
         } else {
-            let chosen = negotiated.map { "'\($0)'" } ?? "no protocol"
-            context.fireErrorCaught(
-                HTTP2ClientError.connectFailed(
-                    "\(host) does not speak HTTP/2: its TLS handshake chose \(chosen) through ALPN, not 'h2'"))
+            let error = HTTP2ClientError.notHTTP2(host: host, chosen: negotiated)
+            refused(error)
+            context.fireErrorCaught(error)
             context.close(promise: nil)
         }
     }

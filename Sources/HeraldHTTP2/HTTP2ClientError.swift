@@ -2,6 +2,7 @@
 public struct HTTP2ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     private enum Code: Hashable, Sendable {
         case connectFailed(String)
+        case notHTTP2(host: String, chosen: String?)
         case connectionClosed
         case requestTimeout
         case streamReset(UInt32)
@@ -15,6 +16,15 @@ public struct HTTP2ClientError: Error, Sendable, Hashable, CustomStringConvertib
 
     /// No connection to the host could be made.
     public static func connectFailed(_ reason: String) -> Self { .init(code: .connectFailed(reason)) }
+    /// The host's TLS handshake chose another protocol than `h2` through ALPN (`chosen`; nil: none).
+    public static func notHTTP2(host: String, chosen: String?) -> Self {
+        .init(code: .notHTTP2(host: host, chosen: chosen))
+    }
+    /// Whether the host does not speak HTTP/2 (its handshake chose another protocol).
+    public var isNotHTTP2: Bool {
+        if case .notHTTP2 = code { return true }
+        return false
+    }
     /// The connection closed while the request was in flight; the peer may have processed it.
     public static let connectionClosed = Self(code: .connectionClosed)
     /// The request did not complete within its timeout.
@@ -41,6 +51,9 @@ public struct HTTP2ClientError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch code {
         case .connectFailed(let reason): "connect failed: \(reason)"
+        case .notHTTP2(let host, let chosen):
+            "connect failed: \(host) does not speak HTTP/2: its TLS handshake chose "
+                + (chosen.map { "'\($0)'" } ?? "no protocol") + " through ALPN, not 'h2'"
         case .connectionClosed: "connection closed with the request in flight"
         case .requestTimeout: "request timed out"
         case .streamReset(let code): "stream reset by peer (HTTP/2 error \(code))"

@@ -59,7 +59,7 @@ public final class HTTP2ConnectionPool: Sendable {
         logger: Logger = Logger(label: "herald.http2")
     ) throws {
         var tls = configuration.tls
-        tls.applicationProtocols = ["h2"]
+        tls.applicationProtocols = configuration.offersHTTP1 ? ["h2", "http/1.1"] : ["h2"]
         self.sslContext = try NIOSSLContext(configuration: tls)
         self.configuration = configuration
         self.group = eventLoopGroup
@@ -190,6 +190,7 @@ public final class HTTP2ConnectionPool: Sendable {
         let serverName = configuration.host.isIPAddress ? nil : configuration.host
         let retry: @Sendable (PooledRequest) -> Void = { [weak self] in self?.dispatch($0) }
         let retired: @Sendable () -> Void = { [weak self] in self?.retire(id) }
+        let refusal = Refusal()
         ClientBootstrap(group: group)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -197,7 +198,7 @@ public final class HTTP2ConnectionPool: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
-                    try sync.addHandler(ALPNCheckHandler(host: configuration.host))
+                    try sync.addHandler(ALPNCheckHandler(host: configuration.host, refused: refusal.set))
                     // One TLS record run per flush instead of a record per frame buffer.
                     try sync.addHandler(WriteCoalescingHandler())
                     try sync.addHandler(
@@ -226,7 +227,9 @@ public final class HTTP2ConnectionPool: Sendable {
                     }
                 }
             }
-            .whenComplete { [weak self] result in self?.connected(result) }
+            .whenComplete { [weak self] result in
+                self?.connected(result.mapError { refusal.error ?? $0 })
+            }
     }
 
     private func connected(_ result: Result<Connection, any Error>) {
@@ -271,6 +274,15 @@ public final class HTTP2ConnectionPool: Sendable {
         let cap = min(step, configuration.reconnectCap.nanoseconds)
         return .nanoseconds(Int64.random(in: 0...max(cap, 1)))
     }
+}
+
+/// Why a connection's handshake refused HTTP/2, once it is known.
+private final class Refusal: Sendable {
+    private let value = Mutex<HTTP2ClientError?>(nil)
+
+    var error: HTTP2ClientError? { value.withLock { $0 } }
+
+    @Sendable func set(_ error: HTTP2ClientError) { value.withLock { $0 = error } }
 }
 
 extension String {

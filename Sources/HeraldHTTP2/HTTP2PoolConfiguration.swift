@@ -7,8 +7,13 @@ public struct HTTP2PoolConfiguration: Sendable {
     /// Host name (also the TLS server name and `:authority`).
     public var host: String
     public var port: Int
-    /// TLS settings: trust roots, client certificate for certificate auth; ALPN is forced to `h2`.
+    /// TLS settings: trust roots, client certificate for certificate auth; ALPN is set by the pool
+    /// (`h2`, and `http/1.1` after it with ``offersHTTP1``).
     public var tls: TLSConfiguration
+    /// Whether the TLS handshake offers `http/1.1` after `h2`, so that a host speaking only
+    /// HTTP/1.1 says so instead of failing the handshake: its requests then fail with
+    /// ``HTTP2ClientError/notHTTP2(host:chosen:)`` (Web Push learns each origin's version so).
+    public var offersHTTP1 = false
     /// Long-lived connections kept to the host; streams are spread over them.
     public var connections: Int
     /// The inbound connection-level flow-control window kept open for responses (RFC 9113 §6.9).

@@ -84,8 +84,8 @@ extension HomeAssistantRelayRoutes {
                 osVersion: short(push.registration.osVersion),
                 // The Companion app id is the app's bundle id: the APNs topic.
                 bundleID: platform.isApple ? short(push.registration.appID) : nil))
-        let result = try await store.register(registration, appID: app.id, now: now())
-        let installation = await dispatcher.installationChanged(result.installation, previous: nil)
+        let installation = try await dispatcher.registrations.register(registration, appID: app.id, now: now())
+            .installation
         logger.info(
             "home assistant push token registered",
             metadata: [

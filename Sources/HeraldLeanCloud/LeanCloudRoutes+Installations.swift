@@ -23,13 +23,15 @@ extension LeanCloudRoutes {
         let save = try LeanCloudInstallation.save(call.body, over: existing)
         if save.valid != nil { try caller.requireMaster() }
         let now = self.now()
-        var result = try await store.register(save.registration, appID: caller.appID, now: now)
+        var result = try await dispatcher.registrations.register(
+            save.registration, appID: caller.appID, now: now, previous: existing)
         if let valid = save.valid, valid != result.installation.valid {
             var changed = result.installation
             changed.valid = valid
-            result.installation = try await store.update(changed, now: now) ?? changed
+            result.installation =
+                try await dispatcher.registrations.update(changed, from: result.installation, now: now) ?? changed
         }
-        let installation = await dispatcher.installationChanged(result.installation, previous: existing)
+        let installation = result.installation
         var json: [String: JSONValue] = ["objectId": .string(installation.id)]
         if call.query["fetchWhenSave"] == "true", case .object(let all) = LeanCloudInstallation.json(installation) {
             json = all
@@ -73,10 +75,9 @@ extension LeanCloudRoutes {
         changed.token = save.registration.token
         save.registration.profile.apply(to: &changed)
         if let valid = save.valid { changed.valid = valid }
-        guard let stored = try await store.update(changed, now: now()) else {
+        guard let installation = try await dispatcher.registrations.update(changed, from: previous, now: now()) else {
             throw LeanCloudFailure.objectNotFound(LeanCloudInstallation.className, id)
         }
-        let installation = await dispatcher.installationChanged(stored, previous: previous)
         var json: [String: JSONValue] = [:]
         if call.query["fetchWhenSave"] == "true", case .object(let all) = LeanCloudInstallation.json(installation) {
             json = all

@@ -107,10 +107,9 @@ package struct LeanCloudRoutes: Dialect {
         // permissions: only listing is the master key's).
         case (.delete, .installations(let id?)?):
             let installation = try await installation(id, caller: caller)
-            guard try await store.deleteInstallation(appID: caller.appID, id: installation.id) else {
+            guard try await dispatcher.registrations.delete(installation) else {
                 throw LeanCloudFailure.objectNotFound(LeanCloudInstallation.className, id)
             }
-            await dispatcher.installationRemoved(installation)
             return Answer(status: .ok, json: .object([:]))
         case (.post, .users(nil)?): return try await user(call, id: nil, caller: caller)
         case (.get, .users(let id?)?), (.put, .users(let id?)?), (.delete, .users(let id?)?):

@@ -34,16 +34,11 @@ struct PostgresQueryTable: Sendable {
     var column: @Sendable (QueryField.Column) -> String?
 
     /// The `installations` table.
-    static let installations = PostgresQueryTable(attributes: "attributes", hasChannels: true) { $0.rawValue }
+    static let installations = PostgresQueryTable(attributes: "attributes", hasChannels: true) { $0.installationColumn }
 
     /// A dialect's table of JSON records (`id`, `fields`, `created_at`, `updated_at`), as
     /// ``InstallationQuery/matches(record:)`` reads a record.
-    static let records = PostgresQueryTable(attributes: "fields", hasChannels: false) { column in
-        switch column {
-        case .id, .createdAt, .updatedAt: column.rawValue
-        default: nil
-        }
-    }
+    static let records = PostgresQueryTable(attributes: "fields", hasChannels: false) { $0.recordColumn }
 }
 
 /// A piece of SQL whose parameters are marked, with their values in order; the marks become `$n`
@@ -166,15 +161,6 @@ struct PostgresQueryCompiler {
         }
     }
 
-    static func sqlOperator(_ comparison: QueryOperator.Comparison) -> String {
-        switch comparison {
-        case .lessThan: "<"
-        case .lessThanOrEqual: "<="
-        case .greaterThan: ">"
-        case .greaterThanOrEqual: ">="
-        }
-    }
-
     /// `~` or `~*` against a bound pattern.
     static func regex(_ pattern: String, _ caseInsensitive: Bool) -> PostgresFragment {
         PostgresFragment(caseInsensitive ? " ~* " : " ~ ") + .bound(pattern)
@@ -222,7 +208,7 @@ struct PostgresQueryCompiler {
                     .false
                 } else {
                     operand(value).map {
-                        guarded(PostgresFragment("\(name)\(collation) \(sqlOperator(comparison)) ") + $0)
+                        guarded(PostgresFragment("\(name)\(collation) \(comparison.sqlOperator) ") + $0)
                     } ?? .false
                 }
             case .regex(let pattern, let caseInsensitive):
@@ -281,7 +267,7 @@ struct PostgresQueryCompiler {
         case .exists(let exists): return exists ? .true : .false
         case .compare(let comparison, let value):
             guard case .string(let string) = value else { return .false }
-            return anyElement(PostgresFragment("value COLLATE \"C\" \(sqlOperator(comparison)) ") + .bound(string))
+            return anyElement(PostgresFragment("value COLLATE \"C\" \(comparison.sqlOperator) ") + .bound(string))
         case .regex(let pattern, let caseInsensitive):
             return anyElement(PostgresFragment("value") + regex(pattern, caseInsensitive))
         case .nearSphere, .withinBox: return .false
@@ -334,12 +320,12 @@ struct PostgresQueryCompiler {
                 case .string(let string):
                     anyElement(
                         PostgresFragment(
-                            "jsonb_typeof(e) = 'string' AND (e #>> '{}') COLLATE \"C\" \(sqlOperator(comparison)) ")
+                            "jsonb_typeof(e) = 'string' AND (e #>> '{}') COLLATE \"C\" \(comparison.sqlOperator) ")
                             + .bound(string))
                 case .number(let number):
                     anyElement(
                         PostgresFragment(
-                            "jsonb_typeof(e) = 'number' AND (e #>> '{}')::numeric \(sqlOperator(comparison)) ")
+                            "jsonb_typeof(e) = 'number' AND (e #>> '{}')::numeric \(comparison.sqlOperator) ")
                             + numeric(number))
                 case .null, .bool, .date: .false
                 }

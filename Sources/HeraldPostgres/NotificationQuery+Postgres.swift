@@ -21,14 +21,6 @@ extension NotificationQuery {
 extension NotificationQuery.Field {
     /// The column, or the expression, holding the field: times as seconds since 1970.
     fileprivate var postgresColumn: PostgresQueryCompiler.Column {
-        let name =
-            switch self {
-            case .failedOrInvalid: "(failed + invalid)"
-            case .changedAt: "COALESCE(completed_at, started_at, created_at)"
-            case .id, .status, .source, .targeted, .sent, .failed, .invalid, .createdAt, .startedAt, .completedAt,
-                .notBefore, .expiresAt:
-                rawValue
-            }
-        return PostgresQueryCompiler.Column(name: name, kind: kind, isNullable: isNullable)
+        PostgresQueryCompiler.Column(name: sqlExpression, kind: kind, isNullable: isNullable)
     }
 }

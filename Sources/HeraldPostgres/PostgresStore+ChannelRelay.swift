@@ -56,34 +56,12 @@ extension PostgresStore: ChannelRelay {
         }
     }
 
-    public func messages(for node: String) -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        let client = self.client
-        let logger = self.logger
-        let channel = Self.relayChannel(node)
-        // One LISTEN connection per consumed stream, for as long as it is consumed; it reconnects
-        // after a failure (messages posted meanwhile are lost, as the protocol allows).
-        let task = Task { [self] in
-            var delay: Duration = .milliseconds(100)
-            while !Task.isCancelled && !closed.load(ordering: .relaxed) {
-                do {
-                    try await client.withConnection { connection in
-                        try await connection.listen(on: channel) { notifications in
-                            delay = .milliseconds(100)
-                            for try await notification in notifications { continuation.yield(notification.payload) }
-                        }
-                    }
-                } catch {
-                    if Task.isCancelled || closed.load(ordering: .relaxed) { break }
-                    logger.debug("Channel relay listener lost its connection", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+    public func listen(for node: String, into messages: AsyncStream<String>.Continuation) async {
+        // One LISTEN connection for as long as the caller listens.
+        await Self.listen(
+            on: Self.relayChannel(node), client: client, logger: logger, name: "Channel relay listener",
+            received: { messages.yield($0) })
+        messages.finish()
     }
 
     /// A node's NOTIFY channel: a fixed-length name (identifiers stop at 63 bytes) from its name's hash.

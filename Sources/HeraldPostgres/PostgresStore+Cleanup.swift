@@ -8,10 +8,10 @@ extension PostgresStore {
         return try await transaction { connection in
             var report = CleanupReport()
             for (policy, scope) in plan.groups {
+                let rules = CleanupRules(policy, now: now)
                 try await self.cleanInstallations(
-                    connection, policy: policy, scope: scope, now: nowValue, report: &report)
-                report.notifications += try await Self.cleanNotifications(
-                    connection, policy: policy, scope: scope, now: nowValue)
+                    connection, rules: rules, scope: scope, now: nowValue, report: &report)
+                report.notifications += try await Self.cleanNotifications(connection, rules: rules, scope: scope)
             }
             // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
             try await connection.run("DELETE FROM rate_buckets WHERE full_at < $1", [nowValue])
@@ -23,8 +23,9 @@ extension PostgresStore {
 
     /// `condition` limited to the apps of `scope`, whose ids are bound after `values`.
     private static func scoped(
-        _ condition: String, _ values: [SQLBind], _ scope: CleanupPlan.Scope
+        _ rule: (condition: String, values: [SQLBind]), _ scope: CleanupPlan.Scope
     ) -> (condition: String, values: [SQLBind]) {
+        let (condition, values) = rule
         let next = "$\(values.count + 1)::text[]"
         switch scope {
         case .allBut(let ids) where ids.isEmpty: return (condition, values)
@@ -33,55 +34,46 @@ extension PostgresStore {
         }
     }
 
+    /// A deletion rule as SQL over `installations`, its values bound from `$1`.
+    private static func condition(_ rule: CleanupRules.Deletion) -> (condition: String, values: [SQLBind]) {
+        switch rule {
+        case .invalid(let before):
+            ("NOT valid AND invalidated_at IS NOT NULL AND invalidated_at < $1", [before.timeIntervalSince1970])
+        case .failing(let failures, let before):
+            (
+                """
+                failure_count >= $1 AND coalesce(last_delivered_at, created_at) < $2
+                    AND coalesce(last_failure_at, 0) > 0
+                """, [failures, before.timeIntervalSince1970]
+            )
+        case .unseen(let before):
+            ("greatest(coalesce(last_seen_at, 0), updated_at) < $1", [before.timeIntervalSince1970])
+        case .undelivered(let before): ("coalesce(last_delivered_at, created_at) < $1", [before.timeIntervalSince1970])
+        }
+    }
+
     /// Applies a policy's installation rules to the apps of `scope`.
     private func cleanInstallations(
-        _ connection: PostgresConnection, policy: CleanupPolicy, scope: CleanupPlan.Scope, now: Double,
+        _ connection: PostgresConnection, rules: CleanupRules, scope: CleanupPlan.Scope, now: Double,
         report: inout CleanupReport
     ) async throws {
-        var rules: [(condition: String, values: [SQLBind], count: WritableKeyPath<CleanupReport, Int>)] = [
-            (
-                "NOT valid AND invalidated_at IS NOT NULL AND invalidated_at < $1",
-                [now - policy.invalidAfter.timeInterval], \.invalidInstallations
-            )
-        ]
-        if let failingAfter = policy.failingAfter {
-            rules.append(
-                (
-                    """
-                    failure_count >= $1 AND coalesce(last_delivered_at, created_at) < $2
-                        AND coalesce(last_failure_at, 0) > 0
-                    """,
-                    [policy.failureThreshold, now - failingAfter.timeInterval], \.failingInstallations
-                ))
-        }
-        if let unseenAfter = policy.unseenAfter {
-            rules.append(
-                (
-                    "greatest(coalesce(last_seen_at, 0), updated_at) < $1", [now - unseenAfter.timeInterval],
-                    \.unseenInstallations
-                ))
-        }
-        if let undeliveredAfter = policy.undeliveredAfter {
-            rules.append(
-                (
-                    "coalesce(last_delivered_at, created_at) < $1", [now - undeliveredAfter.timeInterval],
-                    \.undeliveredInstallations
-                ))
-        }
-        for rule in rules {
-            let (condition, values) = Self.scoped(rule.condition, rule.values, scope)
+        for rule in rules.deletions {
+            let (condition, values) = Self.scoped(Self.condition(rule), scope)
             // Installations with provider-side state go back to the engine, which removes it.
             report.removedWithEndpoints += try await self.fetchInstallations(
                 connection, where: "sns_endpoint_arn IS NOT NULL AND \(condition)", values)
             report[keyPath: rule.count] += try await connection.changes(
                 "DELETE FROM installations WHERE \(condition)", values)
         }
-        if let staleAfter = policy.staleAfter {
+        if let staleBefore = rules.staleBefore {
             // Invalid, not deleted: registering again makes them valid; the invalid rule deletes them
-            // later if the app never does. Last, so what a rule above deleted is not counted here too.
+            // later if the app never does.
             let stale = Self.scoped(
-                "valid AND greatest(coalesce(last_seen_at, 0), updated_at) < $2",
-                [now, now - staleAfter.timeInterval], scope)
+                (
+                    "valid AND greatest(coalesce(last_seen_at, 0), updated_at) < $2",
+                    [now, staleBefore.timeIntervalSince1970]
+                ),
+                scope)
             report.staleInstallations += try await connection.changes(
                 """
                 UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_reason = 'stale'
@@ -90,14 +82,17 @@ extension PostgresStore {
         }
     }
 
-    /// Deletes the final notifications of the apps of `scope` older than the policy's retention.
+    /// Deletes the final notifications of the apps of `scope` older than the rules' retention.
     /// - Returns: How many went.
     private static func cleanNotifications(
-        _ connection: PostgresConnection, policy: CleanupPolicy, scope: CleanupPlan.Scope, now: Double
+        _ connection: PostgresConnection, rules: CleanupRules, scope: CleanupPlan.Scope
     ) async throws -> Int {
+        let statuses = CleanupRules.finalStatuses.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         let (old, values) = scoped(
-            "status IN ('done', 'canceled', 'expired', 'failed') AND coalesce(completed_at, created_at) < $1",
-            [now - policy.notificationRetention.timeInterval], scope)
+            (
+                "status IN (\(statuses)) AND coalesce(completed_at, created_at) < $1",
+                [rules.notificationsBefore.timeIntervalSince1970]
+            ), scope)
         // An event outlives its notification: it keeps when a device first accepted it.
         try await connection.run(
             """

@@ -187,6 +187,22 @@ extension PostgresStore {
         }
     }
 
+    public func settleConfirming(
+        notificationID: String, recipient: String, as reason: PendingDelivery.Reason, now: Date
+    ) async throws -> Bool {
+        try await transaction { connection in
+            let rows = try await connection.rows(
+                """
+                UPDATE pending_deliveries SET reason = $1, run_at = $2
+                WHERE notification_id = $3 AND recipient = $4 AND reason = 'confirming'
+                RETURNING notification_id
+                """, [reason.rawValue, now.timeIntervalSince1970, notificationID, recipient])
+            guard !rows.isEmpty else { return false }
+            try await self.scheduleJob(connection, kind: "notification", reference: notificationID, runAt: now)
+            return true
+        }
+    }
+
     public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
         try await read { connection in
             try await connection.rows(

@@ -3,28 +3,31 @@ import HeraldCore
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// The shared store: one PostgreSQL database that any number of Herald nodes use at once, through a
 /// pooled `PostgresClient`. Tokens and generated app keys are sealed with the ``TokenCipher``, as on
 /// SQLite. Jobs are claimed with `FOR UPDATE SKIP LOCKED`; new work is announced with
 /// `NOTIFY herald_jobs`, which every node's store hears on a connection of its own.
-public final class PostgresStore: Store, Sendable {
+///
+/// Nothing reaches the database unless the store's connections run (``run()``, a `Service`):
+/// `herald serve` runs them in a task group around its `ServiceGroup`, so that they outlive every
+/// service that uses them; a one-shot command or a test calls ``start()``.
+public final class PostgresStore: Store, Service, Sendable {
     let client: PostgresClient
     let cipher: TokenCipher
     let logger: Logger
     let configuration: PostgresStoreConfiguration
     let signals = JobSignalHub()
-    /// Set by ``close()``: the relay's listeners stop reconnecting.
-    let closed = Atomic<Bool>(false)
-    private let tasks: [Task<Void, Never>]
+    /// The connections when ``start()`` runs them in the background.
+    private let background = Mutex<Task<Void, Never>?>(nil)
 
     /// The channel that announces new or sooner jobs.
     static let jobChannel = "herald_jobs"
 
-    /// Connects to the database at `url` (see ``PostgresStoreConfiguration``) and starts the
-    /// connection pool and the job-signal listener. Call ``migrate()`` before use and ``close()``
-    /// at the end.
+    /// A store for the database at `url` (see ``PostgresStoreConfiguration``); its connections
+    /// run once ``run()`` or ``start()`` does. Call ``migrate()`` before use.
     /// - Throws: `HeraldError` when the URL is invalid or its TLS settings cannot be loaded.
     public convenience init(
         url: String, cipher: TokenCipher, logger: Logger = Logger(label: "herald.postgres")
@@ -34,33 +37,63 @@ public final class PostgresStore: Store, Sendable {
         try self.init(configuration: PostgresStoreConfiguration(url: url), cipher: cipher, logger: logger)
     }
 
-    /// Connects with explicit settings; see ``init(url:cipher:logger:)``.
+    /// A store with explicit settings; see ``init(url:cipher:logger:)``.
     public init(configuration: PostgresStoreConfiguration, cipher: TokenCipher, logger: Logger) throws {
-        let client = PostgresClient(
-            configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
-        self.client = client
+        self.client = PostgresClient(configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
         self.cipher = cipher
         self.logger = logger
         self.configuration = configuration
-        let signals = self.signals
-        // The pool runs for the store's life; `close()` cancels it (PostgresClient's run() is the
-        // pool's whole lifetime and returns when its task is cancelled).
-        let run = Task { await client.run() }
-        let listen = Task { await Self.listen(client: client, signals: signals, logger: logger) }
-        self.tasks = [run, listen]
+    }
+
+    /// A store for the database at `url` whose connections already run in the background
+    /// (``start()``): for a one-shot command or a test; ``close()`` at the end.
+    public static func started(
+        url: String, cipher: TokenCipher, logger: Logger = Logger(label: "herald.postgres")
+    ) throws -> PostgresStore {
+        let store = try PostgresStore(url: url, cipher: cipher, logger: logger)
+        store.start()
+        return store
     }
 
     deinit {
-        for task in tasks { task.cancel() }
+        background.withLock { $0 }?.cancel()
         signals.finish()
     }
 
-    /// Stops listening, ends every job-signal stream and closes the pool's connections.
-    public func close() async {
-        closed.store(true, ordering: .relaxed)
+    /// The store's connections as a `Service`: the pool and the connection listening for job
+    /// signals, until the task is cancelled or shut down gracefully.
+    public func run() async {
+        await cancelWhenGracefulShutdown { [client, signals, logger] in
+            await Self.runConnections(client: client, signals: signals, logger: logger)
+        }
         signals.finish()
-        for task in tasks { task.cancel() }
-        for task in tasks { await task.value }
+    }
+
+    /// Runs the connections in a task of their own, for a caller with no task group to run
+    /// ``run()`` in: the one task the store leaves running, until ``close()`` (or its release).
+    public func start() {
+        let (client, signals, logger) = (client, signals, logger)
+        background.withLock { task in
+            guard task == nil else { return }
+            task = Task { await Self.runConnections(client: client, signals: signals, logger: logger) }
+        }
+    }
+
+    /// Stops what ``start()`` started: the listener, every job-signal stream and the pool's connections.
+    public func close() async {
+        signals.finish()
+        let task = background.withLock { $0.take() }
+        task?.cancel()
+        await task?.value
+    }
+
+    /// The pool (`PostgresClient.run()` is its whole lifetime, and returns when cancelled) and the
+    /// job-signal listener, until cancelled.
+    private static func runConnections(client: PostgresClient, signals: JobSignalHub, logger: Logger) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await client.run() }
+            group.addTask { await listen(client: client, signals: signals, logger: logger) }
+        }
     }
 
     public func migrate() async throws {
@@ -91,19 +124,31 @@ public final class PostgresStore: Store, Sendable {
     /// Holds one pooled connection in `LISTEN herald_jobs` and signals every stream on each
     /// notification, reconnecting after a failure (and signalling then, as one may have been missed).
     private static func listen(client: PostgresClient, signals: JobSignalHub, logger: Logger) async {
+        await listen(
+            on: jobChannel, client: client, logger: logger, name: "Job-signal listener",
+            listening: { signals.signal() }, received: { _ in signals.signal() })
+    }
+
+    /// Holds one pooled connection in `LISTEN channel` until the task is cancelled, handing each
+    /// notification's payload to `received`; after a failure it reconnects (backing off from 100 ms
+    /// to 5 s) and runs `listening` again, as it does each time it starts listening.
+    static func listen(
+        on channel: String, client: PostgresClient, logger: Logger, name: String,
+        listening: @escaping @Sendable () -> Void = {}, received: @escaping @Sendable (String) -> Void
+    ) async {
         var delay: Duration = .milliseconds(100)
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
-                    try await connection.listen(on: jobChannel) { notifications in
+                    try await connection.listen(on: channel) { notifications in
                         delay = .milliseconds(100)
-                        signals.signal()
-                        for try await _ in notifications { signals.signal() }
+                        listening()
+                        for try await notification in notifications { received(notification.payload) }
                     }
                 }
             } catch {
                 if Task.isCancelled { return }
-                logger.debug("Job-signal listener lost its connection", metadata: ["error": "\(error)"])
+                logger.debug("\(name) lost its connection", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))

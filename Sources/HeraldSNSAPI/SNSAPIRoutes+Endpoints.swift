@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPI
 import HeraldCore
+import HeraldEngine
 
 /// Platform applications and their endpoints (installations).
 extension SNSAPIRoutes {
@@ -158,10 +159,13 @@ extension SNSAPIRoutes {
             registration.bundleID = bundle
         }
         let at = now()
-        var installation = try await store.register(registration, appID: call.appID, now: at).installation
+        var installation = try await dispatcher.registrations.register(registration, appID: call.appID, now: at)
+            .installation
         if enabled == false {
+            let registered = installation
             installation.valid = false
-            installation = try await store.update(installation, now: at) ?? installation
+            installation =
+                try await dispatcher.registrations.update(installation, from: registered, now: at) ?? installation
         }
         return SNSXML.element(
             "EndpointArn",
@@ -175,6 +179,7 @@ extension SNSAPIRoutes {
 
     package func setEndpointAttributes(_ call: Call) async throws -> String? {
         var (installation, kind) = try await endpoint(call, parameter: "EndpointArn")
+        let previous = installation
         let attributes = call.parameters.map("Attributes")
         if attributes.isEmpty { throw SNSAPIFailure.invalidParameter("Invalid parameter: Attributes") }
         for (name, value) in attributes {
@@ -201,7 +206,7 @@ extension SNSAPIRoutes {
                     "Invalid parameter: Attributes Reason: Invalid attribute name: \(name)")
             }
         }
-        guard try await store.update(installation, now: now()) != nil else {
+        guard try await dispatcher.registrations.update(installation, from: previous, now: now()) != nil else {
             throw SNSAPIFailure.notFound("Endpoint does not exist")
         }
         return nil
@@ -216,7 +221,7 @@ extension SNSAPIRoutes {
         if let installation = try await store.installation(appID: call.appID, id: id),
             installation.attributes[Self.applicationAttribute] == .string(application)
         {
-            _ = try await store.deleteInstallation(appID: call.appID, id: id)
+            _ = try await dispatcher.registrations.delete(installation)
         }
         return nil
     }

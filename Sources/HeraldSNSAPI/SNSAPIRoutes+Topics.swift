@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPI
 import HeraldCore
+import HeraldEngine
 
 /// Topics (native channels) and their subscriptions (an installation in the channel).
 extension SNSAPIRoutes {
@@ -48,9 +49,10 @@ extension SNSAPIRoutes {
         var (installation, _) = try await endpoint(call, parameter: "Endpoint")
         let at = now()
         if !installation.channels.contains(topic.name) {
+            let previous = installation
             installation.channels.append(topic.name)
             installation.channels = try InstallationRules.normalizeChannels(installation.channels)
-            guard try await store.update(installation, now: at) != nil else {
+            guard try await dispatcher.registrations.update(installation, from: previous, now: at) != nil else {
                 throw SNSAPIFailure.notFound("Endpoint does not exist")
             }
         }
@@ -128,7 +130,8 @@ extension SNSAPIRoutes {
         guard var installation = try await store.installation(appID: call.appID, id: installationID),
             installation.channels.contains(topic)
         else { return }
+        let previous = installation
         installation.channels.removeAll { $0 == topic }
-        _ = try await store.update(installation, now: now())
+        _ = try await dispatcher.registrations.update(installation, from: previous, now: now())
     }
 }

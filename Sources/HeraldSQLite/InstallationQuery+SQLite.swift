@@ -77,16 +77,11 @@ struct SQLiteQueryTable: Sendable {
     var column: @Sendable (QueryField.Column) -> String?
 
     /// The `installations` table.
-    static let installations = SQLiteQueryTable(attributes: "attributes", hasChannels: true) { $0.rawValue }
+    static let installations = SQLiteQueryTable(attributes: "attributes", hasChannels: true) { $0.installationColumn }
 
     /// A dialect's table of JSON records (`id`, `fields`, `created_at`, `updated_at`), as
     /// ``InstallationQuery/matches(record:)`` reads a record.
-    static let records = SQLiteQueryTable(attributes: "fields", hasChannels: false) { column in
-        switch column {
-        case .id, .createdAt, .updatedAt: column.rawValue
-        default: nil
-        }
-    }
+    static let records = SQLiteQueryTable(attributes: "fields", hasChannels: false) { $0.recordColumn }
 }
 
 /// A piece of SQL with the arguments of its placeholders, in order.
@@ -185,15 +180,6 @@ struct SQLiteQueryCompiler {
         }
     }
 
-    static func sqlOperator(_ comparison: QueryOperator.Comparison) -> String {
-        switch comparison {
-        case .lessThan: "<"
-        case .lessThanOrEqual: "<="
-        case .greaterThan: ">"
-        case .greaterThanOrEqual: ">="
-        }
-    }
-
     static func regexArguments(_ pattern: String, _ caseInsensitive: Bool) -> SQLFragment {
         .bound(pattern) + SQLFragment(", ") + .bound(caseInsensitive ? "i" : "")
     }
@@ -229,7 +215,7 @@ struct SQLiteQueryCompiler {
                     .false
                 } else {
                     operand(value).map {
-                        guardedNotNull(SQLFragment("\(name) \(sqlOperator(comparison)) ") + .bound($0))
+                        guardedNotNull(SQLFragment("\(name) \(comparison.sqlOperator) ") + .bound($0))
                     } ?? .false
                 }
             case .regex(let pattern, let caseInsensitive):
@@ -293,7 +279,7 @@ struct SQLiteQueryCompiler {
         case .exists(let exists): return exists ? .true : .false
         case .compare(let comparison, let value):
             guard case .string = value else { return .false }
-            return anyElement(SQLFragment("value \(sqlOperator(comparison)) ") + .bound(databaseValue(value)))
+            return anyElement(SQLFragment("value \(comparison.sqlOperator) ") + .bound(databaseValue(value)))
         case .regex(let pattern, let caseInsensitive):
             return anyElement(
                 SQLFragment("herald_regexp(") + regexArguments(pattern, caseInsensitive) + SQLFragment(", value)"))
@@ -341,11 +327,11 @@ struct SQLiteQueryCompiler {
                 switch value {
                 case .string:
                     anyElement(
-                        SQLFragment("type = 'text' AND value \(sqlOperator(comparison)) ")
+                        SQLFragment("type = 'text' AND value \(comparison.sqlOperator) ")
                             + .bound(databaseValue(value)))
                 case .number:
                     anyElement(
-                        SQLFragment("type IN ('integer', 'real') AND value \(sqlOperator(comparison)) ")
+                        SQLFragment("type IN ('integer', 'real') AND value \(comparison.sqlOperator) ")
                             + .bound(databaseValue(value)))
                 case .null, .bool, .date: .false
                 }

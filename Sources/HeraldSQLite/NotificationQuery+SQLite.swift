@@ -9,7 +9,7 @@ extension NotificationQuery {
         case .or(let queries): .joined(queries.map { $0.sqliteFragment() }, by: "OR", empty: .false)
         case .condition(let field, let op):
             SQLiteQueryCompiler.Column(
-                name: field.sqliteExpression, kind: field.kind, isNullable: field.isNullable
+                name: field.sqlExpression, kind: field.kind, isNullable: field.isNullable
             ).condition(op)
         }
     }
@@ -17,19 +17,6 @@ extension NotificationQuery {
     /// `ORDER BY` terms for `order`, then the id (see ``QueryOrder``), without the keywords. Each
     /// field holds one type: nulls first ascending, last descending, as SQLite sorts them.
     static func sqliteOrderBy(_ order: [QueryOrder<Field>]) -> String {
-        (order.map { $0.field.sqliteExpression + ($0.descending ? " DESC" : "") } + ["id"]).joined(separator: ", ")
-    }
-}
-
-extension NotificationQuery.Field {
-    /// The column, or the expression, holding the field: times as seconds since 1970.
-    fileprivate var sqliteExpression: String {
-        switch self {
-        case .failedOrInvalid: "(failed + invalid)"
-        case .changedAt: "COALESCE(completed_at, started_at, created_at)"
-        case .id, .status, .source, .targeted, .sent, .failed, .invalid, .createdAt, .startedAt, .completedAt,
-            .notBefore, .expiresAt:
-            rawValue
-        }
+        (order.map { $0.field.sqlExpression + ($0.descending ? " DESC" : "") } + ["id"]).joined(separator: ", ")
     }
 }

@@ -8,9 +8,9 @@ extension SQLiteStore {
         return try await database.write { db in
             var report = CleanupReport()
             for (policy, scope) in plan.groups {
-                let apps = Self.condition(scope)
-                try self.cleanInstallations(db, policy: policy, apps: apps, now: nowValue, report: &report)
-                report.notifications += try Self.cleanNotifications(db, policy: policy, apps: apps, now: nowValue)
+                let (rules, apps) = (CleanupRules(policy, now: now), Self.condition(scope))
+                try self.cleanInstallations(db, rules: rules, apps: apps, now: nowValue, report: &report)
+                report.notifications += try Self.cleanNotifications(db, rules: rules, apps: apps)
             }
             // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
             try db.cachedExecute(sql: "DELETE FROM rate_buckets WHERE full_at < ?", arguments: [nowValue])
@@ -29,75 +29,61 @@ extension SQLiteStore {
         }
     }
 
+    /// A deletion rule as SQL over `installations`.
+    private static func condition(_ rule: CleanupRules.Deletion) -> (sql: String, arguments: StatementArguments) {
+        switch rule {
+        case .invalid(let before):
+            ("valid = 0 AND invalidated_at IS NOT NULL AND invalidated_at < ?", [before.timeIntervalSince1970])
+        case .failing(let failures, let before):
+            (
+                """
+                failure_count >= ? AND coalesce(last_delivered_at, created_at) < ?
+                    AND coalesce(last_failure_at, 0) > 0
+                """, [failures, before.timeIntervalSince1970]
+            )
+        case .unseen(let before): ("max(coalesce(last_seen_at, 0), updated_at) < ?", [before.timeIntervalSince1970])
+        case .undelivered(let before): ("coalesce(last_delivered_at, created_at) < ?", [before.timeIntervalSince1970])
+        }
+    }
+
     /// Applies a policy's installation rules to the apps of `apps`.
     private func cleanInstallations(
-        _ db: Database, policy: CleanupPolicy, apps: (sql: String, arguments: StatementArguments), now: Double,
+        _ db: Database, rules: CleanupRules, apps: (sql: String, arguments: StatementArguments), now: Double,
         report: inout CleanupReport
     ) throws {
-        var rules: [(condition: String, arguments: StatementArguments, count: WritableKeyPath<CleanupReport, Int>)] = [
-            (
-                "valid = 0 AND invalidated_at IS NOT NULL AND invalidated_at < ?",
-                [now - policy.invalidAfter.timeInterval], \.invalidInstallations
-            )
-        ]
-        if let failingAfter = policy.failingAfter {
-            rules.append(
-                (
-                    """
-                    failure_count >= ? AND coalesce(last_delivered_at, created_at) < ?
-                        AND coalesce(last_failure_at, 0) > 0
-                    """,
-                    [policy.failureThreshold, now - failingAfter.timeInterval], \.failingInstallations
-                ))
-        }
-        if let unseenAfter = policy.unseenAfter {
-            rules.append(
-                (
-                    "max(coalesce(last_seen_at, 0), updated_at) < ?", [now - unseenAfter.timeInterval],
-                    \.unseenInstallations
-                ))
-        }
-        if let undeliveredAfter = policy.undeliveredAfter {
-            rules.append(
-                (
-                    "coalesce(last_delivered_at, created_at) < ?", [now - undeliveredAfter.timeInterval],
-                    \.undeliveredInstallations
-                ))
-        }
-        for rule in rules {
-            let condition = "(\(rule.condition)) AND \(apps.sql)"
-            let arguments = rule.arguments + apps.arguments
+        for rule in rules.deletions {
+            let (sql, arguments) = Self.condition(rule)
+            let condition = "(\(sql)) AND \(apps.sql)"
+            let values = arguments + apps.arguments
             // Installations with provider-side state go back to the engine, which removes it.
             report.removedWithEndpoints += try Row.fetchAll(
                 db, sql: "SELECT * FROM installations WHERE sns_endpoint_arn IS NOT NULL AND \(condition)",
-                arguments: arguments
+                arguments: values
             ).map(self.decode)
-            try db.execute(sql: "DELETE FROM installations WHERE \(condition)", arguments: arguments)
+            try db.execute(sql: "DELETE FROM installations WHERE \(condition)", arguments: values)
             report[keyPath: rule.count] += db.changesCount
         }
-        if let staleAfter = policy.staleAfter {
+        if let staleBefore = rules.staleBefore {
             // Invalid, not deleted: registering again makes them valid; the invalid rule deletes them
-            // later if the app never does. Last, so what a rule above deleted is not counted here too.
+            // later if the app never does.
             try db.execute(
                 sql: """
                     UPDATE installations SET valid = 0, invalidated_at = ?, last_failure_reason = 'stale'
                     WHERE valid = 1 AND max(coalesce(last_seen_at, 0), updated_at) < ? AND \(apps.sql)
                     """,
-                arguments: [now, now - staleAfter.timeInterval] + apps.arguments)
+                arguments: [now, staleBefore.timeIntervalSince1970] + apps.arguments)
             report.staleInstallations += db.changesCount
         }
     }
 
-    /// Deletes the final notifications of the apps of `apps` older than the policy's retention.
+    /// Deletes the final notifications of the apps of `apps` older than the rules' retention.
     /// - Returns: How many went.
     private static func cleanNotifications(
-        _ db: Database, policy: CleanupPolicy, apps: (sql: String, arguments: StatementArguments), now: Double
+        _ db: Database, rules: CleanupRules, apps: (sql: String, arguments: StatementArguments)
     ) throws -> Int {
-        let old = """
-            status IN ('done', 'canceled', 'expired', 'failed') AND coalesce(completed_at, created_at) < ?
-                AND \(apps.sql)
-            """
-        let arguments: StatementArguments = [now - policy.notificationRetention.timeInterval] + apps.arguments
+        let statuses = CleanupRules.finalStatuses.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let old = "status IN (\(statuses)) AND coalesce(completed_at, created_at) < ? AND \(apps.sql)"
+        let arguments: StatementArguments = [rules.notificationsBefore.timeIntervalSince1970] + apps.arguments
         // An event outlives its notification: it keeps when a device first accepted it.
         try db.execute(
             sql: """

@@ -155,6 +155,22 @@ extension SQLiteStore {
         }
     }
 
+    public func settleConfirming(
+        notificationID: String, recipient: String, as reason: PendingDelivery.Reason, now: Date
+    ) async throws -> Bool {
+        try await database.write { db in
+            try db.cachedExecute(
+                sql: """
+                    UPDATE pending_deliveries SET reason = ?, run_at = ?
+                    WHERE notification_id = ? AND recipient = ? AND reason = 'confirming'
+                    """,
+                arguments: [reason.rawValue, now.timeIntervalSince1970, notificationID, recipient])
+            guard db.changesCount > 0 else { return false }
+            try self.scheduleJob(db, kind: "notification", reference: notificationID, runAt: now)
+            return true
+        }
+    }
+
     public func duePending(notificationID: String, now: Date, limit: Int) async throws -> [PendingDelivery] {
         try await database.read { db in
             try Row.fetchAll(

@@ -1,9 +1,9 @@
 import HeraldHTTP2
 import Synchronization
 
-/// The HTTP version each push service origin was found to speak, learnt once (by ``ALPNProbe``)
-/// and remembered. Bounded like the pools: past `limit` origins the memory starts over, which
-/// costs one more probe per origin in use.
+/// The HTTP version each push service origin was found to speak, learnt once (from the TLS handshake
+/// of its first HTTP/2 pool connection) and remembered. Bounded like the pools: past `limit` origins
+/// the memory starts over, which costs one more handshake per origin in use.
 final class OriginHTTPVersions: Sendable {
     private let versions = Mutex<[HTTP2OriginPools.Origin: WebPushHTTPVersion]>([:])
     private let limit: Int

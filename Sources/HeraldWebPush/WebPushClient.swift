@@ -12,14 +12,14 @@ import NIOPosix
 /// subscription (RFC 8291), signs with VAPID (RFC 8292), POSTs to the subscription's endpoint and
 /// maps the answer to a ``DeliveryOutcome``.
 ///
-/// Push services are many origins. Each origin's HTTP version is learnt once with an ALPN probe and
-/// remembered: origins that speak `h2` go through Herald's HTTP/2 pool (``HTTP2OriginPools``, one
-/// pool per origin, least recently used origins closed past a limit), the others through
-/// AsyncHTTPClient over HTTP/1.1.
+/// Push services are many origins. Each origin's HTTP version is learnt from the TLS handshake of its
+/// first connection (ALPN offers `h2`, then `http/1.1`) and remembered: origins that speak `h2` go
+/// through Herald's HTTP/2 pool (``HTTP2OriginPools``, one pool per origin, least recently used
+/// origins closed past a limit); an origin that chose `http/1.1` gets the same requests again, and
+/// every later one, through AsyncHTTPClient over HTTP/1.1.
 public final class WebPushClient: Sendable {
     private let pools: HTTP2OriginPools
     private let http1: HTTPClient
-    private let probe: ALPNProbe
     private let versions: OriginHTTPVersions
     private let requestTimeout: TimeAmount
     private let logger: Logger
@@ -39,10 +39,10 @@ public final class WebPushClient: Sendable {
             host: "", tls: tls, connections: configuration.connectionsPerOrigin,
             connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
         poolConfiguration.requestDuration = configuration.requestDuration
+        poolConfiguration.offersHTTP1 = true
         pools = HTTP2OriginPools(
             configuration: poolConfiguration,
             maxOrigins: configuration.maxOrigins, eventLoopGroup: eventLoopGroup, logger: logger)
-        probe = try ALPNProbe(tls: tls, group: eventLoopGroup, timeout: configuration.connectTimeout)
         var http1Configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: configuration.connectTimeout, read: configuration.requestTimeout))
@@ -121,28 +121,31 @@ public final class WebPushClient: Sendable {
             return all(
                 WebPushResponse(status: 0, outcome: .configurationFailure(reason: "VAPID signing failed: \(error)")))
         }
-        let version: WebPushHTTPVersion
-        if let known = versions[origin] {
-            version = known
-        } else {
-            do {
-                version = try await probe.httpVersion(of: origin)
-            } catch {
-                return all(WebPushResponse(status: 0, outcome: .retry(reason: "\(origin): \(error)", after: nil)))
-            }
-            versions.remember(version, for: origin)
-            logger.debug(
-                "push service origin probed", metadata: ["herald.origin": "\(origin)", "herald.http": "\(version)"])
+        let known = versions[origin]
+        if known == .http1 { return await sendHTTP1(entries, authorization: authorization) }
+        // HTTP/2 first: the pool's handshake tells an origin that speaks only HTTP/1.1.
+        let (answers, refused) = await sendHTTP2(entries, to: origin, authorization: authorization)
+        if refused {
+            learn(.http1, for: origin)
+            return await sendHTTP1(entries, authorization: authorization)
         }
-        switch version {
-        case .http2: return await sendHTTP2(entries, to: origin, authorization: authorization)
-        case .http1: return await sendHTTP1(entries, authorization: authorization)
-        }
+        if known == nil, answers.contains(where: { $0.1.status != 0 }) { learn(.http2, for: origin) }
+        return answers
     }
 
+    private func learn(_ version: WebPushHTTPVersion, for origin: HTTP2OriginPools.Origin) {
+        versions.remember(version, for: origin)
+        logger.debug(
+            "push service origin's HTTP version learnt",
+            metadata: ["herald.origin": "\(origin)", "herald.http": "\(version)"])
+    }
+
+    /// Sends over the origin's HTTP/2 pool.
+    /// - Returns: The answers, and whether the origin refused HTTP/2 (its handshake chose
+    ///   `http/1.1`): then nothing was sent.
     private func sendHTTP2(
         _ entries: [(Int, WebPushRequest)], to origin: HTTP2OriginPools.Origin, authorization: String
-    ) async -> [(Int, WebPushResponse)] {
+    ) async -> (answers: [(Int, WebPushResponse)], refused: Bool) {
         let requests = entries.map { _, request in
             var headers = HPACKHeaders(request.headers(authorization: authorization))
             headers.add(name: "content-length", value: String(request.body.count))
@@ -153,8 +156,12 @@ public final class WebPushClient: Sendable {
             )
         }
         let answers = await pools.execute(batch: requests)
+        let refused = answers.contains {
+            if case .failure(let error) = $0, error.isNotHTTP2 { return true }
+            return false
+        }
         let time = now()
-        return zip(entries, answers).map { entry, answer in
+        let responses = zip(entries, answers).map { entry, answer in
             switch answer {
             case .success(let response):
                 (
@@ -171,6 +178,7 @@ public final class WebPushClient: Sendable {
                 )
             }
         }
+        return (responses, refused)
     }
 
     private func sendHTTP1(

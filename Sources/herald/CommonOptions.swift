@@ -34,11 +34,32 @@ struct CommonOptions: ParsableArguments {
             file: configFile, overrides: overrides)
     }
 
-    /// Opens and migrates the configured store.
+    /// Opens and migrates the configured store; a PostgreSQL store's connections run in the
+    /// background (``PostgresStore/start()``) until the command ends.
     func openStore(
         _ configuration: HeraldConfiguration, logger: Logger,
         writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB
     ) async throws -> any HeraldStore {
+        let store = try makeStore(configuration, logger: logger, writerCacheKiB: writerCacheKiB)
+        guard let postgres = store as? PostgresStore else {
+            try await Self.prepare(store)
+            return store
+        }
+        postgres.start()
+        do {
+            try await Self.prepare(store)
+        } catch {
+            await postgres.close()
+            throw error
+        }
+        return store
+    }
+
+    /// The configured store, not migrated yet (a PostgreSQL store's connections not running yet).
+    func makeStore(
+        _ configuration: HeraldConfiguration, logger: Logger,
+        writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB
+    ) throws -> any HeraldStore {
         if case .postgres = configuration.database, configuration.secretKey == nil,
             configuration.secretKeyFile == nil
         {
@@ -51,23 +72,18 @@ struct CommonOptions: ParsableArguments {
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
         case .postgres(let url):
-            let store = try PostgresStore(url: url, cipher: cipher, logger: logger)
-            do {
-                try await store.migrate()
-                try await Self.checkMasterKey(store)
-            } catch {
-                await store.close()
-                throw error
-            }
-            return store
+            return try PostgresStore(url: url, cipher: cipher, logger: logger)
         case .sqlite(let path):
-            let store = try SQLiteStore(
+            return try SQLiteStore(
                 path: path, cipher: cipher, writerCacheKiB: writerCacheKiB,
                 syncsAccepted: configuration.sqliteSyncsAccepted)
-            try await store.migrate()
-            try await Self.checkMasterKey(store)
-            return store
         }
+    }
+
+    /// Migrates a store and checks that it shares this process's master key.
+    static func prepare(_ store: any HeraldStore) async throws {
+        try await store.migrate()
+        try await checkMasterKey(store)
     }
 
     /// The record that proves a database and this process share the master key: written sealed the

@@ -287,6 +287,10 @@ private struct Loader {
     private var records: [ExportedInstallation] = []
     private var firstLine = 0
     private var lastLine = 0
+    /// The batch being written while the next is parsed. A task of its own because it spans calls
+    /// of this value's mutating methods, which a child task cannot; it is awaited
+    /// (``finishWriting()``) before the next batch starts, when an item fails and when the import
+    /// ends, so no write outlives the command.
     private var writing: Task<Counts, any Error>?
 
     init(store: any HeraldStore, app: String, batch: Int) {

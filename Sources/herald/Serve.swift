@@ -51,7 +51,20 @@ struct Serve: AsyncParsableCommand {
         // jobs as a dead process's (below). The lock goes with this process, however it ends.
         let nodeLock = try Self.lockSingleNode(configuration.database)
         defer { if let nodeLock { close(nodeLock) } }
-        let store = try await common.openStore(configuration, logger: logger)
+        let store = try common.makeStore(configuration, logger: logger)
+        try await Self.withConnections(of: store) {
+            try await CommonOptions.prepare(store)
+            try await serve(store, configuration: configuration, overrides: overrides, metrics: metrics, logger: logger)
+        }
+        logger.info("herald stopped")
+    }
+
+    /// Serves until SIGTERM or SIGINT: the API, the workers, the reloader and the checkpointer as
+    /// services of one `ServiceGroup`, which stops them in reverse order.
+    private func serve(
+        _ store: any HeraldStore, configuration: HeraldConfiguration, overrides: [AbsoluteConfigKey: ConfigValue],
+        metrics: MetricsExport, logger: Logger
+    ) async throws {
         // So a job locked before this process started belongs to a process that is gone. (A shared
         // PostgreSQL database lets such leases expire instead.)
         if let store = store as? SQLiteStore {
@@ -97,9 +110,18 @@ struct Serve: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await dispatcher.shutdown()
-        // PostgreSQL: the pool and the listening connection close cleanly (SQLite closes with the process).
-        if let store = store as? PostgresStore { await store.close() }
-        logger.info("herald stopped")
+    }
+
+    /// Runs `body` while a PostgreSQL store's connections run (``PostgresStore/run()``) in a child
+    /// task, which stops after it: nothing of the store runs once `serve` returns. (SQLite has
+    /// nothing to run: `body` alone.)
+    static func withConnections(of store: any HeraldStore, _ body: () async throws -> Void) async throws {
+        guard let postgres = store as? PostgresStore else { return try await body() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await postgres.run() }
+            defer { group.cancelAll() }
+            try await body()
+        }
     }
 
     /// Takes the SQLite database's node lock (`<path>.serve.lock`, `flock`), or fails when another

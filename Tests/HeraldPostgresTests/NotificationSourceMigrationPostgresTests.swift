@@ -11,7 +11,7 @@ struct NotificationSourceMigrationPostgresTests {
     @Test("Notifications stored before the source column get theirs from their spec; sealed ones stay without")
     func backfill() async throws {
         let database = try await PostgresTestDatabase.create()
-        let store = try PostgresStore(url: database.url, cipher: Fixtures.cipher())
+        let store = try PostgresStore.started(url: database.url, cipher: Fixtures.cipher())
         do {
             // The schema as it stood before v6, recorded as applied.
             let earlier = PostgresMigrations.all.prefix { $0.id != "v7_notification_source" }

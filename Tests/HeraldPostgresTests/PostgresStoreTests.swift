@@ -15,14 +15,14 @@ struct PostgresFixture {
     static func make() async throws -> PostgresFixture {
         let database = try await PostgresTestDatabase.create()
         let cipher = Fixtures.cipher()
-        let store = try PostgresStore(url: database.url, cipher: cipher)
+        let store = try PostgresStore.started(url: database.url, cipher: cipher)
         try await store.migrate()
         return PostgresFixture(database: database, cipher: cipher, store: store)
     }
 
     /// Another node's store on the same database, with the same master key.
     func node() throws -> PostgresStore {
-        try PostgresStore(url: database.url, cipher: cipher)
+        try PostgresStore.started(url: database.url, cipher: cipher)
     }
 
     /// Runs `body` with the fixture, then closes the store and drops the database, whatever happens.
@@ -53,8 +53,8 @@ struct PostgresStoreTests {
     func migrations() async throws {
         let database = try await PostgresTestDatabase.create()
         let cipher = Fixtures.cipher()
-        let first = try PostgresStore(url: database.url, cipher: cipher)
-        let second = try PostgresStore(url: database.url, cipher: cipher)
+        let first = try PostgresStore.started(url: database.url, cipher: cipher)
+        let second = try PostgresStore.started(url: database.url, cipher: cipher)
         async let one: Void = first.migrate()
         async let two: Void = second.migrate()
         _ = try await (one, two)
@@ -173,7 +173,7 @@ struct PostgresStoreTests {
             } while cursor != nil
             #expect(exported.map(\.installation.id) == ids.sorted())
             let target = try await PostgresTestDatabase.create()
-            let copy = try PostgresStore(url: target.url, cipher: fixture.cipher)
+            let copy = try PostgresStore.started(url: target.url, cipher: fixture.cipher)
             try await copy.migrate()
             // A device already there with an exported token, under another id: the import replaces it.
             let token = try #require(try await store.installation(appID: "a", id: ids[1])?.token)
@@ -401,8 +401,10 @@ struct PostgresJobQueueTests {
             #expect(try await store.anyChannelHeld(now: now.addingTimeInterval(61)))
             #expect(try await !store.anyChannelHeld(now: now.addingTimeInterval(121)))
 
+            let (messages, continuation) = AsyncStream<String>.makeStream()
+            let listener = Task { await store.listen(for: "A", into: continuation) }
             let inbox = Task { () -> String? in
-                for await message in store.messages(for: "A") { return message }
+                for await message in messages { return message }
                 return nil
             }
             // A message is lost until A listens: post until it arrives, for at most ten seconds.
@@ -416,6 +418,7 @@ struct PostgresJobQueueTests {
             }
             let received = await inbox.value
             poster.cancel()
+            listener.cancel()
             #expect(received == "{\"push\": 1}")
             await other.close()
         }

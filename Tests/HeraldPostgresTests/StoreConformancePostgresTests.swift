@@ -9,14 +9,14 @@ import Testing
 struct StoreConformancePostgresTests {
     static let factory = StoreFactory(name: "postgres") {
         let database = try await PostgresTestDatabase.create { url in
-            let store = try PostgresStore(url: url, cipher: Fixtures.cipher())
+            let store = try PostgresStore.started(url: url, cipher: Fixtures.cipher())
             do { try await store.migrate() } catch {
                 await store.close()
                 throw error
             }
             await store.close()
         }
-        let store = try PostgresStore(url: database.url, cipher: Fixtures.cipher())
+        let store = try PostgresStore.started(url: database.url, cipher: Fixtures.cipher())
         try await store.migrate()
         return (
             store,

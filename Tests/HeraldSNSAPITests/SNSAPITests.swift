@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldEngine
 import HeraldSNS
 import HeraldServer
 import HeraldServerTestSupport
@@ -42,6 +43,32 @@ struct SNSAPITests {
         var parameters = [("PlatformApplicationArn", application), ("Token", token)]
         if let data { parameters.append(("CustomUserData", data)) }
         return try #require(try await sns.ok("CreatePlatformEndpoint", parameters).value("EndpointArn"))
+    }
+
+    @Test(
+        "Endpoints go through the registration facade: created, changed and deleted endpoints reach the app's transport"
+    )
+    func endpointsReachTheTransport() async throws {
+        let lifecycle = RecordingLifecycleTransport(service: .apns)
+        let harness = try await ServerHarness(
+            transports: ["demo": AppTransports([lifecycle])], dialects: SNSCaller.dialects)
+        try await harness.run { api in
+            let sns = SNSCaller(client: api.client, clock: harness.clock)
+            let arn = try await Self.endpoint(
+                sns, application: try await Self.application(sns, name: "ios", platform: "APNS"),
+                token: Fixtures.apnsToken())
+            let id = try #require(arn.split(separator: "/").last.map(String.init))
+            _ = try await sns.ok(
+                "SetEndpointAttributes",
+                [("EndpointArn", arn), ("Attributes.entry.1.key", "CustomUserData"), ("Attributes.entry.1.value", "x")])
+            _ = try await sns.ok("DeleteEndpoint", [("EndpointArn", arn)])
+            #expect(
+                lifecycle.calls == [
+                    .registered(installationID: id, tokenChanged: true),
+                    .registered(installationID: id, tokenChanged: false),
+                    .removed(installationID: id, endpoint: RecordingLifecycleTransport.endpoint(of: id)),
+                ])
+        }
     }
 
     @Test("Platform applications keep their attributes but never answer credentials")

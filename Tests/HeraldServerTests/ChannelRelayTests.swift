@@ -18,8 +18,8 @@ struct RelayPair {
     static func start(confirmWindow: Duration) async throws -> Self {
         let database = try await PostgresTestDatabase.create()
         let cipher = Fixtures.cipher()
-        let storeA = try PostgresStore(url: database.url, cipher: cipher)
-        let storeB = try PostgresStore(url: database.url, cipher: cipher)
+        let storeA = try PostgresStore.started(url: database.url, cipher: cipher)
+        let storeB = try PostgresStore.started(url: database.url, cipher: cipher)
         let a = try await ChannelHarness(confirmWindow: confirmWindow, store: (storeA, cipher))
         try await storeB.migrate()
         let clock = a.server.clock
@@ -63,6 +63,8 @@ struct ChannelRelayTests {
             }
             #expect(try await pair.b.runDueJobs() == 1)
             let event = await device.value
+            // The confirmation comes back to node B through the relay, after B's job has returned.
+            try await pair.a.settled([sent], api, on: pair.b)
             #expect(event?["event"]?.objectValue?["message"] == .string("across"), "\(String(describing: event))")
             #expect(pair.a.engine.apns.requests.isEmpty)
             let ledger = try await api.call(.get, "/v1/notifications/\(sent)/deliveries")
@@ -85,6 +87,9 @@ struct ChannelRelayTests {
             #expect(try await pair.b.runDueJobs() == 1)
             let event = await client.next(within: .seconds(5))
             #expect(event?["event"]?.objectValue?["message"] == .string("unanswered"), "it went over the channel first")
+            // The window passes on the nodes' clock: A tears the channel down, B falls back.
+            pair.a.server.clock.advance(by: 0.5 + 1)
+            try await pair.a.settled([sent], api, on: pair.b)
             #expect(pair.a.engine.apns.requests.count == 1, "then to APNs, once")
             #expect(try await api.notification(sent)["counts.sent"] == .number(1))
             let ledger = try await api.call(.get, "/v1/notifications/\(sent)/deliveries")

@@ -57,6 +57,31 @@ struct ChannelHarness {
         try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())","user_id":"\#(user)"}"#)
     }
 
+    /// Works due jobs until each notification is final: a delivery that waits for its channel's
+    /// confirmation settles after the job that wrote it has returned (on the confirmation, the
+    /// window's end or the channel's close).
+    /// - Parameter dispatcher: The node whose workers run the jobs (nil: this harness's).
+    func settled(
+        _ ids: [String], _ api: API, on dispatcher: Dispatcher? = nil, within limit: Duration = .seconds(20)
+    ) async throws {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            _ = try await (dispatcher ?? server.dispatcher).runDueJobs()
+            var open = 0
+            for id in ids
+            where !["done", "failed", "expired"].contains(try await api.notification(id).string("status")) {
+                open += 1
+            }
+            if open == 0 { return }
+            guard ContinuousClock.now < deadline else {
+                var states: [String] = []
+                for id in ids { states.append("\(try await api.notification(id))") }
+                throw TestFailure("\(open) notifications not settled: \(states)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// Connects with a user token through Home Assistant's handshake and subscribes to `webhookID`.
     func subscribed(
         port: Int, user: String = "ann", webhookID: String, confirm: Bool
@@ -201,6 +226,7 @@ struct ChannelTests {
                 ]))
             #expect(await client.next()?.objectValue?["success"] == .bool(true))
             _ = try await drained
+            try await harness.settled([sent], api)
             let record = try await api.notification(sent)
             #expect(record["counts.sent"] == .number(1))
             #expect(harness.engine.apns.requests.isEmpty)
@@ -224,6 +250,10 @@ struct ChannelTests {
             async let a = harness.server.dispatcher.runDueJobs(owner: "w1")
             async let b = harness.server.dispatcher.runDueJobs(owner: "w2")
             _ = try await (a, b)
+            // The jobs return with both waiting for the confirmation; the window's end on the
+            // engine's clock settles them.
+            harness.server.clock.advance(by: 0.5 + 1)
+            try await harness.settled([first, second], api)
             var events: [String] = []
             while let event = await client.next(within: .milliseconds(200)) {
                 if case .string(let text)? = event["event"]?.objectValue?["message"] { events.append(text) }
@@ -259,6 +289,7 @@ struct ChannelTests {
             #expect(await client.next()?["event"]?.objectValue?["message"] == .string("hello"))
             await client.close()
             _ = try await drained
+            try await harness.settled([sent], api)
             #expect(harness.engine.apns.requests.count == 1)
             let ledger = try await api.call(.get, "/v1/notifications/\(sent)/deliveries?outcome=fell_back")
             #expect(ledger["data.0.reason"] == .string("the channel closed before the device confirmed"))

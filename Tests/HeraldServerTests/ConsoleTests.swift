@@ -301,8 +301,8 @@ struct ConsoleTests {
     func signOutAcrossNodes() async throws {
         let database = try await PostgresTestDatabase.create()
         let cipher = Fixtures.cipher()
-        let storeA = try PostgresStore(url: database.url, cipher: cipher)
-        let storeB = try PostgresStore(url: database.url, cipher: cipher)
+        let storeA = try PostgresStore.started(url: database.url, cipher: cipher)
+        let storeB = try PostgresStore.started(url: database.url, cipher: cipher)
         do {
             let harness = try await ServerHarness(store: (storeA, cipher))
             try await storeB.migrate()

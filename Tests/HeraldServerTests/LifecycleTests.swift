@@ -128,7 +128,7 @@ struct LifecycleTests {
         if storeKind == "postgres" {
             let created = try await PostgresTestDatabase.create()
             database = created
-            store = try PostgresStore(url: created.url, cipher: cipher)
+            store = try PostgresStore.started(url: created.url, cipher: cipher)
         } else {
             store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
         }

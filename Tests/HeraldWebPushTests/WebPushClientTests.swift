@@ -196,7 +196,9 @@ struct WebPushClientTests {
         #expect(await harness.client.tokens.mintedCount == 1)
     }
 
-    @Test("An HTTP/1.1-only push service is detected once by ALPN and served through AsyncHTTPClient")
+    @Test(
+        "An HTTP/1.1-only push service is detected from the HTTP/2 pool's handshake (ALPN chose http/1.1) and served through AsyncHTTPClient"
+    )
     func http1Fallback() async throws {
         let harness = try await WebPushHarness(httpVersion: .http1)
         let (first, _) = harness.notification("one")
@@ -213,19 +215,21 @@ struct WebPushClientTests {
         #expect(harness.service.requests.map(\.httpVersion) == ["http/1.1", "http/1.1"])
         #expect(harness.service.requests.first?.text == "one")
         #expect(harness.service.requests.first?.vapid?.audience == harness.service.baseURL)
-        // One probe connection, then one kept-alive HTTP/1.1 connection: no second probe.
+        // The HTTP/2 pool's one handshake (which chose http/1.1), then one kept-alive HTTP/1.1
+        // connection: the origin is not tried over HTTP/2 again.
         #expect(harness.service.connectionCount == 2)
     }
 
-    @Test("An HTTP/2 push service is probed once, then served on one pooled connection")
-    func http2ProbedOnce() async throws {
+    @Test("An HTTP/2 push service is learnt from the pool's own handshake: one connection, no probe")
+    func http2LearntFromTheHandshake() async throws {
         let harness = try await WebPushHarness()
         for index in 0..<3 {
             let (notification, _) = harness.notification("push \(index)")
             #expect(try await harness.client.send(notification).httpVersion == .http2)
         }
+        #expect(harness.client.httpVersion(forEndpoint: harness.notification().0.subscription.endpoint) == .http2)
         await harness.stop()
-        #expect(harness.service.connectionCount == 2)
+        #expect(harness.service.connectionCount == 1)
     }
 
     @Test("One batch to an HTTP/2 and an HTTP/1.1 service at once")

@@ -52,14 +52,7 @@ struct RunningBroadcast {
     func restartUntilDone() async throws -> [String: Any] {
         let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
         let address = try await second.line(startingWith: "Herald is listening on ")
-        var record: [String: Any] = [:]
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            let response = try await request("GET", "\(address)/v1/notifications/\(notificationID)", bearer: serverKey)
-            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
-            if record["status"] as? String == "done" { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        let record = try await doneRecord(of: notificationID, at: address, key: serverKey)
         second.process.terminate()
         #expect(try await second.exitStatus() == 0)
         return record
@@ -211,11 +204,25 @@ struct GracefulShutdownTests {
     }
 }
 
+/// Reads a notification from a running server until it is `done` (at most five minutes) and returns
+/// its last record.
+func doneRecord(of id: String, at address: String, key: String) async throws -> [String: Any] {
+    var record: [String: Any] = [:]
+    let deadline = ContinuousClock.now + .seconds(300)
+    while ContinuousClock.now < deadline {
+        let response = try await request("GET", "\(address)/v1/notifications/\(id)", bearer: key)
+        record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
+        if record["status"] as? String == "done" { break }
+        try await Task.sleep(for: .milliseconds(200))
+    }
+    return record
+}
+
 /// A Herald configuration whose `default` app sends through a mock APNs.
 enum ProviderFixture {
     static func config(
         directory: TemporaryDirectory, ca: TestCertificateAuthority, key: TestAPNsAuthKey, apnsPort: Int,
-        pageSize: Int = 500, deliveryLog: String = "failures"
+        pageSize: Int = 500, deliveryLog: String = "failures", database: String? = nil, secretKey: String? = nil
     ) throws -> String {
         let keyFile = directory.file("AuthKey.p8")
         try key.p8PEM.write(toFile: keyFile, atomically: false, encoding: .utf8)
@@ -223,7 +230,8 @@ enum ProviderFixture {
         try ca.rootPEM.write(toFile: caFile, atomically: false, encoding: .utf8)
         let config = directory.file("herald.yaml")
         try """
-        database: \(directory.file("herald.sqlite"))
+        database: \(database ?? directory.file("herald.sqlite"))
+        \(secretKey.map { "secret_key: \($0)" } ?? "")
         app:
           default:
             delivery_log: \(deliveryLog)

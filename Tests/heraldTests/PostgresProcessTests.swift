@@ -49,4 +49,78 @@ struct PostgresProcessTests {
         for logs in [first.text, second.text] { #expect(!logs.contains(token)) }
         try await database.drop()
     }
+
+    @Test(
+        "SIGTERM with open channels and a broadcast under way: the services, the pool and the listeners stop, exit 0; a restart finishes the broadcast"
+    )
+    func terminateWithChannelsAndBroadcast() async throws {
+        let database = try await PostgresTestDatabase.create()
+        let directory = try TemporaryDirectory()
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let tokens = (0..<1_000).map { _ in Fixtures.apnsToken() }
+        // A slow provider: the broadcast takes seconds, so the stop lands mid-way.
+        for token in tokens { apns.script(token: token, .success(after: .milliseconds(40))) }
+        let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let config = try ProviderFixture.config(
+            directory: directory, ca: ca, key: key, apnsPort: apns.port, pageSize: 100, database: database.url,
+            secretKey: secret)
+        let importFile = directory.file("devices.jsonl")
+        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
+            .write(toFile: importFile, atomically: false, encoding: .utf8)
+        let importer = try HeraldProcess(["import", importFile, "--config", config])
+        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        // Two devices connected to the server itself, each with a push over its channel.
+        var listeners: [HeraldProcess] = []
+        for index in 0..<2 {
+            let listener = try HeraldProcess([
+                "listen", "--server", address, "--key", serverKey, "--state", directory.file("listen\(index).json"),
+            ])
+            let id = try await listener.line(startingWith: "listening: installation ")
+            let direct = try await request(
+                "POST", "\(address)/v1/notifications", bearer: serverKey,
+                json: #"{"target":{"installation_ids":["\#(id)"]},"payload":{"body":"over the channel"}}"#)
+            #expect(direct.status == 202, "\(direct.body)")
+            let printed = ContinuousClock.now + .seconds(30)
+            while !listener.text.contains("over the channel"), ContinuousClock.now < printed {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(listener.text.contains("over the channel"), "\(listener.text)")
+            listeners.append(listener)
+        }
+        let sent = try await request(
+            "POST", "\(address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true,"services":["apns"]},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        try await apns.waitForRequests(count: tokens.count / 5, timeout: .seconds(120))
+
+        server.process.terminate()  // SIGTERM
+        #expect(try await server.exitStatus(timeout: .seconds(60)) == 0, "\(server.text)")
+        #expect(server.text.contains("herald stopped"), "\(server.text)")
+        #expect(apns.requests.count < tokens.count, "the broadcast finished before the stop")
+        // The channels were open until the stop closed them.
+        for listener in listeners {
+            _ = try await listener.line(startingWith: "channel closed", timeout: .seconds(10))
+            listener.process.terminate()
+            _ = try await listener.exitStatus()
+        }
+
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let secondAddress = try await second.line(startingWith: "Herald is listening on ")
+        let record = try await doneRecord(of: id, at: secondAddress, key: serverKey)
+        #expect((record["counts"] as? [String: Any])?["sent"] as? Int == tokens.count, "\(record)")
+        #expect(Set(apns.requests.compactMap(\.token)) == Set(tokens))
+        second.process.terminate()
+        #expect(try await second.exitStatus() == 0)
+        try await apns.shutdown()
+        directory.remove()
+        try await database.drop()
+    }
 }

@@ -23,8 +23,10 @@ public protocol ChannelRelay: Sendable {
     /// Sends a message (at most ``maxMessageBytes`` of UTF-8) to `node`; lost when the node is not listening.
     func post(_ message: String, to node: String) async throws
 
-    /// The messages posted to `node`, for as long as the stream is consumed.
-    func messages(for node: String) -> AsyncStream<String>
+    /// Receives the messages posted to `node` into `messages` until the calling task is cancelled
+    /// (reconnecting after a failure: messages posted meanwhile are lost, as ``post(_:to:)`` allows).
+    /// The caller runs it as a child task beside the one that consumes the stream.
+    func listen(for node: String, into messages: AsyncStream<String>.Continuation) async
 }
 
 extension ChannelRelay {

@@ -82,6 +82,14 @@ public protocol DispatchLedger: Sendable {
     /// - Returns: How many deliveries were woken.
     func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int
 
+    /// Settles a delivery waiting for its direct channel's confirmation (`confirming`): it takes the
+    /// settlement's reason (one of ``PendingDelivery/Reason/settlements``) and is due now, with its
+    /// notification's job.
+    /// - Returns: False when no such delivery waits (settled already, or its page has not committed).
+    func settleConfirming(
+        notificationID: String, recipient: String, as reason: PendingDelivery.Reason, now: Date
+    ) async throws -> Bool
+
     /// Stored preferences (as JSON) of installations that have any.
     func preferences(installationIDs: [String]) async throws -> [String: Preferences]
 
@@ -113,6 +121,20 @@ public struct PendingDelivery: Sendable, Equatable {
         case retry, localTime = "local_time", quietHours = "quiet_hours", providerPaused = "provider_paused"
         /// A direct-only device is not connected: it waits for its channel (woken when it connects).
         case offline
+        /// Written to a direct channel that confirms: it waits for the confirmation, until the
+        /// window's end (then it falls back to the device's cloud route).
+        case confirming
+        /// The channel confirmed it: due now, to be recorded as delivered.
+        case confirmed
+        /// The channel missed the window and was torn down: due now, to fall back.
+        case unconfirmed
+        /// The channel closed before it confirmed: due now, to fall back.
+        case channelClosed = "channel_closed"
+        /// A newer channel of the device replaced the one it waited on: due now, to fall back.
+        case channelReplaced = "channel_replaced"
+
+        /// The reasons a delivery that waited for its channel's confirmation is settled with.
+        public static let settlements: Set<Reason> = [.confirmed, .unconfirmed, .channelClosed, .channelReplaced]
     }
 
     public var notificationID: String

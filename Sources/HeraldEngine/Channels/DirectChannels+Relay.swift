@@ -41,16 +41,24 @@ extension DirectChannels {
     }
 
     /// Serves the relay until cancelled: delivers what other nodes send to this node's channels,
-    /// answers with the outcome, resolves the outcomes of what this node relayed, and renews this
-    /// node's holds every third of the lease.
+    /// answers with the outcome (and later the settlement), resolves the outcomes and settlements
+    /// of what this node relayed, renews this node's holds every third of the lease, and tears down
+    /// channels that missed a confirmation (every second).
     public func runRelay() async {
         guard let relay else { return }
-        let messages = relay.messages(for: node)
+        let (messages, inbox) = AsyncStream<String>.makeStream()
         await withDiscardingTaskGroup { group in
+            group.addTask { await relay.listen(for: self.node, into: inbox) }
             group.addTask {
+                let tick = min(.seconds(1), self.lease / 3)
+                var sinceRenewal: Duration = .zero
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: self.lease / 3)
+                    try? await Task.sleep(for: tick)
                     guard !Task.isCancelled else { break }
+                    await self.expireMissed()
+                    sinceRenewal += tick
+                    guard sinceRenewal >= self.lease / 3 else { continue }
+                    sinceRenewal = .zero
                     try? await relay.renewChannels(
                         node: self.node, until: Date().addingTimeInterval(self.lease.timeInterval))
                 }
@@ -60,21 +68,31 @@ extension DirectChannels {
                 switch message.kind {
                 case .deliver(let installationID, let event):
                     group.addTask {
-                        let outcome = await self.deliver(event, to: installationID, holder: self.node)
+                        let outcome = await self.deliver(
+                            event, to: installationID, holder: self.node,
+                            ticket: .relayed(messageID: message.id, origin: message.from))
                         let answer = RelayMessage(id: message.id, from: self.node, kind: .outcome(outcome))
                         try? await relay.post(answer.text, to: message.from)
                     }
                 case .outcome(let outcome):
-                    state.withLock { $0.relayed.removeValue(forKey: message.id) }?.resume(returning: outcome)
+                    resolveRelayed(message.id, outcome)
+                case .settled(let reason):
+                    guard let delivery = state.withLock({ $0.relayedDeliveries.removeValue(forKey: message.id) })
+                    else { continue }
+                    let action = settledAction
+                    group.addTask { await action?(delivery.notificationID, delivery.installationID, reason) }
                 }
             }
             group.cancelAll()
         }
     }
 
-    /// Hands an event to the node holding the installation's channel and waits for the outcome:
-    /// the confirm window, and a little more for the round trip. No answer counts as unconfirmed.
-    func relayDeliver(_ event: [String: JSONValue], to installationID: String, holder: String?) async -> Outcome {
+    /// Hands an event to the node holding the installation's channel and waits for its answer (a
+    /// few seconds: no answer counts as a channel that could not be reached). A confirming answer
+    /// settles later, with another message.
+    func relayDeliver(
+        _ event: [String: JSONValue], to installationID: String, notificationID: String, holder: String?
+    ) async -> Outcome {
         guard let relay, holder != node else { return .notConnected }
         var target = holder
         if target == nil { target = await remoteHolders(of: [installationID])[installationID] }
@@ -85,22 +103,34 @@ extension DirectChannels {
         guard text.utf8.count <= type(of: relay).maxMessageBytes else {
             return .fellBack(reason: "the notification is too large to relay to the node holding the channel")
         }
-        let window = confirmWindow + .seconds(5)
-        return await withCheckedContinuation { continuation in
-            state.withLock { $0.relayed[message.id] = continuation }
-            Task {
-                do {
-                    try await relay.post(text, to: target)
-                } catch {
-                    self.resolveRelayed(message.id, .fellBack(reason: "the node holding the channel is unreachable"))
+        // Known before the message goes: its settlement may come right after its answer.
+        state.withLock { $0.relayedDeliveries[message.id] = (notificationID, installationID) }
+        let outcome = await withTaskGroup(of: Void.self) { group in
+            let outcome = await withCheckedContinuation { continuation in
+                state.withLock { $0.relayed[message.id] = continuation }
+                group.addTask {
+                    do {
+                        try await relay.post(text, to: target)
+                    } catch {
+                        self.resolveRelayed(
+                            message.id, .fellBack(reason: "the node holding the channel is unreachable"))
+                    }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: Self.relayAnswerLimit)
+                    self.resolveRelayed(message.id, .fellBack(reason: "the node holding the channel did not answer"))
                 }
             }
-            Task {
-                try? await Task.sleep(for: window)
-                self.resolveRelayed(message.id, .fellBack(reason: "the node holding the channel did not answer"))
-            }
+            group.cancelAll()
+            return outcome
         }
+        if case .confirming = outcome { return outcome }
+        state.withLock { _ = $0.relayedDeliveries.removeValue(forKey: message.id) }
+        return outcome
     }
+
+    /// How long a node waits for the node holding a channel to answer a relayed delivery.
+    static var relayAnswerLimit: Duration { .seconds(5) }
 
     private func resolveRelayed(_ id: String, _ outcome: Outcome) {
         state.withLock { $0.relayed.removeValue(forKey: id) }?.resume(returning: outcome)
@@ -112,6 +142,8 @@ struct RelayMessage {
     enum Kind {
         case deliver(installationID: String, event: [String: JSONValue])
         case outcome(DirectChannels.Outcome)
+        /// How a confirming delivery settled, after its `confirming` outcome.
+        case settled(PendingDelivery.Reason)
     }
 
     var id: String
@@ -142,11 +174,19 @@ struct RelayMessage {
             case .string("confirmed")?: self.kind = .outcome(.delivered(confirmed: true))
             case .string("delivered")?: self.kind = .outcome(.delivered(confirmed: false))
             case .string("not_connected")?: self.kind = .outcome(.notConnected)
+            case .string("confirming")?:
+                guard case .number(let until)? = object["until"] else { return nil }
+                self.kind = .outcome(.confirming(until: Date(timeIntervalSince1970: until.doubleValue)))
             case .string("fell_back")?:
                 guard case .string(let reason)? = object["reason"] else { return nil }
                 self.kind = .outcome(.fellBack(reason: reason))
             default: return nil
             }
+        case "settled":
+            guard case .string(let raw)? = object["reason"], let reason = PendingDelivery.Reason(rawValue: raw),
+                PendingDelivery.Reason.settlements.contains(reason)
+            else { return nil }
+            self.kind = .settled(reason)
         default: return nil
         }
     }
@@ -164,10 +204,16 @@ struct RelayMessage {
             switch outcome {
             case .delivered(let confirmed): object["outcome"] = .string(confirmed ? "confirmed" : "delivered")
             case .notConnected: object["outcome"] = .string("not_connected")
+            case .confirming(let until):
+                object["outcome"] = .string("confirming")
+                object["until"] = .number(JSONNumber(until.timeIntervalSince1970))
             case .fellBack(let reason):
                 object["outcome"] = .string("fell_back")
                 object["reason"] = .string(reason)
             }
+        case .settled(let reason):
+            object["kind"] = .string("settled")
+            object["reason"] = .string(reason.rawValue)
         }
         return String(decoding: JSONValue.object(object).serialized(), as: UTF8.self)
     }

@@ -3,18 +3,19 @@ import HeraldCore
 import Synchronization
 
 /// The direct channels open on this node: devices connected to Herald itself (a WebSocket),
-/// which receive their notifications before, or instead of, the cloud.
+/// which receive their notifications before, or instead of, the cloud (``DirectTransport`` is
+/// how the engine reaches them).
 ///
 /// A channel that confirms (Home Assistant's `support_confirm`) gets each event with a
-/// `hass_confirm_id` and must confirm it within ``confirmWindow``; one that does not tears the
-/// channel down, and every notification waiting on it falls back to the device's cloud route
-/// once. A channel that closes with notifications waiting makes them fall back at once. Without
-/// confirmation, writing the event to the socket is delivery.
+/// `hass_confirm_id` and must confirm it within the confirm window (``ConfirmWindow`` decides):
+/// the delivery is ``Outcome/confirming(until:)`` meanwhile, and the engine is told how it settled
+/// (``onSettle(_:)``) — confirmed; or, when the window passes, the channel closes or a newer one
+/// replaces it, fallen back to the device's cloud route. A channel that misses a confirmation is
+/// torn down. Without confirmation, writing the event to the socket is delivery.
 ///
 /// With several nodes on one store (a ``ChannelRelay``), each node records the channels it holds
 /// (a lease renewed while it runs), and a notification for a device connected to another node goes
-/// to that node as a relay message; its outcome comes back the same way, confirm and fallback
-/// intact. A node that does not answer in time counts as a channel that did not confirm.
+/// to that node as a relay message; its outcome, and later its settlement, come back the same way.
 public final class DirectChannels: Sendable {
     /// One open channel, as its connection knows it.
     public struct Session: Sendable, Hashable {
@@ -29,54 +30,78 @@ public final class DirectChannels: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// Written to the socket (`confirmed`: and confirmed by the device).
         case delivered(confirmed: Bool)
-        /// Not confirmed in time, or the channel closed first: the cloud route takes it.
+        /// Written to a channel that confirms: settled later (``onSettle(_:)``), at the latest
+        /// when the window ends at `until`.
+        case confirming(until: Date)
+        /// Could not be written, or could not reach the node holding the channel: the cloud route takes it.
         case fellBack(reason: String)
         /// The installation has no channel open here.
         case notConnected
     }
 
+    /// Who is told how a confirming delivery settled.
+    enum Ticket: Sendable {
+        /// A delivery of this node's engine, of a notification.
+        case local(notificationID: String)
+        /// A delivery relayed from another node: told with a relay message answering `messageID`.
+        case relayed(messageID: String, origin: String)
+    }
+
     /// Writes one event (a JSON object) to the socket.
     public typealias Writer = @Sendable ([String: JSONValue]) async throws -> Void
+    /// Told how a confirming delivery settled: notification id, installation id, and one of
+    /// ``PendingDelivery/Reason/settlements``.
+    public typealias Settle = @Sendable (String, String, PendingDelivery.Reason) async -> Void
 
     struct Open {
         var session: Session
         var write: Writer
         var onTeardown: @Sendable () -> Void
-        var waiting: [String: CheckedContinuation<Outcome, Never>] = [:]
     }
 
     struct State {
         var open: [String: Open] = [:]
         var nextID: UInt64 = 1
-        /// Deliveries relayed to other nodes, waiting for their outcome, by message id.
+        var confirms: ConfirmWindow<Ticket>
+        /// Deliveries relayed to other nodes, waiting for their first answer, by message id.
         var relayed: [String: CheckedContinuation<Outcome, Never>] = [:]
+        /// Deliveries relayed to other nodes that may still settle, by message id: what they were.
+        var relayedDeliveries: [String: (notificationID: String, installationID: String)] = [:]
         /// Whether any node holds a channel, and when that was read.
         var clusterHeld: (held: Bool, at: Date)?
     }
 
     /// How long a confirming channel has to confirm an event.
-    public let confirmWindow: Duration
+    public var confirmWindow: Duration { state.withLock { $0.confirms.window } }
     /// This node's name among the nodes of a ``ChannelRelay``: unique per process.
     public let node: String
     /// The other nodes, when there are any.
     let relay: (any ChannelRelay)?
     /// How long a node's hold of a channel lasts unless renewed (it renews every third of it).
     let lease: Duration
-    let state = Mutex(State())
+    /// The engine's clock: what confirm deadlines are set and compared by.
+    let now: @Sendable () -> Date
+    let state: Mutex<State>
     private let connected = Mutex<(@Sendable (Session) async -> Void)?>(nil)
+    private let settled = Mutex<Settle?>(nil)
+    /// What runs when a confirming delivery of this node's engine settles.
+    var settledAction: Settle? { settled.withLock { $0 } }
 
     /// Creates the node's channels.
     /// - Parameters:
     ///   - relay: How other nodes are reached; nil on a single node.
     ///   - lease: How long a hold lasts without renewal: a node that dies stops receiving after it.
+    ///   - now: The engine's clock.
     public init(
         confirmWindow: Duration = .seconds(10), node: String = DirectChannels.uniqueNodeName(),
-        relay: (any ChannelRelay)? = nil, lease: Duration = .seconds(60)
+        relay: (any ChannelRelay)? = nil, lease: Duration = .seconds(60),
+        now: @escaping @Sendable () -> Date = Date.init
     ) {
-        self.confirmWindow = confirmWindow
+        self.state = Mutex(State(confirms: ConfirmWindow(window: confirmWindow)))
         self.node = node
         self.relay = relay
         self.lease = lease
+        self.now = now
     }
 
     /// The host name, the process id and a random suffix: two nodes on one machine differ.
@@ -88,6 +113,11 @@ public final class DirectChannels: Sendable {
     /// What runs when a channel opens (the engine wakes what waits for the device).
     func onConnect(_ action: @escaping @Sendable (Session) async -> Void) {
         connected.withLock { $0 = action }
+    }
+
+    /// What runs when a confirming delivery of this node's engine settles (the engine records it).
+    func onSettle(_ action: @escaping Settle) {
+        settled.withLock { $0 = action }
     }
 
     /// Opens the installation's channel; one already open is torn down first (what waited on it
@@ -103,11 +133,16 @@ public final class DirectChannels: Sendable {
         let (session, replaced) = state.withLock { state in
             let session = Session(id: state.nextID, appID: appID, installationID: installationID, confirms: confirms)
             state.nextID += 1
-            let replaced = state.open.removeValue(forKey: installationID)
+            let replaced = state.open.removeValue(forKey: installationID).map {
+                ($0, state.confirms.end(session: $0.session.id))
+            }
             state.open[installationID] = Open(session: session, write: write, onTeardown: onTeardown)
             return (session, replaced)
         }
-        if let replaced { Self.end(replaced, reason: "a new channel replaced this one", notify: true) }
+        if let (open, waiting) = replaced {
+            open.onTeardown()
+            await settle(waiting, as: .channelReplaced)
+        }
         await hold(installationID)
         await connected.withLock { $0 }?(session)
         return session
@@ -116,19 +151,47 @@ public final class DirectChannels: Sendable {
     /// Closes a channel (the socket closed, or the device unsubscribed): what waited on it falls
     /// back at once.
     public func close(_ session: Session) async {
-        guard let closed = take(session) else { return }
-        Self.end(closed, reason: "the channel closed before the device confirmed", notify: false)
+        let waiting = state.withLock { state -> [ConfirmWindow<Ticket>.Waiting]? in
+            guard state.open[session.installationID]?.session == session else { return nil }
+            state.open.removeValue(forKey: session.installationID)
+            return state.confirms.end(session: session.id)
+        }
+        guard let waiting else { return }
+        await settle(waiting, as: .channelClosed)
         await release(session.installationID)
     }
 
     /// The device confirms an event; false when the channel or the confirmation is unknown.
-    public func confirm(_ session: Session, confirmID: String) -> Bool {
-        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+    public func confirm(_ session: Session, confirmID: String) async -> Bool {
+        let waiting = state.withLock { state -> ConfirmWindow<Ticket>.Waiting? in
             guard state.open[session.installationID]?.session == session else { return nil }
-            return state.open[session.installationID]?.waiting.removeValue(forKey: confirmID)
+            return state.confirms.confirm(confirmID, session: session.id)
         }
-        waiter?.resume(returning: .delivered(confirmed: true))
-        return waiter != nil
+        guard let waiting else { return false }
+        await settle([waiting], as: .confirmed)
+        return true
+    }
+
+    /// Tears down every channel that missed a confirmation by now; what waited on them falls back.
+    /// Runs before each delivery, when the engine finds a confirming delivery past its window, and
+    /// (with a relay) every second.
+    public func expireMissed() async {
+        let now = self.now()
+        let (torn, missed) = state.withLock { state -> ([Open], [ConfirmWindow<Ticket>.Waiting]) in
+            guard let next = state.confirms.nextDeadline, next <= now else { return ([], []) }
+            let (sessions, missed) = state.confirms.expire(now: now)
+            let torn = state.open.values.filter { sessions.contains($0.session.id) }
+            for open in torn { state.open.removeValue(forKey: open.session.installationID) }
+            return (torn, missed)
+        }
+        for open in torn { open.onTeardown() }
+        await settle(missed, as: .unconfirmed)
+        for open in torn { await release(open.session.installationID) }
+    }
+
+    /// How a delivery that did not settle as confirmed is recorded (its `fell_back` reason).
+    public func fallbackReason(_ settlement: PendingDelivery.Reason) -> String {
+        state.withLock { $0.confirms.reason(settlement) }
     }
 
     /// Whether any channel is open on this node (the fan-out's fast path asks once per batch).
@@ -146,16 +209,27 @@ public final class DirectChannels: Sendable {
         state.withLock { $0.open[installationID] != nil }
     }
 
-    /// Sends an event over the installation's channel — on this node, or through the relay on the
-    /// node holding it — and, when it confirms, waits for the confirmation (at most ``confirmWindow``).
+    /// Sends an event of a notification over the installation's channel — on this node, or through
+    /// the relay on the node holding it.
     /// - Parameter holder: The node holding the channel, when the caller looked it up already.
     public func deliver(
-        _ event: [String: JSONValue], to installationID: String, holder: String? = nil
+        _ event: [String: JSONValue], to installationID: String, notificationID: String, holder: String? = nil
     ) async -> Outcome {
+        await deliver(event, to: installationID, holder: holder, ticket: .local(notificationID: notificationID))
+    }
+
+    /// ``deliver(_:to:notificationID:holder:)`` for whoever `ticket` names.
+    func deliver(
+        _ event: [String: JSONValue], to installationID: String, holder: String?, ticket: Ticket
+    ) async -> Outcome {
+        await expireMissed()
         guard
             let (session, write) = state.withLock({ state in state.open[installationID].map { ($0.session, $0.write) } }
             )
-        else { return await relayDeliver(event, to: installationID, holder: holder) }
+        else {
+            guard case .local(let notificationID) = ticket else { return .notConnected }
+            return await relayDeliver(event, to: installationID, notificationID: notificationID, holder: holder)
+        }
         guard session.confirms else {
             do {
                 try await write(event)
@@ -168,55 +242,35 @@ public final class DirectChannels: Sendable {
         let confirmID = Self.confirmID()
         var stamped = event
         stamped["hass_confirm_id"] = .string(confirmID)
-        let confirmable = stamped
-        return await withCheckedContinuation { continuation in
-            let registered = state.withLock { state -> Bool in
-                guard state.open[installationID]?.session == session else { return false }
-                state.open[installationID]?.waiting[confirmID] = continuation
-                return true
-            }
-            guard registered else { return continuation.resume(returning: .notConnected) }
-            Task {
-                do {
-                    try await write(confirmable)
-                } catch {
-                    await self.close(session)
-                }
-            }
-            Task {
-                try? await Task.sleep(for: self.confirmWindow)
-                self.timeOut(session, confirmID: confirmID)
-            }
+        let until = state.withLock { state -> Date? in
+            guard state.open[installationID]?.session == session else { return nil }
+            return state.confirms.sent(
+                confirmID, ticket: ticket, installationID: installationID, session: session.id, at: now())
         }
+        guard let until else { return .notConnected }
+        do {
+            try await write(stamped)
+        } catch {
+            _ = state.withLock { $0.confirms.confirm(confirmID, session: session.id) }
+            await close(session)
+            return .fellBack(reason: "the channel could not be written to")
+        }
+        return .confirming(until: until)
     }
 
-    /// A confirmation did not come in time: the channel is torn down and everything waiting on
-    /// it falls back.
-    private func timeOut(_ session: Session, confirmID: String) {
-        let expired = state.withLock { state -> Open? in
-            guard let open = state.open[session.installationID], open.session == session,
-                open.waiting[confirmID] != nil
-            else { return nil }
-            return state.open.removeValue(forKey: session.installationID)
+    /// Tells whoever waits how each delivery settled.
+    private func settle(_ waiting: [ConfirmWindow<Ticket>.Waiting], as reason: PendingDelivery.Reason) async {
+        guard !waiting.isEmpty else { return }
+        let action = settledAction
+        for delivery in waiting {
+            switch delivery.ticket {
+            case .local(let notificationID):
+                await action?(notificationID, delivery.installationID, reason)
+            case .relayed(let messageID, let origin):
+                let message = RelayMessage(id: messageID, from: node, kind: .settled(reason))
+                try? await relay?.post(message.text, to: origin)
+            }
         }
-        guard let expired else { return }
-        let seconds = confirmWindow.components.seconds
-        Self.end(expired, reason: "not confirmed within \(seconds) s: the channel was torn down", notify: true)
-        Task { await release(session.installationID) }
-    }
-
-    /// Removes the session's channel if it is still the open one.
-    private func take(_ session: Session) -> Open? {
-        state.withLock { state in
-            guard state.open[session.installationID]?.session == session else { return nil }
-            return state.open.removeValue(forKey: session.installationID)
-        }
-    }
-
-    /// Ends a channel taken out of the open ones: every waiting delivery falls back.
-    private static func end(_ open: Open, reason: String, notify: Bool) {
-        for waiter in open.waiting.values { waiter.resume(returning: .fellBack(reason: reason)) }
-        if notify { open.onTeardown() }
     }
 
     /// 32 random hex characters, like Home Assistant's `random_uuid_hex()`.

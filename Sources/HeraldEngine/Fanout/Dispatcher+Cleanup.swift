@@ -6,7 +6,7 @@ import Logging
 extension Dispatcher {
     func runCleanup(_ job: Job, owner: String) async throws {
         let report = try await store.cleanup(configuration.cleanupPlan, now: now())
-        for installation in report.removedWithEndpoints { await installationRemoved(installation) }
+        for installation in report.removedWithEndpoints { await registrations.removed(installation) }
         logger.info(
             "cleanup done",
             metadata: [

@@ -1,68 +1,212 @@
 import Foundation
 import HeraldCore
+import Logging
+import Synchronization
 
-// The direct channel inside a page: pushes to connected devices, and what their outcomes record.
-extension Dispatcher {
-    /// Sends each push over its device's direct channel, all at once.
-    /// - Parameter holders: The nodes holding channels elsewhere, as the caller read them.
-    func sendOverChannels(
-        _ pushes: [OutgoingPush], of notification: PushNotification, holders: [String: String]
-    ) async -> [DirectChannels.Outcome] {
-        await withTaskGroup(of: (Int, DirectChannels.Outcome).self) { group in
-            for (index, push) in pushes.enumerated() {
-                guard let installationID = push.recipient.installationID else { continue }
-                let event = ChannelEvent.render(notification, badge: push.badge)
-                let holder = holders[installationID]
-                group.addTask { (index, await self.channels.deliver(event, to: installationID, holder: holder)) }
-            }
-            var outcomes = [DirectChannels.Outcome](repeating: .notConnected, count: pushes.count)
-            for await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes
-        }
+/// Settlements of deliveries that waited for a direct channel's confirmation, as the engine tracks
+/// them between the write to the socket and the commit of the page that records them waiting.
+struct ChannelSettlements {
+    struct Key: Hashable {
+        var notificationID: String
+        var recipient: String
     }
 
-    /// Records what the direct channels did: delivered, or fell back (a ledger row) to the cloud
-    /// route — returned, to be sent once — or, for a device with no cloud route, to waiting for
-    /// it to connect, until the notification expires (or waited ``EngineConfiguration/channelMaxWait``).
-    func record(
-        _ outcomes: [DirectChannels.Outcome], of pushes: [OutgoingPush], notification: PushNotification,
+    /// Deliveries being written to a channel, or recorded as `confirming` in a page not yet committed.
+    var expected: Set<Key> = []
+    /// Settlements that came while their delivery was expected: applied when its page has committed.
+    var early: [Key: PendingDelivery.Reason] = [:]
+    /// How many settlements were applied since the start: a worker releasing a job compares it
+    /// before and after, so that one applied meanwhile is not pushed back to the window's end.
+    var applied = 0
+}
+
+// The direct channel inside a page: what its results record, and how confirming deliveries settle.
+extension Dispatcher {
+    /// Offers the pushes the direct channel takes first (``DirectTransport/route(_:now:)``) to it,
+    /// while the rest go to their providers, and records what the channel did; what it handed back
+    /// goes to the cloud routes once.
+    /// - Returns: The pushes sent to providers and their results, in order.
+    func sendWithChannels(
+        _ outgoing: [OutgoingPush], of notification: PushNotification, into commit: inout PageCommit, now: Date
+    ) async -> (sent: [OutgoingPush], results: [TransportResult]) {
+        let cloudRoutes = transports(of: notification.appID)
+        guard let (viaChannel, holders) = await direct.route(outgoing, now: now) else {
+            return (outgoing, await cloudRoutes.send(outgoing, of: notification, now: now))
+        }
+        let pushes = zip(outgoing, viaChannel).filter(\.1).map(\.0)
+        var sent = zip(outgoing, viaChannel).filter { !$0.1 }.map(\.0)
+        let keys = pushes.map { ChannelSettlements.Key(notificationID: notification.id, recipient: $0.recipient.key) }
+        settlements.withLock { $0.expected.formUnion(keys) }
+        // The channel sends run while the cloud ones do.
+        async let channelResults = direct.send(pushes, of: notification, holders: holders)
+        var results = await cloudRoutes.send(sent, of: notification, now: now)
+        let fallbacks = recordChannel(
+            await channelResults, of: pushes, notification: notification, into: &commit, now: now)
+        // Only those recorded as confirming stay expected, until their page commits.
+        let confirming = Set(commit.pending.filter { $0.reason == .confirming }.map(\.recipient))
+        settlements.withLock { state in
+            for key in keys where !confirming.contains(key.recipient) { state.expected.remove(key) }
+        }
+        if !fallbacks.isEmpty {
+            sent += fallbacks
+            results += await cloudRoutes.send(fallbacks, of: notification, now: now)
+        }
+        return (sent, results)
+    }
+
+    /// Records what the direct channel did: delivered; waiting for the device's confirmation
+    /// (pending `confirming` until just after the window); or fell back (a ledger row) to the cloud
+    /// route — returned, to be sent once — or, for a device with no cloud route, to waiting for it
+    /// to connect, until the notification expires (or waited ``EngineConfiguration/channelMaxWait``).
+    func recordChannel(
+        _ results: [TransportResult], of pushes: [OutgoingPush], notification: PushNotification,
         into commit: inout PageCommit, now: Date
     ) -> [OutgoingPush] {
         let recorder = outcomeRecorder(for: notification)
         defer { recorder.tally.emit(appID: notification.appID) }
         var fallbacks: [OutgoingPush] = []
-        for (push, outcome) in zip(pushes, outcomes) {
+        for (push, result) in zip(pushes, results) {
             var viaChannel = push.recipient
             viaChannel.service = .direct
-            switch outcome {
-            case .delivered(let confirmed):
-                _ = recorder.record(
-                    TransportResult(.delivered(providerID: confirmed ? "direct:confirmed" : "direct")), of: viaChannel,
-                    into: &commit, now: now)
-                continue
+            switch result.handback {
+            case nil:
+                _ = recorder.record(result, of: viaChannel, into: &commit, now: now)
+            case .confirming(let until):
+                // Settled by the confirmation, the window's end or the close; the margin lets a
+                // settlement relayed from another node arrive before the job looks again.
+                commit.pending.append(
+                    recorder.wait(push.recipient, until: until.addingTimeInterval(Self.settlementMargin), .confirming))
             case .fellBack(let reason):
-                commit.ledger.append(
-                    recorder.record(
-                        viaChannel, .fellBack, reason: reason, attempts: push.recipient.attempts + 1, at: now))
-            case .notConnected: break
-            }
-            guard push.recipient.service == .direct else {
-                fallbacks.append(push)
-                continue
-            }
-            let giveUp =
-                notification.expiresAt
-                ?? notification.createdAt.addingTimeInterval(
-                    configuration.channelMaxWait.timeInterval)
-            if now >= giveUp {
-                commit.counts.skippedExpired += 1
-                commit.ledger.append(
-                    recorder.record(viaChannel, .expired, reason: "the device did not connect in time", at: now))
-            } else {
-                let recheck = now.addingTimeInterval(configuration.channelRecheck.timeInterval)
-                commit.pending.append(recorder.wait(push.recipient, until: min(giveUp, recheck), .offline))
+                if let reason {
+                    commit.ledger.append(
+                        recorder.record(
+                            viaChannel, .fellBack, reason: reason, attempts: push.recipient.attempts + 1, at: now))
+                }
+                if let fallback = waitForChannel(push, of: notification, recorder: recorder, into: &commit, now: now) {
+                    fallbacks.append(fallback)
+                }
             }
         }
         return fallbacks
     }
+
+    /// How long after a confirm window's end a delivery still waiting for it is looked at again.
+    static var settlementMargin: TimeInterval { 1 }
+
+    /// A push the channel did not take: returned for its cloud route, or — a direct-only device —
+    /// recorded as waiting for its channel (nil).
+    private func waitForChannel(
+        _ push: OutgoingPush, of notification: PushNotification, recorder: OutcomeRecorder,
+        into commit: inout PageCommit, now: Date
+    ) -> OutgoingPush? {
+        guard push.recipient.service == .direct else { return push }
+        let giveUp =
+            notification.expiresAt
+            ?? notification.createdAt.addingTimeInterval(configuration.channelMaxWait.timeInterval)
+        if now >= giveUp {
+            commit.counts.skippedExpired += 1
+            var viaChannel = push.recipient
+            viaChannel.service = .direct
+            commit.ledger.append(
+                recorder.record(viaChannel, .expired, reason: "the device did not connect in time", at: now))
+        } else {
+            let recheck = now.addingTimeInterval(configuration.channelRecheck.timeInterval)
+            commit.pending.append(recorder.wait(push.recipient, until: min(giveUp, recheck), .offline))
+        }
+        return nil
+    }
+
+    /// Records the deliveries that waited for a channel's confirmation and settled (or whose window
+    /// passed): delivered when confirmed; otherwise a `fell_back` row, and they go on to their
+    /// cloud route (returned, with the rest).
+    func recordSettlements(
+        _ recipients: [Recipient], of notification: PushNotification, into commit: inout PageCommit, now: Date
+    ) async -> [Recipient] {
+        guard recipients.contains(where: { $0.channelSettlement != nil }) else { return recipients }
+        if recipients.contains(where: { $0.channelSettlement == .confirming }) {
+            // Past its window with no word: the channel that missed it is torn down first.
+            await channels.expireMissed()
+        }
+        let recorder = outcomeRecorder(for: notification)
+        defer { recorder.tally.emit(appID: notification.appID) }
+        var rest: [Recipient] = []
+        for recipient in recipients {
+            guard let settlement = recipient.channelSettlement else {
+                rest.append(recipient)
+                continue
+            }
+            var viaChannel = recipient
+            viaChannel.service = .direct
+            if settlement == .confirmed {
+                _ = recorder.record(
+                    TransportResult(.delivered(providerID: "direct:confirmed")), of: viaChannel, into: &commit, now: now
+                )
+                continue
+            }
+            commit.ledger.append(
+                recorder.record(
+                    viaChannel, .fellBack, reason: channels.fallbackReason(settlement),
+                    attempts: recipient.attempts + 1, at: now))
+            rest.append(recipient)
+        }
+        return rest
+    }
+
+    /// A confirming delivery settled (``DirectChannels/onSettle(_:)``): its pending row takes the
+    /// settlement and is due now — at once, or, when its page has not committed yet, once it has.
+    func settle(notificationID: String, installationID: String, as reason: PendingDelivery.Reason) async {
+        let key = ChannelSettlements.Key(notificationID: notificationID, recipient: installationID)
+        let early = settlements.withLock { state -> Bool in
+            if state.expected.contains(key) {
+                state.early[key] = reason
+                return true
+            }
+            state.applied += 1
+            return false
+        }
+        guard !early else { return }
+        do {
+            if try await store.settleConfirming(
+                notificationID: notificationID, recipient: installationID, as: reason, now: now())
+            {
+                wake()
+            }
+        } catch {
+            logger.warning(
+                "channel confirmation not recorded; the delivery falls back after its window",
+                metadata: ["herald.notification": "\(notificationID)", "error": "\(error)"])
+        }
+    }
+
+    /// Commits a page, then applies the settlements that came for its `confirming` deliveries
+    /// before it was committed.
+    func commitPage(_ page: PageCommit) async throws -> Bool {
+        let confirming = page.pending.filter { $0.reason == .confirming }
+        guard !confirming.isEmpty else { return try await store.commit(page) }
+        let committed: Bool
+        do {
+            committed = try await store.commit(page)
+        } catch {
+            await applyEarlySettlements(confirming)
+            throw error
+        }
+        await applyEarlySettlements(confirming)
+        return committed
+    }
+
+    private func applyEarlySettlements(_ confirming: [PendingDelivery]) async {
+        let early = settlements.withLock { state -> [(ChannelSettlements.Key, PendingDelivery.Reason)] in
+            confirming.compactMap { pending in
+                let key = ChannelSettlements.Key(notificationID: pending.notificationID, recipient: pending.recipient)
+                state.expected.remove(key)
+                return state.early.removeValue(forKey: key).map { (key, $0) }
+            }
+        }
+        for (key, reason) in early {
+            await settle(notificationID: key.notificationID, installationID: key.recipient, as: reason)
+        }
+    }
+
+    /// How many settlements were applied since the start (see ``ChannelSettlements/applied``).
+    var settlementsApplied: Int { settlements.withLock { $0.applied } }
 }

@@ -92,7 +92,7 @@ extension Dispatcher {
         page.cursor = "done"
         guard page.pending.isEmpty else {
             page.lockedUntil = leaseEnd()
-            guard try await store.commit(page) else {
+            guard try await commitPage(page) else {
                 return logger.warning(
                     "job lock lost; another worker has the notification", metadata: notification.logMetadata)
             }
@@ -121,15 +121,22 @@ extension Dispatcher {
             let waitingAgain = Set(commit.pending.map(\.recipient))
             commit.resolvedPending = due.map(\.recipient).filter { !waitingAgain.contains($0) }
             commit.lockedUntil = leaseEnd()
-            guard try await store.commit(commit) else {
+            guard try await commitPage(commit) else {
                 return logger.warning("job lock lost; another worker has the notification", metadata: metadata)
             }
         }
 
+        let settledBefore = settlementsApplied
         if let next = try await store.nextPending(notificationID: notification.id) {
             // Wake up for the next retry or local time, or at expiry to close the books.
             let runAt = notification.expiresAt.map { min($0, next) } ?? next
-            return try await store.releaseJob(id: job.id, owner: owner, runAt: runAt, error: nil)
+            try await store.releaseJob(id: job.id, owner: owner, runAt: runAt, error: nil)
+            // A channel's confirmation settled meanwhile may have been put back to `runAt`: due now.
+            if settlementsApplied != settledBefore {
+                try await store.scheduleJob(kind: "notification", reference: notification.id, runAt: now())
+                wake()
+            }
+            return
         }
         let counts = try await store.notification(id: notification.id)?.counts ?? notification.counts
         try await close(notification, counts: counts, job: job, owner: owner)
@@ -153,7 +160,7 @@ extension Dispatcher {
         commit.status = status
         commit.completedAt = now()
         commit.finishesJob = true
-        guard try await store.commit(commit) else {
+        guard try await commitPage(commit) else {
             return logger.warning(
                 "job lock lost; another worker has the notification", metadata: notification.logMetadata)
         }
@@ -263,7 +270,7 @@ extension Dispatcher {
         page.lockedUntil = leaseEnd()
         let committed: Bool
         do {
-            committed = try await store.commit(page)
+            committed = try await commitPage(page)
         } catch {
             await sequencer.finish(index, committed: false)
             throw error
@@ -362,9 +369,13 @@ extension Dispatcher {
             }
             if var recipient {
                 recipient.attempts = pending.attempts
-                // A delivery tried before (or handed to a direct channel that has not confirmed it)
-                // already counted this notification in its installation's badge.
-                if pending.attempts > 0 || pending.reason == .offline,
+                // What waited for a direct channel's confirmation comes back with its settlement.
+                if pending.reason == .confirming || PendingDelivery.Reason.settlements.contains(pending.reason) {
+                    recipient.channelSettlement = pending.reason
+                }
+                // A delivery tried before (or handed to a direct channel that has not taken or
+                // confirmed it) already counted this notification in its installation's badge.
+                if pending.attempts > 0 || pending.reason == .offline || recipient.channelSettlement != nil,
                     let installation = recipient.installationID.flatMap({ installations[$0] })
                 {
                     recipient.countedBadge = installation.badge
@@ -389,6 +400,7 @@ extension Dispatcher {
         let planner = try DeliveryPlanner(notification)
         let recorder = outcomeRecorder(for: notification)
         defer { recorder.tally.emit(appID: notification.appID) }
+        let recipients = await recordSettlements(recipients, of: notification, into: &commit, now: now)
         var stored = preferences ?? [:]
         if preferences == nil, notification.respectPreferences {
             stored = try await store.preferences(installationIDs: recipients.compactMap(\.installationID))
@@ -423,40 +435,8 @@ extension Dispatcher {
         }
 
         // Devices with a direct channel open — on this node or another — (and direct-only ones) are
-        // tried there first, while the rest go to their providers.
-        // (A broadcast with no channel open anywhere and no direct-only device skips the split.)
-        var direct: [OutgoingPush] = []
-        var cloud = outgoing
-        var holders: [String: String] = [:]
-        let anyOpen = await channels.anyOpenAnywhere(now: now)
-        if anyOpen || outgoing.contains(where: { $0.recipient.service == .direct }) {
-            if anyOpen {
-                holders = await channels.remoteHolders(
-                    of: outgoing.compactMap { $0.recipient.installationID }.filter { !channels.isOpen($0) }, now: now)
-            }
-            let viaChannel = outgoing.map { push in
-                push.recipient.installationID.map {
-                    push.recipient.service == .direct || channels.isOpen($0) || holders[$0] != nil
-                } ?? false
-            }
-            direct = zip(outgoing, viaChannel).filter(\.1).map(\.0)
-            cloud = zip(outgoing, viaChannel).filter { !$0.1 }.map(\.0)
-        }
-        var results: [TransportResult]
-        var sent = cloud
-        if direct.isEmpty {
-            results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
-        } else {
-            // The channel sends run while the cloud ones do.
-            async let channelOutcomes = sendOverChannels(direct, of: notification, holders: holders)
-            results = await transports(of: notification.appID).send(cloud, of: notification, now: now)
-            let fallbacks = record(
-                await channelOutcomes, of: direct, notification: notification, into: &commit, now: now)
-            if !fallbacks.isEmpty {
-                sent += fallbacks
-                results += await transports(of: notification.appID).send(fallbacks, of: notification, now: now)
-            }
-        }
+        // offered to it first, while the rest go to their providers.
+        let (sent, results) = await sendWithChannels(outgoing, of: notification, into: &commit, now: now)
         for pause in record(results, of: sent, recorder: recorder, into: &commit, now: now) {
             do {
                 try await store.pauseProvider(appID: notification.appID, service: pause.service, until: pause.until)

@@ -69,11 +69,33 @@ public struct TransportResult: Sendable, Equatable {
     /// one provider ends this way, the engine pauses the provider for the app (see `ProviderGate`).
     public var unreachable: Bool
 
+    /// Set only by the direct channel (``DirectTransport``), for a push it did not settle; nil for
+    /// every provider's answer. `outcome` is then what the push comes to if nothing else is done
+    /// with it: a transient failure.
+    public var handback: Handback?
+
+    /// What the direct channel did with a push it did not settle.
+    public enum Handback: Sendable, Equatable {
+        /// Written to a channel that confirms: it waits (pending, reason `confirming`) for the
+        /// confirmation, the end of the window at `until`, or the channel's close.
+        case confirming(until: Date)
+        /// Not taken: the device's cloud route takes it (a direct-only device waits for its channel).
+        /// `reason` is recorded as `fell_back`; nil: the device was not connected, nothing to record.
+        case fellBack(reason: String?)
+    }
+
     /// Creates a result.
     public init(_ outcome: DeliveryOutcome, providerWide: Bool = false, unreachable: Bool = false) {
         self.outcome = outcome
         self.providerWide = providerWide
         self.unreachable = unreachable
+    }
+
+    /// A push the direct channel hands back to the engine.
+    public static func handedBack(_ handback: Handback) -> TransportResult {
+        var result = TransportResult(.retry(reason: "the direct channel did not settle it", after: nil))
+        result.handback = handback
+        return result
     }
 }
 

@@ -122,7 +122,7 @@ final class ChannelConnection: Sendable {
         guard case .string(let confirmID)? = message["confirm_id"] else { return try await missing(id, "confirm_id") }
         guard try await ownInstallation(id, webhookID) != nil else { return }
         let session = state.withLock { state in state.subscriptions.values.first { $0.installationID == webhookID } }
-        guard let session, channels.confirm(session, confirmID: confirmID) else {
+        guard let session, await channels.confirm(session, confirmID: confirmID) else {
             return try await error(id, "not_found", "Push notification channel not found")
         }
         try await result(id)

@@ -116,12 +116,15 @@ struct ChannelRoutes: Sendable {
         } else {
             try await ChannelConnection.write(
                 ["type": .string("auth_required"), "ha_version": .string(Self.homeAssistantVersion)], to: outbound)
-            let watchdog = Task {
-                try await Task.sleep(for: Self.authTimeout)
-                try await outbound.close(.policyViolation, reason: "Did not receive auth message within 10 seconds")
+            // Home Assistant closes a socket that does not authenticate in time.
+            let first = try await withThrowingTaskGroup(of: Void.self) { watchdog in
+                watchdog.addTask {
+                    try await Task.sleep(for: Self.authTimeout)
+                    try await outbound.close(.policyViolation, reason: "Did not receive auth message within 10 seconds")
+                }
+                defer { watchdog.cancelAll() }
+                return try await messages.next()
             }
-            let first = try await messages.next()
-            watchdog.cancel()
             guard case .text(let text)? = first else { return }
             identity = await handshake(text)
             guard identity != nil else {

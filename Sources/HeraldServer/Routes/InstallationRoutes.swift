@@ -44,8 +44,7 @@ struct InstallationRoutes: Sendable {
             registration.userID = userID
             try await requireDeviceFree(registration, for: userID, appID: principal.appID)
         }
-        var result = try await store.register(registration, appID: principal.appID, now: now())
-        result.installation = await dispatcher.installationChanged(result.installation, previous: nil)
+        let result = try await dispatcher.registrations.register(registration, appID: principal.appID, now: now())
         context.logger.info(
             "installation registered",
             metadata: [
@@ -132,20 +131,17 @@ struct InstallationRoutes: Sendable {
             installation.failureCount = 0
         }
         if case .server = principal {} else { installation.lastSeenAt = now() }
-        guard let stored = try await store.update(installation, now: now()) else {
+        guard let updated = try await dispatcher.registrations.update(installation, from: previous, now: now()) else {
             throw HeraldError.notFound("Installation")
         }
-        let updated = await dispatcher.installationChanged(stored, previous: previous)
         return .json(InstallationView.json(updated, token: .full))
     }
 
     @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let principal = try context.principal()
         let installation = try await owned(context)
-        guard try await store.deleteInstallation(appID: principal.appID, id: installation.id) else {
+        guard try await dispatcher.registrations.delete(installation) else {
             throw HeraldError.notFound("Installation")
         }
-        await dispatcher.installationRemoved(installation)
         context.logger.info("installation deleted", metadata: ["herald.installation": "\(installation.id)"])
         return Response(status: .noContent)
     }

@@ -19,6 +19,11 @@ struct OperationsRoutes: Sendable {
 
     /// `check`'s result, or ``NoAnswer`` once `limit` has passed; a check still running then is
     /// cancelled and left to finish on its own (it may not heed cancellation).
+    ///
+    /// The two tasks here are unstructured on purpose: a query on a PostgreSQL connection that the
+    /// server ended may never return, nor heed cancellation (RELIABILITY.md), and a child task
+    /// would hold `/readyz` until it did — the probe exists to answer when the database does not.
+    /// Each is bounded: the timer by `limit`, the check by the database call's own end.
     static func answer(
         within limit: Duration, _ check: @escaping @Sendable () async throws -> Void
     ) async throws {

@@ -26,8 +26,7 @@ struct UserRoutes: Sendable {
                 "user_id", code: "invalid_length",
                 "user_id must be 1 to \(InstallationRules.maxShortText) characters.")
         }
-        let removal = try await store.deleteInstallations(appID: appID, userID: userID)
-        for installation in removal.withEndpoints { await dispatcher.installationRemoved(installation) }
+        let removal = try await dispatcher.registrations.deleteUser(appID: appID, userID: userID)
         let deleted = removal.count
         context.logger.info(
             "user installations deleted",

@@ -296,6 +296,35 @@ extension StoreConformance {
                 kinds: ["notification"], owner: "w2", now: at(70), lockedUntil: at(90))
             #expect(rescheduled?.id == job.id)
         },
+        .init("ledger: a delivery waiting for its channel's confirmation settles once, due now, its job woken") {
+            store in
+            let item = notification()
+            let job = try await insertAndClaim(item, in: store)
+            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
+            page.pending = [
+                PendingDelivery(
+                    notificationID: item.id, recipient: "phone", runAt: at(11), attempts: 0, reason: .confirming),
+                PendingDelivery(notificationID: item.id, recipient: "r1", runAt: at(11), attempts: 1, reason: .retry),
+            ]
+            #expect(try await store.commit(page))
+            try await store.releaseJob(id: job.id, owner: "w1", runAt: at(11), error: nil)
+            #expect(try await store.duePending(notificationID: item.id, now: at(5), limit: 10).isEmpty)
+            // Only a `confirming` delivery settles, and only once.
+            #expect(
+                try await store.settleConfirming(notificationID: item.id, recipient: "r1", as: .confirmed, now: at(5))
+                    == false)
+            #expect(
+                try await store.settleConfirming(
+                    notificationID: item.id, recipient: "phone", as: .confirmed, now: at(5)))
+            #expect(
+                try await store.settleConfirming(
+                    notificationID: item.id, recipient: "phone", as: .channelClosed, now: at(6)) == false)
+            let due = try await store.duePending(notificationID: item.id, now: at(5), limit: 10)
+            #expect(due.map(\.recipient) == ["phone"])
+            #expect(due.first?.reason == .confirmed)
+            let woken = try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(5), lockedUntil: at(30))
+            #expect(woken?.id == job.id)
+        },
         .init("ledger: incrementBadges adds one to each installation atomically and returns the new values") { store in
             var one = try await register(ios(), in: store)
             one.badge = 4
