@@ -39,7 +39,9 @@ let routerTestDependencies: [Target.Dependency] = [
 ]
 
 /// The other systems' APIs Herald serves unchanged, one module each (docs/architecture.md).
-let dialects = ["HeraldAOVIS", "HeraldArgusAI", "HeraldHomeAssistant", "HeraldLeanCloud", "HeraldSNSAPI"]
+let dialects = [
+    "HeraldAOVIS", "HeraldArgusAI", "HeraldHomeAssistant", "HeraldLeanCloud", "HeraldSNSAPI", "HeraldUnifiedPush",
+]
 
 let package = Package(
     name: "herald",
@@ -226,6 +228,7 @@ let package = Package(
         .target(name: "HeraldHomeAssistant", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldLeanCloud", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldSNSAPI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldUnifiedPush", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(
             name: "HeraldServer",
             dependencies: [

@@ -249,9 +249,9 @@ def main():
     shot("08-health")
     driver.find_element(By.CSS_SELECTOR, "nav a[data-page=dialects]").click()
     visible("page-dialects")
-    dialects = wait_rows("dialects-table", lambda r: len(r) == 5, "not five dialects")
+    dialects = wait_rows("dialects-table", lambda r: len(r) == 6, "not six dialects")
     names = [cells(row)[0] for row in dialects]
-    check("LeanCloud" in names and "AOVIS" in names, f"dialects {names}")
+    check("LeanCloud" in names and "AOVIS" in names and "UnifiedPush" in names, f"dialects {names}")
     shot("09-dialects")
 
     # No script error and no Content-Security-Policy violation in the page.

@@ -622,8 +622,32 @@ def native_routes() -> list[Route]:
     ]
 
 
+def unifiedpush_routes() -> list[Route]:
+    """RFC 8030 push messages: opaque bytes, with mutated TTL, Urgency and Topic header fields, to the
+    seeded endpoint and to made-up ones (answers in the native error body)."""
+
+    def requests(fz: Fuzz) -> st.SearchStrategy[Request]:
+        @st.composite
+        def build(draw):
+            path = draw(mostly(st.just(fz.seeds["up_path"]), st.sampled_from(["/up/x", "/up/" + "A" * 43, "/up/%00"])))
+            headers = draw(st.fixed_dictionaries({}, optional={
+                "TTL": mostly(st.sampled_from(["0", "60", "2419200"]), st.sampled_from(["-1", "x", "", "1e9", "99999999999999999999"])),
+                "Urgency": mostly(st.sampled_from(["very-low", "low", "normal", "high"]), IDENT),
+                # Printable ASCII: what an HTTP client lets through as a header value.
+                "Topic": mostly(st.sampled_from(["chat", "a-b_c"]),
+                                st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=40)),
+                "Content-Encoding": st.just("aes128gcm")}))
+            body = draw(st.binary(max_size=64) | st.binary(min_size=4090, max_size=4100))
+            return Request("POST", path, headers, body)
+
+        return build()
+
+    return [Route("UnifiedPush", "POST", "/up/{secret}", "native", requests)]
+
+
 def all_routes() -> list[Route]:
-    return argus_routes() + aovis_routes() + leancloud_routes() + ha_routes() + sns_routes() + native_routes()
+    return (argus_routes() + aovis_routes() + leancloud_routes() + ha_routes() + sns_routes() + native_routes()
+            + unifiedpush_routes())
 
 
 # --- seeding --------------------------------------------------------------------------------
@@ -672,6 +696,8 @@ def seed_objects(h: Herald) -> dict:
     native = call("POST", "/v1/installations", server, {"platform": "ios", "token": apns_token, "user_id": USER,
                                                           "channels": ["news"]}).json()
     seeds["native_installation"] = native["id"]
+    endpoint = call("POST", f"/v1/installations/{native['id']}/push-endpoints", server).json()["endpoint"]
+    seeds["up_path"] = urllib.parse.urlparse(endpoint).path
     seeds["native_notification"] = call("POST", "/v1/notifications", server, {
         "target": {"installation_ids": [native["id"]]}, "payload": {"title": "Seed"}}).json()["id"]
     call("POST", "/v1/installations", h.key_headers(kind="client"), {"platform": "android", "token": fcm_token})

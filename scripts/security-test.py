@@ -27,6 +27,8 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | native | GET/PATCH/DELETE /v1/installations/{id} | server, client (PATCH/DELETE), user (own) | user A on B's, app b's server/client key and b-user on a's: like missing |
 | native | GET/PUT /v1/installations/{id}/preferences | server, user (own) | A on B's, app b on a's: like missing; client key 403 |
 | native | POST /v1/installations/{id}/channel-credential | server, user (own) | A on B's, app b on a's: like missing; client key 403 |
+| UnifiedPush | POST/GET /v1/installations/{id}/push-endpoints, DELETE …/{endpoint_id} | server, user (own) | A on B's, app b on a's: like missing; client key 403; A revoking B's endpoint id on A's installation: 404, B's endpoint still live |
+| UnifiedPush | GET/POST /up/{secret} | the URL alone | a made-up secret 404 like a malformed one; nothing user-scoped |
 | native | DELETE /v1/users/{user_id}/installations | server | user/client 403; app b's server key deletes nothing of a (same as unknown user) |
 | native | POST/GET /v1/notifications, GET/DELETE /v1/notifications/{id}, GET …/{id}/deliveries | server | app b's server key on a's: like missing; b's targets (ids, users, channels, where) reach none of a's; a's idempotency key is b's own; user/client 403 |
 | native | POST /v1/opens | server, client, user (own) | A for B's installation, app b for a's: like missing, nothing counted; A's open of a notification sent only to B (WARN) |
@@ -600,6 +602,22 @@ def native_bola(w: World, s: dict) -> None:
     like_missing("native: user A GET B's preferences", lambda i: call(h, "GET", f"/v1/installations/{i}/preferences", A), vic, miss, snap)
     like_missing("native: user A PUT B's preferences", lambda i: call(h, "PUT", f"/v1/installations/{i}/preferences", A, {"sound_enabled": True, "enabled_categories": None}), vic, miss, snap)
     like_missing("native: user A POST B's channel-credential", lambda i: call(h, "POST", f"/v1/installations/{i}/channel-credential", A), vic, miss, snap)
+    endpoints_b = lambda: (jbody(call(h, "GET", f"/v1/installations/{vic}/push-endpoints", w.key("a"))) or {}).get("data")  # noqa: E731
+    like_missing("unifiedpush: user A POST B's push-endpoints", lambda i: call(h, "POST", f"/v1/installations/{i}/push-endpoints", A), vic, miss, lambda: [snap(), endpoints_b()])
+    like_missing("unifiedpush: user A GET B's push-endpoints", lambda i: call(h, "GET", f"/v1/installations/{i}/push-endpoints", A), vic, miss, snap)
+    # B's endpoint, revoked through A's own installation: unknown there, and still live.
+    b_endpoint = jbody(call(h, "POST", f"/v1/installations/{vic}/push-endpoints", s["B"])) or {}
+    b_url = urllib.parse.urlparse(b_endpoint.get("endpoint", "")).path
+    answer = call(h, "DELETE", f"/v1/installations/{s['inst_A']}/push-endpoints/{b_endpoint.get('id')}", A)
+    R.check("unifiedpush: user A revoking B's endpoint id on A's installation is 404", answer.status == 404, describe(answer))
+    answer = call(h, "GET", b_url, {})
+    R.check("unifiedpush: B's endpoint is still live", answer.status == 200, describe(answer))
+    made_up = "/up/" + b64url(os.urandom(32))
+    for method in ("GET", "POST"):
+        unknown, malformed = call(h, method, made_up, {"TTL": "60"}, b""), call(h, method, "/up/x", {"TTL": "60"}, b"")
+        R.check(f"unifiedpush: {method} on a made-up secret answers like a malformed one (404)",
+                unknown.status == malformed.status == 404 and jbody(unknown) == jbody(malformed),
+                f"{describe(unknown)} | {describe(malformed)}")
     # Only the open count: the notification's delivery goes on meanwhile (its provider is a closed
     # port, so its sent / retried / rate-limited counts move by themselves).
     opened = lambda: notification_state(h, w, s["notif_a"])["opened"]  # noqa: E731
@@ -650,7 +668,8 @@ def native_bola(w: World, s: dict) -> None:
                            ("app b's user token", w.user("b", "alice"))):
         for method, suffix, body in (("GET", "", None), ("PATCH", "", {"badge": 3}), ("DELETE", "", None),
                                      ("GET", "/preferences", None), ("PUT", "/preferences", {"sound_enabled": False}),
-                                     ("POST", "/channel-credential", None)):
+                                     ("POST", "/channel-credential", None), ("POST", "/push-endpoints", None),
+                                     ("GET", "/push-endpoints", None)):
             answer_probe = call(h, method, f"/v1/installations/{miss_a}{suffix}", headers, body)
             if label == "app b's client key" and answer_probe.status == 403:
                 continue  # the client key may not use this route at all (checked with the keys)

@@ -24,18 +24,8 @@ public struct ArgusAIConfiguration: Sendable {
     /// Reads app `appID`'s ``Settings``.
     /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
     public init(appID: String, reader: ConfigReader) throws {
-        var publicBaseURL: String?
-        if let text = try reader.value(Settings.publicBaseURL, app: appID) {
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                scheme == "http" || scheme == "https",
-                url.host?.isEmpty == false, url.query == nil, url.fragment == nil
-            else {
-                throw HeraldError.invalidConfiguration(
-                    Settings.publicBaseURL.key(app: appID),
-                    "must be an absolute http(s) URL without query, like https://argusai.local")
-            }
-            publicBaseURL = text
-        }
+        let publicBaseURL = try reader.publicBaseURL(
+            Settings.publicBaseURL, app: appID, example: "https://argusai.local")
         self.init(
             publicBaseURL: publicBaseURL, registerRateLimit: try reader.value(Settings.registerRateLimit, app: appID))
     }

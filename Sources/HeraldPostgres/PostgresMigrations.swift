@@ -17,8 +17,22 @@ enum PostgresMigrations {
         ("v1_schema", v1Schema), ("v2_channel_relay", v2ChannelRelay), ("v3_installations_fillfactor", v3Fillfactor),
         ("v4_opens", v4Opens),
         ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_console_revocations", v6ConsoleRevocations),
-        ("v7_notification_source", v7NotificationSource),
+        ("v7_notification_source", v7NotificationSource), ("v8_push_endpoints", v8PushEndpoints),
     ]
+
+    /// UnifiedPush / RFC 8030 endpoints, keyed by the SHA-256 of their URL's secret (the secret itself
+    /// is never stored); kept once revoked, so their URL answers 410.
+    static let v8PushEndpoints = """
+        CREATE TABLE push_endpoints (
+            digest TEXT PRIMARY KEY COLLATE "C",
+            id TEXT NOT NULL UNIQUE COLLATE "C",
+            app_id TEXT NOT NULL COLLATE "C",
+            installation_id TEXT NOT NULL COLLATE "C",
+            created_at DOUBLE PRECISION NOT NULL,
+            revoked_at DOUBLE PRECISION
+        );
+        CREATE INDEX push_endpoints_installation ON push_endpoints (app_id, installation_id, created_at);
+        """
 
     /// Console sessions signed out before they expire (a digest of the cookie), until they would
     /// have expired.

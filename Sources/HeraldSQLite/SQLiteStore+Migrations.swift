@@ -335,6 +335,22 @@ extension SQLiteStore {
                         WHERE source IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v15_push_endpoints") { db in
+            try db.execute(
+                sql: """
+                    -- UnifiedPush / RFC 8030 endpoints, keyed by the SHA-256 of their URL's secret (the
+                    -- secret itself is never stored); kept once revoked, so their URL answers 410.
+                    CREATE TABLE push_endpoints (
+                        digest TEXT PRIMARY KEY NOT NULL,
+                        id TEXT NOT NULL UNIQUE,
+                        app_id TEXT NOT NULL,
+                        installation_id TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        revoked_at REAL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX push_endpoints_installation ON push_endpoints (app_id, installation_id, created_at);
+                    """)
+        }
         return migrator
     }
 }

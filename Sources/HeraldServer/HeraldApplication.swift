@@ -8,6 +8,7 @@ import HeraldEngine
 import HeraldHomeAssistant
 import HeraldLeanCloud
 import HeraldSNSAPI
+import HeraldUnifiedPush
 import HeraldWebPush
 import Hummingbird
 import HummingbirdWebSocket
@@ -20,6 +21,7 @@ public enum HeraldApplication {
     /// `HeraldAPI`) and a line here (docs/architecture.md).
     static let dialects: [any Dialect.Type] = [
         ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,
+        UnifiedPushRoutes.self,
     ]
 
     /// The router with every route and middleware, and the table of routes it serves.

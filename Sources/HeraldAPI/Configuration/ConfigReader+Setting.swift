@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import HeraldCore
 
 /// Reading a declared ``Setting``: the lookup of its key (with `app` in place of `<id>`), the
@@ -6,6 +7,20 @@ import HeraldCore
 /// `HeraldError` `invalid_configuration` naming the key for a value that is present but malformed:
 /// it never falls back to the default.
 extension ConfigReader {
+    /// A public base URL setting (a dialect's own address, that URLs it hands out start with): an
+    /// absolute http(s) URL with a host and no query or fragment; nil when not set.
+    /// - Parameter example: A URL of the right shape, for the error's message.
+    package func publicBaseURL(_ setting: Setting<String?>, app: String, example: String) throws -> String? {
+        guard let text = try value(setting, app: app) else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false, url.query == nil, url.fragment == nil
+        else {
+            throw HeraldError.invalidConfiguration(
+                setting.key(app: app), "must be an absolute http(s) URL without query, like \(example)")
+        }
+        return text
+    }
+
     /// An integer setting, or its default.
     package func value(_ setting: Setting<Int>, app: String? = nil) throws -> Int {
         try integer(setting, app: app) ?? setting.defaultValue

@@ -26,6 +26,8 @@ package struct APIOperation: Sendable {
         case json
         /// `application/x-www-form-urlencoded` (the AWS Query API).
         case form
+        /// `application/octet-stream`: opaque bytes (an RFC 8030 push message).
+        case binary
     }
 
     package var method: HTTPRequest.Method
@@ -80,9 +82,13 @@ package struct APIOperation: Sendable {
         operation = OpenAPI.Operation(
             tags: tags.isEmpty ? nil : tags, summary: summary, description: description, parameters: parameters,
             requestBody: body.map { schema in
-                OpenAPI.Request(
-                    content: bodyEncoding == .json ? .json(schema) : [.form: .b(OpenAPI.Content(schema: schema))],
-                    required: true)
+                let content: OpenAPI.Content.Map =
+                    switch bodyEncoding {
+                    case .json: .json(schema)
+                    case .form: [.form: .b(OpenAPI.Content(schema: schema))]
+                    case .binary: [.other("application/octet-stream"): .b(OpenAPI.Content(schema: schema))]
+                    }
+                return OpenAPI.Request(content: content, required: true)
             },
             responses: map, security: requirements)
     }

@@ -20,7 +20,8 @@ public protocol Store: Sendable {
 public typealias DispatchStore = Store & InstallationRegistry & JobQueue & DispatchLedger & ClusterState
 
 /// Everything Herald keeps: the registry and engine's store with each dialect's own records.
-public typealias HeraldStore = DispatchStore & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore
+public typealias HeraldStore =
+    DispatchStore & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore & PushEndpointStore
     & LedgerInsights & ConsoleSessionStore
 
 /// A store that can tidy up after a bulk load (`herald import`), so the first work after it (a

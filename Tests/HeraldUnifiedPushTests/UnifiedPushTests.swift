@@ -1,0 +1,238 @@
+import Foundation
+import HTTPTypes
+import HeraldAPI
+import HeraldCore
+import HeraldServerTestSupport
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import HeraldUnifiedPush
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("UnifiedPush (RFC 8030): push endpoints")
+struct UnifiedPushTests {
+    @Test("RFC 8030's header fields: TTL required, Urgency's four words, Topic up to 32 base64url characters")
+    func headerFields() throws {
+        let message = try UnifiedPushMessage(body: [1, 2, 3], ttl: "60", urgency: "HIGH", topic: "news_1")
+        #expect(message.ttl == 60)
+        #expect(message.urgency == .high)
+        #expect(message.topic == "news_1")
+        #expect(try UnifiedPushMessage(body: [], ttl: "99999999", urgency: nil, topic: nil).ttl == 28 * 86_400)
+        #expect(try UnifiedPushMessage(body: [], ttl: "0", urgency: nil, topic: nil).urgency == .normal)
+        for (ttl, urgency, topic, field) in [
+            (nil, nil, nil, "TTL"), ("-1", nil, nil, "TTL"), ("soon", nil, nil, "TTL"), ("1", "urgent", nil, "Urgency"),
+            ("1", nil, "", "Topic"), ("1", nil, String(repeating: "a", count: 33), "Topic"), ("1", nil, "a b", "Topic"),
+        ] as [(String?, String?, String?, String)] {
+            #expect(throws: HeraldError.self) {
+                try UnifiedPushMessage(body: [], ttl: ttl, urgency: urgency, topic: topic)
+            }
+            do {
+                _ = try UnifiedPushMessage(body: [], ttl: ttl, urgency: urgency, topic: topic)
+            } catch {
+                #expect(error.field == field)
+            }
+        }
+        let endpoint = PushEndpoint(id: "pe_1", appID: "demo", installationID: "i1", createdAt: Date())
+        let send = message.sendRequest(to: endpoint, source: "unifiedpush")
+        #expect(send.target.audience == .installationIDs(["i1"]))
+        #expect(send.payload.data == ["up_endpoint": .string("pe_1"), "up_body": .string("AQID")])
+        #expect(send.payload.priority == .high)
+        #expect(send.payload.collapseID == "news_1")
+        #expect(send.payload.ttl == 60)
+        #expect(send.payload.overrides["apns"] == .object(["headers": .object(["apns-priority": .string("5")])]))
+        #expect(send.expiration == .after(seconds: 60))
+        #expect(send.respectPreferences == false)
+        let now = try UnifiedPushMessage(body: [], ttl: "0", urgency: "low", topic: nil).sendRequest(
+            to: endpoint, source: "unifiedpush")
+        #expect(now.expiration == .after(seconds: 1), "TTL 0: delivered now or dropped")
+        #expect(now.payload.priority == .normal)
+        #expect(now.payload.data["up_body"] == nil)
+    }
+
+    /// Calls a push endpoint as an app server does: raw bytes and RFC 8030's header fields.
+    static func post(
+        _ api: API, _ url: String, body: [UInt8], ttl: String? = "60", urgency: String? = nil, topic: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, json: JSONValue?) {
+        var headers: HTTPFields = [.contentType: "application/octet-stream", .contentEncoding: "aes128gcm"]
+        if let ttl { headers[HTTPField.Name("TTL")!] = ttl }
+        if let urgency { headers[HTTPField.Name("Urgency")!] = urgency }
+        if let topic { headers[HTTPField.Name("Topic")!] = topic }
+        let path = URL(string: url)?.path ?? url
+        let response = try await api.client.executeRequest(
+            uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: body))
+        let bytes = Array(response.body.readableBytesView)
+        return (response.status, response.headers, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+    }
+
+    @Test(
+        "An endpoint per installation: created by the server key or its user, its message reaches APNs untouched as a data push; 404, 400, 413, 410 and 429"
+    )
+    func endpointLifecycle() async throws {
+        var dialects = DialectSettings()
+        dialects.unifiedPush = [
+            "demo": UnifiedPushConfiguration(publicBaseURL: "https://push.example.com/", messagesPerMinute: 3)
+        ]
+        let harness = try await EngineHarness(dialects: dialects)
+        try await harness.run { api in
+            let token = Fixtures.apnsToken()
+            let registered = try await api.call(
+                .post, "/v1/installations", body: #"{"platform":"ios","token":"\#(token)","user_id":"ann"}"#)
+            let id = try #require(registered.string("id"))
+
+            // Who may make one: the server key or the installation's user; not the client key, nor another user.
+            #expect(
+                try await api.call(.post, "/v1/installations/\(id)/push-endpoints", bearer: ServerHarness.clientKey)
+                    .status == .forbidden)
+            let bob = try await harness.server.userToken("bob")
+            #expect(
+                try await api.call(.post, "/v1/installations/\(id)/push-endpoints", bearer: bob).status == .notFound)
+            let created = try await api.call(
+                .post, "/v1/installations/\(id)/push-endpoints", bearer: try await harness.server.userToken("ann"))
+            #expect(created.status == .created)
+            let url = try #require(created.string("endpoint"))
+            #expect(url.hasPrefix("https://push.example.com/up/"))
+            #expect(url.split(separator: "/").last?.count == 43, "256 bits of base64url")
+            let endpointID = try #require(created.string("id"))
+            let listed = try await api.call(.get, "/v1/installations/\(id)/push-endpoints")
+            #expect(listed["data.0.id"] == .string(endpointID))
+            #expect(listed["data.0.endpoint"] == nil, "the URL is shown once")
+
+            // Discovery, and a message.
+            let path = URL(string: url)!.path
+            #expect(try await api.call(.get, path, bearer: nil)["unifiedpush.version"] == .number(1))
+            let body = (0..<200).map { UInt8($0) }
+            let sent = try await Self.post(api, url, body: body, ttl: "120", urgency: "high", topic: "chat-7")
+            #expect(sent.status == .created)
+            let location = try #require(sent.headers[.location])
+            #expect(location.hasPrefix(path + "/messages/"))
+            #expect(sent.headers[HTTPField.Name("TTL")!] == "120")
+            let notificationID = String(location.split(separator: "/").last!)
+            _ = try await harness.drain()
+            let request = try #require(harness.apns.requests.last)
+            #expect(request.token == token)
+            #expect(request.json?.objectValue?["up_endpoint"] == .string(endpointID))
+            #expect(request.json?.objectValue?["up_body"] == .string(UnifiedPushMessage.base64URL(body)))
+            #expect(request.json?.objectValue?["aps"]?.objectValue?["content-available"] == .number(1))
+            #expect(request.header("apns-collapse-id") == "chat-7")
+            let record = try await api.call(.get, "/v1/notifications/\(notificationID)")
+            #expect(record["source"] == .string("unifiedpush"))
+            #expect(record["counts.sent"] == .number(1))
+
+            // What RFC 8030 refuses, changing nothing.
+            let before = harness.apns.requests.count
+            let unknown = "/up/" + PushEndpointSecret().text
+            #expect(try await Self.post(api, unknown, body: body).status == .notFound)
+            #expect(try await Self.post(api, "/up/short", body: body).status == .notFound)
+            let noTTL = try await Self.post(api, url, body: body, ttl: nil)
+            #expect(noTTL.status == .badRequest)
+            #expect(noTTL.json?.objectValue?["error"]?.objectValue?["field"] == .string("TTL"))
+            #expect(try await Self.post(api, url, body: Array(repeating: 7, count: 4_097)).status == .contentTooLarge)
+            // Three a minute: the one above was the first, two more pass, the fourth waits.
+            #expect(try await Self.post(api, url, body: [1]).status == .created)
+            #expect(try await Self.post(api, url, body: [2]).status == .created)
+            let limited = try await Self.post(api, url, body: [3])
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.headers[.retryAfter] != nil)
+            _ = try await harness.drain()
+            #expect(harness.apns.requests.count == before + 2)
+
+            // Revoked: 410, and gone from the list.
+            #expect(
+                try await api.call(.delete, "/v1/installations/\(id)/push-endpoints/\(endpointID)").status == .noContent
+            )
+            #expect(
+                try await api.call(.delete, "/v1/installations/\(id)/push-endpoints/\(endpointID)").status == .notFound)
+            #expect(try await Self.post(api, url, body: body).status == .gone)
+            #expect(try await api.call(.get, path, bearer: nil).status == .gone)
+            #expect(try await api.call(.get, "/v1/installations/\(id)/push-endpoints")["data"] == .array([]))
+
+            // An endpoint whose installation is deleted is gone too.
+            let second = try await api.call(.post, "/v1/installations/\(id)/push-endpoints")
+            let secondURL = try #require(second.string("endpoint"))
+            #expect(try await api.call(.delete, "/v1/installations/\(id)").status == .noContent)
+            #expect(try await Self.post(api, secondURL, body: body).status == .gone)
+        }
+    }
+
+    @Test(
+        "pywebpush as the app server: its encrypted message reaches APNs byte for byte and decrypts with the subscription's keys; Urgency and Topic kept; a revoked endpoint is 410 to it"
+    )
+    func pywebpushSends() async throws {
+        let harness = try await EngineHarness()
+        let app = Application(router: harness.server.router().router)
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let api = API(client: client)
+                let token = Fixtures.apnsToken()
+                let id = try #require(
+                    try await api.call(.post, "/v1/installations", body: #"{"platform":"ios","token":"\#(token)"}"#)
+                        .string("id"))
+                // Made by a client that sends Host (URLSession; the test client sends none): the endpoint
+                // is reachable where the app reached Herald, the request's own host.
+                var creation = URLRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/v1/installations/\(id)/push-endpoints")!)
+                creation.httpMethod = "POST"
+                creation.setValue("Bearer \(ServerHarness.serverKey)", forHTTPHeaderField: "Authorization")
+                let (data, _) = try await URLSession.shared.data(for: creation)
+                let created = try #require(try JSONValue.parse(Array(data)).objectValue)
+                func string(_ key: String) -> String? {
+                    if case .string(let value)? = created[key] { return value }
+                    return nil
+                }
+                let url = try #require(string("endpoint"))
+                #expect(url.hasPrefix("http://127.0.0.1:\(port)/up/"), "\(url)")
+                let device = TestUserAgent()
+                let message = "New toot from @ann: the gate is open"
+                let sent = try await Self.pywebpush(
+                    url, device, message: message, ttl: 300, urgency: "high", topic: "toot-42")
+                #expect(sent["status"] == .number(201), "\(sent)")
+                _ = try await harness.drain()
+                let request = try #require(harness.apns.requests.last)
+                #expect(request.token == token)
+                #expect(request.header("apns-collapse-id") == "toot-42")
+                #expect(request.header("apns-priority") == "5", "a background push")
+                #expect(request.header("apns-push-type") == "background")
+                guard case .string(let body)? = request.json?.objectValue?["up_body"] else {
+                    throw TestFailure("no up_body in \(String(describing: request.json))")
+                }
+                let bytes = try #require(Base64URL.decode(body))
+                #expect(String(decoding: try device.decrypt(bytes), as: UTF8.self) == message)
+
+                let endpointID = try #require(string("id"))
+                _ = try await api.call(.delete, "/v1/installations/\(id)/push-endpoints/\(endpointID)")
+                let refused = try await Self.pywebpush(url, device, message: "again", ttl: 60, urgency: nil, topic: nil)
+                #expect(refused["status"] == .number(410), "\(refused)")
+            }
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    /// One message through `scripts/unifiedpush-send.py` (pywebpush, in `.python/tools`).
+    static func pywebpush(
+        _ endpoint: String, _ device: TestUserAgent, message: String, ttl: Int, urgency: String?, topic: String?
+    ) async throws -> [String: JSONValue] {
+        var arguments = try TestPython.tools.command(
+            TestPython.script("unifiedpush-send.py"),
+            [
+                "--endpoint=\(endpoint)", "--p256dh=\(device.p256dh)", "--auth=\(device.auth)", "--message=\(message)",
+                "--ttl=\(ttl)",
+            ])
+        if let urgency { arguments.append("--urgency=\(urgency)") }
+        if let topic { arguments.append("--topic=\(topic)") }
+        let (status, output, errors) = try await ScriptProcess.run(arguments)
+        guard status == 0, let object = try? JSONValue.parse(Array(output.utf8)).objectValue else {
+            throw TestFailure("unifiedpush-send.py failed (\(status)): \(output) \(errors)")
+        }
+        return object
+    }
+}
