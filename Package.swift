@@ -32,6 +32,7 @@ let routerTestDependencies: [Target.Dependency] = [
     .product(name: "HTTPTypes", package: "swift-http-types"),
     .product(name: "Hummingbird", package: "hummingbird"),
     .product(name: "HummingbirdTesting", package: "hummingbird"),
+    .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
     .product(name: "JWTKit", package: "jwt-kit"),
     .product(name: "Logging", package: "swift-log"),
     .product(name: "NIOCore", package: "swift-nio"),
@@ -344,6 +345,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ] + dialects.map { .target(name: $0) },
             swiftSettings: swiftSettings

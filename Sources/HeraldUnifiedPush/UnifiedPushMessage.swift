@@ -7,6 +7,11 @@ import HeraldCore
 package struct UnifiedPushMessage: Sendable, Equatable {
     /// The largest body a push service must accept (RFC 8030 §7.2: 4,096 octets).
     package static let maxBodyBytes = 4_096
+    /// The largest body a device of each cloud service takes: what its provider's payload limit
+    /// leaves once the body is base64url and the data message wraps it (measured by
+    /// `UnifiedPushTests.largestBodies`; docs/dialects/unifiedpush.md). A direct-only device
+    /// takes ``maxBodyBytes``.
+    package static let largestBody: [PushService: Int] = [.apns: 2_958, .fcm: 2_775]
     /// The longest TTL kept: four weeks, as the providers' own limits.
     package static let maxTTL = 28 * 86_400
 
@@ -59,14 +64,17 @@ package struct UnifiedPushMessage: Sendable, Equatable {
     /// (on FCM; an APNs background push always goes at priority 5, as APNs requires), the topic as
     /// the collapse id, and the TTL as the provider expiry and Herald's own (a TTL of 0 gives the
     /// device one second: delivered now, or dropped).
-    package func sendRequest(to endpoint: PushEndpoint, source: String) -> SendRequest {
+    /// - Parameter service: The installation's service: only its provider's limit applies (a
+    ///   direct-only device takes the whole 4,096 bytes; a cloud one what its provider carries).
+    package func sendRequest(to endpoint: PushEndpoint, service: PushService, source: String) -> SendRequest {
         var data: [String: JSONValue] = ["up_endpoint": .string(endpoint.id)]
         if !body.isEmpty { data["up_body"] = .string(Self.base64URL(body)) }
         let payload = NotificationPayload(
             data: data, contentAvailable: true, priority: urgency == .high ? .high : .normal, collapseID: topic,
             ttl: ttl, overrides: ["apns": .object(["headers": .object(["apns-priority": .string("5")])])])
         return SendRequest(
-            target: NotificationTarget(audience: .installationIDs([endpoint.installationID])), payload: payload,
+            target: NotificationTarget(audience: .installationIDs([endpoint.installationID]), services: [service]),
+            payload: payload,
             source: source, expiration: .after(seconds: max(ttl, 1)), respectPreferences: false)
     }
 

@@ -137,7 +137,7 @@ package struct UnifiedPushRoutes: Dialect {
 
     /// `POST /up/{secret}`: one RFC 8030 push message for the endpoint's installation.
     @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        guard let (endpoint, secret) = try await live(context) else { return Self.gone }
+        guard let (endpoint, secret, installation) = try await live(context) else { return Self.gone }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > UnifiedPushMessage.maxBodyBytes {
             throw Self.tooLarge()
         }
@@ -164,7 +164,8 @@ package struct UnifiedPushRoutes: Dialect {
         do {
             guard
                 case .accepted(let accepted, _) = try await dispatcher.submit(
-                    message.sendRequest(to: endpoint, source: Self.source), appID: endpoint.appID)
+                    message.sendRequest(to: endpoint, service: installation.service, source: Self.source),
+                    appID: endpoint.appID)
             else { throw HeraldError.internal("The engine answered a send with a dry run.") }
             notification = accepted
         } catch let error as HeraldError where error.code == "payload_too_large" {
@@ -184,14 +185,16 @@ package struct UnifiedPushRoutes: Dialect {
 
     /// The endpoint of the path's secret; nil when it was revoked or its installation is gone (`410`).
     /// - Throws: `404` for a URL no endpoint had.
-    private func live(_ context: HeraldRequestContext) async throws -> (PushEndpoint, PushEndpointSecret)? {
+    private func live(
+        _ context: HeraldRequestContext
+    ) async throws -> (PushEndpoint, PushEndpointSecret, Installation)? {
         guard let text = context.parameters.get("secret"), let secret = PushEndpointSecret(text),
             let endpoint = try await store.pushEndpoint(digest: secret.digest)
         else { throw HeraldError.notFound("Push endpoint") }
         guard endpoint.revokedAt == nil,
-            try await store.installation(appID: endpoint.appID, id: endpoint.installationID) != nil
+            let installation = try await store.installation(appID: endpoint.appID, id: endpoint.installationID)
         else { return nil }
-        return (endpoint, secret)
+        return (endpoint, secret, installation)
     }
 
     /// `410 Gone` for an endpoint that was revoked, or whose device is gone, so the app server

@@ -2,10 +2,12 @@ import Foundation
 import HTTPTypes
 import HeraldAPI
 import HeraldCore
+import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWebSocket
 import NIOCore
 import Testing
 
@@ -39,8 +41,9 @@ struct UnifiedPushTests {
             }
         }
         let endpoint = PushEndpoint(id: "pe_1", appID: "demo", installationID: "i1", createdAt: Date())
-        let send = message.sendRequest(to: endpoint, source: "unifiedpush")
+        let send = message.sendRequest(to: endpoint, service: .apns, source: "unifiedpush")
         #expect(send.target.audience == .installationIDs(["i1"]))
+        #expect(send.target.services == [.apns], "only the device's provider's limit applies")
         #expect(send.payload.data == ["up_endpoint": .string("pe_1"), "up_body": .string("AQID")])
         #expect(send.payload.priority == .high)
         #expect(send.payload.collapseID == "news_1")
@@ -49,7 +52,7 @@ struct UnifiedPushTests {
         #expect(send.expiration == .after(seconds: 60))
         #expect(send.respectPreferences == false)
         let now = try UnifiedPushMessage(body: [], ttl: "0", urgency: "low", topic: nil).sendRequest(
-            to: endpoint, source: "unifiedpush")
+            to: endpoint, service: .apns, source: "unifiedpush")
         #expect(now.expiration == .after(seconds: 1), "TTL 0: delivered now or dropped")
         #expect(now.payload.priority == .normal)
         #expect(now.payload.data["up_body"] == nil)
@@ -157,6 +160,87 @@ struct UnifiedPushTests {
             let secondURL = try #require(second.string("endpoint"))
             #expect(try await api.call(.delete, "/v1/installations/\(id)").status == .noContent)
             #expect(try await Self.post(api, secondURL, body: body).status == .gone)
+        }
+    }
+
+    @Test(
+        "Over the direct channel: a connected direct-only device gets the endpoint and the whole 4,096-byte body, base64url, in its event"
+    )
+    func overTheChannel() async throws {
+        let harness = try await EngineHarness()
+        let server = harness.server
+        let app = Application(
+            router: server.router().router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: HeraldApplication.webSocketRouter(
+                    store: server.store, apps: server.apps, dispatcher: server.dispatcher)),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let api = API(client: client)
+                let id = try #require(
+                    try await api.call(
+                        .post, "/v1/installations",
+                        body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
+                    ).string("id"))
+                let credential = try #require(
+                    try await api.call(.post, "/v1/installations/\(id)/channel-credential").string("credential"))
+                let channel = ChannelTestClient(port: port, bearer: credential)
+                #expect(await channel.next()?["type"] == .string("auth_ok"))
+                channel.send(
+                    .object([
+                        "id": .number(1), "type": .string("mobile_app/push_notification_channel"),
+                        "webhook_id": .string(id), "support_confirm": .bool(false),
+                    ]))
+                #expect(await channel.next()?["success"] == .bool(true))
+                let created = try await api.call(.post, "/v1/installations/\(id)/push-endpoints")
+                let url = try #require(created.string("endpoint"))
+                let body = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+                #expect(try await Self.post(api, url, body: body, topic: "t1").status == .created)
+                _ = try await harness.drain()
+                let data = await channel.next()?["event"]?["data"]
+                #expect(data?["up_endpoint"] == created["id"])
+                #expect(data?["up_body"] == .string(UnifiedPushMessage.base64URL(body)))
+                #expect(data?["tag"] == .string("t1"), "the topic is the event's tag")
+                _ = await channel.close()
+            }
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    /// The largest body an endpoint takes, for each kind of device: found by POSTing (201 or 413).
+    static func largestBody(_ api: API, registration: String) async throws -> Int {
+        let id = try #require(try await api.call(.post, "/v1/installations", body: registration).string("id"))
+        let url = try #require(try await api.call(.post, "/v1/installations/\(id)/push-endpoints").string("endpoint"))
+        var (fits, refused) = (0, UnifiedPushMessage.maxBodyBytes + 1)
+        while refused - fits > 1 {
+            let size = (fits + refused) / 2
+            let status = try await Self.post(api, url, body: Array(repeating: 0xA5, count: size)).status
+            #expect(status == .created || status == .contentTooLarge, "\(status)")
+            if status == .created { fits = size } else { refused = size }
+        }
+        return fits
+    }
+
+    @Test(
+        "The largest body: 4,096 bytes to a direct-only device, what the provider's payload limit leaves to APNs and FCM devices"
+    )
+    func largestBodies() async throws {
+        let harness = try await EngineHarness()
+        try await harness.run { api in
+            let direct = try await Self.largestBody(
+                api, registration: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#)
+            let apns = try await Self.largestBody(
+                api, registration: #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let fcm = try await Self.largestBody(
+                api, registration: #"{"platform":"android","token":"\#(Fixtures.fcmToken())"}"#)
+            #expect(direct == UnifiedPushMessage.maxBodyBytes)
+            #expect(apns == UnifiedPushMessage.largestBody[.apns], "APNs: \(apns)")
+            #expect(fcm == UnifiedPushMessage.largestBody[.fcm], "FCM: \(fcm)")
         }
     }
 

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
-import HeraldServerTestSupport
 import HummingbirdWSClient
 import Logging
 import NIOWebSocket
@@ -9,7 +8,7 @@ import Synchronization
 
 /// A real WebSocket client of the direct channel, for tests: what the server sends is read in
 /// order with ``next(within:)``; ``send(_:)`` writes a JSON message; ``close()`` ends the socket.
-final class ChannelTestClient: Sendable {
+package final class ChannelTestClient: Sendable {
     private struct Received {
         var messages: [JSONValue] = []
         var closed = false
@@ -25,7 +24,7 @@ final class ChannelTestClient: Sendable {
     private let connection: Task<Void, any Error>
 
     /// Connects to `path` on 127.0.0.1:`port`, with an `Authorization: Bearer` header when given.
-    init(port: Int, path: String = "/v1/channel", bearer: String? = nil) {
+    package init(port: Int, path: String = "/v1/channel", bearer: String? = nil) {
         let (outgoing, output) = AsyncStream<String>.makeStream()
         self.outgoing = output
         let inbox = self.inbox
@@ -53,7 +52,7 @@ final class ChannelTestClient: Sendable {
     }
 
     /// The next message from the server; nil when the socket closed first or nothing came in time.
-    func next(within timeout: Duration = .seconds(10)) async -> JSONValue? {
+    package func next(within timeout: Duration = .seconds(10)) async -> JSONValue? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let (message, closed) = inbox.withLock { inbox -> (JSONValue?, Bool) in
@@ -67,13 +66,13 @@ final class ChannelTestClient: Sendable {
     }
 
     /// Sends a JSON message.
-    func send(_ value: JSONValue) {
+    package func send(_ value: JSONValue) {
         outgoing.yield(String(decoding: value.serialized(), as: UTF8.self))
     }
 
     /// Closes the socket and waits until it is closed; the error the connection ended with, if any.
     @discardableResult
-    func close() async -> (any Error)? {
+    package func close() async -> (any Error)? {
         outgoing.finish()
         do {
             try await connection.value
@@ -84,7 +83,7 @@ final class ChannelTestClient: Sendable {
     }
 
     /// Waits for the connection to end by itself (the server closed it).
-    func ended() async -> (any Error)? {
+    package func ended() async -> (any Error)? {
         do {
             try await connection.value
             return nil
@@ -96,6 +95,6 @@ final class ChannelTestClient: Sendable {
 
 extension JSONValue {
     /// A member of an object (nil for anything else).
-    subscript(key: String) -> JSONValue? { objectValue?[key] }
+    package subscript(key: String) -> JSONValue? { objectValue?[key] }
 
 }
