@@ -42,6 +42,7 @@ let routerTestDependencies: [Target.Dependency] = [
 /// The other systems' APIs Herald serves unchanged, one module each (docs/architecture.md).
 let dialects = [
     "HeraldAOVIS", "HeraldArgusAI", "HeraldHomeAssistant", "HeraldLeanCloud", "HeraldSNSAPI", "HeraldUnifiedPush",
+    "HeraldMatrix",
 ]
 
 let package = Package(
@@ -230,6 +231,7 @@ let package = Package(
         .target(name: "HeraldLeanCloud", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldSNSAPI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldUnifiedPush", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldMatrix", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(
             name: "HeraldServer",
             dependencies: [
@@ -283,7 +285,9 @@ let package = Package(
                 "HeraldPostgres",
                 "HeraldEngine",
                 "HeraldSNS",
+                "HeraldWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -249,9 +249,10 @@ def main():
     shot("08-health")
     driver.find_element(By.CSS_SELECTOR, "nav a[data-page=dialects]").click()
     visible("page-dialects")
-    dialects = wait_rows("dialects-table", lambda r: len(r) == 6, "not six dialects")
+    dialects = wait_rows("dialects-table", lambda r: len(r) == 7, "not seven dialects")
     names = [cells(row)[0] for row in dialects]
-    check("LeanCloud" in names and "AOVIS" in names and "UnifiedPush" in names, f"dialects {names}")
+    check("LeanCloud" in names and "AOVIS" in names and "UnifiedPush" in names and "Matrix push gateway" in names,
+          f"dialects {names}")
     shot("09-dialects")
 
     # No script error and no Content-Security-Policy violation in the page.

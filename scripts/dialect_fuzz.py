@@ -117,6 +117,12 @@ def shape_problems(shape: str, answer: Response) -> list[str]:
             problems.append('not LeanCloud\'s {"code":<int>,"error":<str>}')
         elif body["code"] not in LEANCLOUD_CODES.get(status, set()):
             problems.append(f"LeanCloud code {body['code']} with status {status}")
+    elif shape == "matrix":
+        if not (isinstance(body, dict) and isinstance(body.get("errcode"), str) and body["errcode"].startswith("M_")
+                and isinstance(body.get("error"), str)):
+            problems.append('not Matrix\'s {"errcode":"M_…","error":<str>}')
+        elif body["errcode"] not in MATRIX_ERRORS.get(status, set()):
+            problems.append(f"Matrix errcode {body['errcode']} with status {status}")
     elif shape == "ha":
         keys = {"errorType", "message"} | ({"target", "rateLimits"} if status == 429 else {"errorMessage"})
         if not (isinstance(body, dict) and keys <= set(body)
@@ -622,6 +628,30 @@ def native_routes() -> list[Route]:
     ]
 
 
+MATRIX_ERRORS = {400: {"M_NOT_JSON", "M_BAD_JSON"}, 413: {"M_TOO_LARGE"}, 429: {"M_LIMIT_EXCEEDED"},
+                 503: {"M_UNKNOWN"}}
+
+
+def matrix_routes() -> list[Route]:
+    """POST /_matrix/push/v1/notify as homeservers send it (Synapse's shapes), mutated: events,
+    event_id_only, badge-only updates, known and unknown app ids, pushkeys of every shape."""
+    app_ids = lambda fz: mostly(st.sampled_from([f"org.herald.{fz.h.app().id}.ios", f"org.herald.{fz.h.app().id}.android"]),  # noqa: E731
+                                st.sampled_from(["org.unknown", ""]) | UNICODE)
+    device = lambda fz: mutated(  # noqa: E731
+        {"app_id": app_ids(fz), "pushkey": mostly(HEX64, FCM_TOKEN | IDENT | UNICODE)},
+        {"pushkey_ts": SMALL, "data": st.sampled_from([{}, {"format": "event_id_only"},
+                                                       {"default_payload": {"aps": {"mutable-content": 1}}}]),
+         "tweaks": st.sampled_from([{}, {"sound": "default"}, {"highlight": True}])})
+    notification = lambda fz: mutated(  # noqa: E731
+        {"devices": st.lists(device(fz), min_size=1, max_size=3)},
+        {"event_id": IDENT, "room_id": IDENT, "type": st.sampled_from(["m.room.message", "m.room.member", "m.room.encrypted"]),
+         "sender": IDENT, "sender_display_name": TEXT, "room_name": TEXT, "prio": st.sampled_from(["high", "low"]),
+         "content": st.fixed_dictionaries({"msgtype": st.just("m.text"), "body": TEXT | HUGE}),
+         "counts": st.fixed_dictionaries({}, optional={"unread": SMALL, "missed_calls": SMALL})})
+    return [_json_route("Matrix", "POST", "/_matrix/push/v1/notify", "matrix", NO_AUTH, "/_matrix/push/v1/notify",
+                        lambda fz: mutated({"notification": notification(fz)}))]
+
+
 def unifiedpush_routes() -> list[Route]:
     """RFC 8030 push messages: opaque bytes, with mutated TTL, Urgency and Topic header fields, to the
     seeded endpoint and to made-up ones (answers in the native error body)."""
@@ -647,7 +677,7 @@ def unifiedpush_routes() -> list[Route]:
 
 def all_routes() -> list[Route]:
     return (argus_routes() + aovis_routes() + leancloud_routes() + ha_routes() + sns_routes() + native_routes()
-            + unifiedpush_routes())
+            + unifiedpush_routes() + matrix_routes())
 
 
 # --- seeding --------------------------------------------------------------------------------

@@ -127,6 +127,8 @@ class App:
             "jwt": {"hs256_secret": self.jwt_secret, "public_key_files": [str(self.rsa_public_key_file)]},
             "argus": {"public_base_url": public_base_url, "register_rate_limit": 10000},
             "home_assistant": {"relay": True},
+            "matrix": {"app_ids": [f"org.herald.{self.id}.ios=apns", f"org.herald.{self.id}.android=fcm"],
+                       "new_pushkeys_per_minute": 10000},
             "leancloud": {"app_id": self.lc_app_id, "app_key": self.lc_app_key,
                           "master_key": self.lc_master_key, "client_push": True},
             "sns_api": {"access_key_id": self.sns_access_key_id,

@@ -29,6 +29,7 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | native | POST /v1/installations/{id}/channel-credential | server, user (own) | A on B's, app b on a's: like missing; client key 403 |
 | UnifiedPush | POST/GET /v1/installations/{id}/push-endpoints, DELETE …/{endpoint_id} | server, user (own) | A on B's, app b on a's: like missing; client key 403; A revoking B's endpoint id on A's installation: 404, B's endpoint still live |
 | UnifiedPush | GET/POST /up/{secret} | the URL alone | a made-up secret 404 like a malformed one; nothing user-scoped |
+| Matrix | POST /_matrix/push/v1/notify | the pushkey (no credential, as Sygnal) | app a's Matrix app id with app b's token never reaches b's installation; an unknown app id is rejected and registers nothing; pushkeys never logged whole |
 | native | DELETE /v1/users/{user_id}/installations | server | user/client 403; app b's server key deletes nothing of a (same as unknown user) |
 | native | POST/GET /v1/notifications, GET/DELETE /v1/notifications/{id}, GET …/{id}/deliveries | server | app b's server key on a's: like missing; b's targets (ids, users, channels, where) reach none of a's; a's idempotency key is b's own; user/client 403 |
 | native | POST /v1/opens | server, client, user (own) | A for B's installation, app b for a's: like missing, nothing counted; A's open of a notification sent only to B (WARN) |
@@ -950,6 +951,35 @@ def leancloud_bola(w: World, s: dict) -> None:
 
 # --- BOLA: Home Assistant relay --------------------------------------------------------------------
 
+def matrix_bola(w: World, s: dict) -> None:
+    h = w.h
+
+    def notify(app_id: str, pushkey: str):
+        used(pushkey)
+        return call(h, "POST", "/_matrix/push/v1/notify", {}, {"notification": {
+            "event_id": "$e", "room_id": "!r:localhost", "type": "m.room.message", "sender": "@x:localhost",
+            "content": {"msgtype": "m.text", "body": "hi"}, "counts": {"unread": 1},
+            "devices": [{"app_id": app_id, "pushkey": pushkey, "data": {}}]}})
+
+    def snapshot_b():
+        return jbody(h.request("GET", f"/v1/installations/{s['inst_b']}", w.key("b")))
+
+    def count_a():
+        return len((jbody(h.request("GET", "/v1/installations?limit=1000", w.key("a"))) or {}).get("data", []))
+
+    before_b = snapshot_b()
+    answer = notify("org.herald.a.ios", s["tok_b"])
+    listed = jbody(h.request("GET", "/v1/notifications?limit=1", w.key("a"))) or {}
+    R.check("Matrix: app a's app id with app b's token is queued in app a (a device of a's), never b's",
+            answer.status == 200 and (jbody(answer) or {}).get("rejected") == [] and s["inst_b"] not in json.dumps(listed)
+            and snapshot_b() == before_b, describe(answer))
+    before = count_a()
+    answer = notify("org.unknown.app", apns_token())
+    R.check("Matrix: an app id no app lists is rejected and registers nothing",
+            answer.status == 200 and len((jbody(answer) or {}).get("rejected", [])) == 1 and count_a() == before,
+            describe(answer))
+
+
 def relay_bola(w: World, s: dict) -> None:
     h = w.h
     token_x = s["tok_A"]
@@ -1542,7 +1572,7 @@ def main() -> int:
         sections = [
             ("credentials", credential_checks), ("native BOLA", native_bola), ("channel BOLA", channel_bola),
             ("ArgusAI BOLA", argus_bola), ("AOVIS BOLA", aovis_bola), ("LeanCloud BOLA", leancloud_bola),
-            ("HA relay BOLA", relay_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola),
+            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola),
             ("LeanCloud signatures", leancloud_signatures),
         ]
         for name, function in sections:

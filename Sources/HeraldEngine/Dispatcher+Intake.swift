@@ -40,7 +40,7 @@ extension Dispatcher {
         }
         notification = stored.notification
         if stored.created {
-            accepted(notification, lease: lease)
+            accepted(notification, dialect: request.dialect, lease: lease)
         } else if let lease {
             handoff.drop(lease)
         }
@@ -79,13 +79,18 @@ extension Dispatcher {
                     "expiration_time", code: "invalid_expiration", "The notification expires before its push time.")
             }
         }
-        let notification = PushNotification(
+        var notification = PushNotification(
             id: Identifier.make(now: now), appID: appID, target: request.target, payload: request.payload,
             source: request.source, category: request.category, pushTime: request.pushTime?.rfc3339,
             notBefore: notBefore, expiresAt: expiresAt, respectPreferences: request.respectPreferences,
             idempotencyKey: request.idempotencyKey, status: notBefore == nil ? .queued : .scheduled, createdAt: now,
             requestID: RequestTrace.requestID)
-        try validateSizes(notification, now: now)
+        notification.waitsForChannel = request.waitsForChannel
+        do {
+            try validateSizes(notification, now: now)
+        } catch  where request.waitsForChannel && error.code == "payload_too_large" {
+            // Too large for the cloud route: it waits for the device's channel (see `sendWithChannels`).
+        }
         return notification
     }
 
@@ -95,10 +100,10 @@ extension Dispatcher {
         handoff.lease(for: notification, until: now.addingTimeInterval(configuration.lease.timeInterval))
     }
 
-    /// A notification was stored: log it, hand it to a local worker when its job was stored leased
-    /// to them, and wake one worker.
-    func accepted(_ notification: PushNotification, lease: JobLease?) {
-        EngineMetrics.accepted(notification)
+    /// A notification was stored: count it (by the dialect that built it, `native` for the API's),
+    /// log it, hand it to a local worker when its job was stored leased to them, and wake one worker.
+    func accepted(_ notification: PushNotification, dialect: String?, lease: JobLease?) {
+        EngineMetrics.accepted(notification, dialect: dialect ?? "native")
         logger.info("notification accepted", metadata: notification.logMetadata)
         if let lease, handoff.hand(lease, notification: notification, at: now()) {
             wakeups.signal()

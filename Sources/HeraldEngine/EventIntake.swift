@@ -71,10 +71,10 @@ public struct EventIntake: Sendable {
             }
         }
         if created, let notification, notification.id == kept?.notification.id {
-            dispatcher.accepted(notification, lease: kept?.lease)
+            dispatcher.accepted(notification, dialect: event.producer, lease: kept?.lease)
         } else {
             if let lease = kept?.lease { dispatcher.dropLease(lease) }
-            if created, let notification { dispatcher.accepted(notification, lease: nil) }
+            if created, let notification { dispatcher.accepted(notification, dialect: event.producer, lease: nil) }
         }
         return Result(event: stored, notification: notification, created: created)
     }

@@ -105,11 +105,12 @@ package struct HomeAssistantRelayRoutes: Dialect {
             guard claim.granted else {
                 throw HomeAssistantRelayFailure.rateLimited(target: push.pushToken, rateLimits: limits(claim.usage))
             }
-            let send = SendRequest(
+            var send = SendRequest(
                 // The device's service only: the payload is checked against its provider's limit alone.
                 target: NotificationTarget(
                     audience: .installationIDs([installation.id]), services: [installation.service]),
                 payload: payload, source: Self.source, respectPreferences: false)
+            send.dialect = Self.settingsKey
             let notification: PushNotification
             do {
                 guard case .accepted(let accepted, _) = try await dispatcher.submit(send, appID: installation.appID)

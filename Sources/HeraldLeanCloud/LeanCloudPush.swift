@@ -87,6 +87,7 @@ package enum LeanCloudPush {
         var request = SendRequest(
             target: NotificationTarget(audience: audience, apnsEnvironment: apnsEnvironment), payload: payload)
         request.source = LeanCloudRoutes.source
+        request.dialect = LeanCloudRoutes.settingsKey
         // LeanCloud accepts a push that expired before it could be sent and reports it expired.
         request.acceptsExpired = true
         if let text = try LeanCloudInstallation.string(body, "push_time") {

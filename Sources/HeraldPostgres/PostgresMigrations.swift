@@ -18,7 +18,18 @@ enum PostgresMigrations {
         ("v4_opens", v4Opens),
         ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_console_revocations", v6ConsoleRevocations),
         ("v7_notification_source", v7NotificationSource), ("v8_push_endpoints", v8PushEndpoints),
+        ("v9_push_endpoint_topics", v9PushEndpointTopics),
     ]
+
+    /// Each endpoint's latest message per RFC 8030 `Topic`: a new one cancels it if undelivered.
+    static let v9PushEndpointTopics = """
+        CREATE TABLE push_endpoint_topics (
+            endpoint_id TEXT NOT NULL COLLATE "C",
+            topic TEXT NOT NULL COLLATE "C",
+            notification_id TEXT NOT NULL COLLATE "C",
+            PRIMARY KEY (endpoint_id, topic)
+        );
+        """
 
     /// UnifiedPush / RFC 8030 endpoints, keyed by the SHA-256 of their URL's secret (the secret itself
     /// is never stored); kept once revoked, so their URL answers 410.

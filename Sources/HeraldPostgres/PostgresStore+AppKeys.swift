@@ -12,10 +12,7 @@ extension PostgresStore {
     }
 
     public func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys {
-        let plaintext = JSONValue.object([
-            "server_key": .string(keys.serverKey), "client_key": .string(keys.clientKey),
-        ]).serialized()
-        let sealed = Data(try cipher.seal(plaintext))
+        let sealed = Data(try cipher.seal(keys.sealedPlaintext))
         let rows = try await transaction { connection in
             try await connection.run(
                 """
@@ -29,9 +26,6 @@ extension PostgresStore {
     }
 
     private func decodeKeys(appID: String, sealed: [UInt8]) throws -> AppKeys {
-        let object = try JSONObjectReader(JSONValue.parse(try cipher.open(sealed)))
-        return AppKeys(
-            appID: appID, serverKey: try object.requiredString("server_key"),
-            clientKey: try object.requiredString("client_key"))
+        try AppKeys(appID: appID, sealed: try cipher.open(sealed))
     }
 }

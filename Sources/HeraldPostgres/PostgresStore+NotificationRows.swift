@@ -22,7 +22,7 @@ extension PostgresStore {
         guard let status = NotificationStatus(rawValue: try row.get("status")) else {
             throw HeraldError.internal("Stored notification is unreadable.")
         }
-        return PushNotification(
+        var notification = PushNotification(
             id: try row.get("id"), appID: try row.get("app_id"), target: spec.target,
             payload: spec.payload, source: spec.source,
             category: spec.category, pushTime: spec.pushTime,
@@ -37,5 +37,7 @@ extension PostgresStore {
             createdAt: try row.date("created_at") ?? Date(timeIntervalSince1970: 0),
             startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"),
             requestID: spec.requestID)
+        notification.waitsForChannel = spec.waitsForChannel
+        return notification
     }
 }

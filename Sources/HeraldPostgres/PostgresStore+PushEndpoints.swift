@@ -36,11 +36,31 @@ extension PostgresStore: PushEndpointStore {
 
     public func revokePushEndpoint(appID: String, installationID: String, id: String, now: Date) async throws -> Bool {
         try await transaction { connection in
-            try await connection.changes(
+            guard
+                try await connection.changes(
+                    """
+                    UPDATE push_endpoints SET revoked_at = $1
+                    WHERE app_id = $2 AND installation_id = $3 AND id = $4 AND revoked_at IS NULL
+                    """, [now.timeIntervalSince1970, appID, installationID, id]) > 0
+            else { return false }
+            try await connection.run("DELETE FROM push_endpoint_topics WHERE endpoint_id = $1", [id])
+            return true
+        }
+    }
+
+    public func replaceTopicMessage(endpointID: String, topic: String, notificationID: String) async throws -> String? {
+        try await transaction { connection in
+            // The row locked by the upsert's conflict, read before it: the previous message.
+            let previous = try await connection.rows(
+                "SELECT notification_id FROM push_endpoint_topics WHERE endpoint_id = $1 AND topic = $2 FOR UPDATE",
+                [endpointID, topic]
+            ).first.map { try $0.get("notification_id", as: String.self) }
+            try await connection.run(
                 """
-                UPDATE push_endpoints SET revoked_at = $1
-                WHERE app_id = $2 AND installation_id = $3 AND id = $4 AND revoked_at IS NULL
-                """, [now.timeIntervalSince1970, appID, installationID, id]) > 0
+                INSERT INTO push_endpoint_topics (endpoint_id, topic, notification_id) VALUES ($1, $2, $3)
+                ON CONFLICT (endpoint_id, topic) DO UPDATE SET notification_id = excluded.notification_id
+                """, [endpointID, topic, notificationID])
+            return previous
         }
     }
 

@@ -33,8 +33,9 @@ extension SNSAPIRoutes {
         let translated = try SNSPublishMessage(
             message: message, structure: parameters["MessageStructure"], attributes: parameters.messageAttributes(),
             now: now())
-        let request = SendRequest(
+        var request = SendRequest(
             target: target, payload: translated.payload, source: Self.settingsKey, respectPreferences: false)
+        request.dialect = Self.settingsKey
         switch try await dispatcher.submit(request, appID: call.appID) {
         case .accepted(let notification, _):
             return SNSXML.element("MessageId", notification.id)

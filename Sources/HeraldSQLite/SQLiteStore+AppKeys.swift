@@ -11,10 +11,7 @@ extension SQLiteStore {
     }
 
     public func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys {
-        let plaintext = JSONValue.object([
-            "server_key": .string(keys.serverKey), "client_key": .string(keys.clientKey),
-        ]).serialized()
-        let sealed = Data(try cipher.seal(plaintext))
+        let sealed = Data(try cipher.seal(keys.sealedPlaintext))
         let stored = try await durableWrite { db in
             try db.execute(
                 sql: "INSERT INTO app_keys (app_id, keys_sealed, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
@@ -27,9 +24,6 @@ extension SQLiteStore {
     }
 
     private func decodeKeys(appID: String, sealed: Data) throws -> AppKeys {
-        let object = try JSONObjectReader(JSONValue.parse(try cipher.open(Array(sealed))))
-        return AppKeys(
-            appID: appID, serverKey: try object.requiredString("server_key"),
-            clientKey: try object.requiredString("client_key"))
+        try AppKeys(appID: appID, sealed: try cipher.open(Array(sealed)))
     }
 }

@@ -351,6 +351,18 @@ extension SQLiteStore {
                     CREATE INDEX push_endpoints_installation ON push_endpoints (app_id, installation_id, created_at);
                     """)
         }
+        migrator.registerMigration("v16_push_endpoint_topics") { db in
+            try db.execute(
+                sql: """
+                    -- Each endpoint's latest message per RFC 8030 Topic: a new one cancels it if undelivered.
+                    CREATE TABLE push_endpoint_topics (
+                        endpoint_id TEXT NOT NULL,
+                        topic TEXT NOT NULL,
+                        notification_id TEXT NOT NULL,
+                        PRIMARY KEY (endpoint_id, topic)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

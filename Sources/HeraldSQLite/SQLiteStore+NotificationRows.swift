@@ -17,7 +17,7 @@ extension SQLiteStore {
         guard let status = NotificationStatus(rawValue: row["status"]) else {
             throw HeraldError.internal("Stored notification is unreadable.")
         }
-        return PushNotification(
+        var notification = PushNotification(
             id: row["id"], appID: row["app_id"], target: spec.target,
             payload: spec.payload, source: spec.source,
             category: spec.category, pushTime: spec.pushTime,
@@ -30,6 +30,8 @@ extension SQLiteStore {
                 rateLimited: row["rate_limited"], opened: row["opened"]),
             createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0), startedAt: date("started_at"),
             completedAt: date("completed_at"), requestID: spec.requestID)
+        notification.waitsForChannel = spec.waitsForChannel
+        return notification
     }
 
     public func cursor(notificationID: String) async throws -> String? {

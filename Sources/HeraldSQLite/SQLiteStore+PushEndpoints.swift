@@ -51,7 +51,24 @@ extension SQLiteStore: PushEndpointStore {
                     WHERE app_id = ? AND installation_id = ? AND id = ? AND revoked_at IS NULL
                     """,
                 arguments: [now.timeIntervalSince1970, appID, installationID, id])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            try db.execute(sql: "DELETE FROM push_endpoint_topics WHERE endpoint_id = ?", arguments: [id])
+            return true
+        }
+    }
+
+    public func replaceTopicMessage(endpointID: String, topic: String, notificationID: String) async throws -> String? {
+        try await durableWrite { db in
+            let previous = try String.fetchOne(
+                db, sql: "SELECT notification_id FROM push_endpoint_topics WHERE endpoint_id = ? AND topic = ?",
+                arguments: [endpointID, topic])
+            try db.execute(
+                sql: """
+                    INSERT INTO push_endpoint_topics (endpoint_id, topic, notification_id) VALUES (?, ?, ?)
+                    ON CONFLICT (endpoint_id, topic) DO UPDATE SET notification_id = excluded.notification_id
+                    """,
+                arguments: [endpointID, topic, notificationID])
+            return previous
         }
     }
 

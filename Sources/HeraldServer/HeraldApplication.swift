@@ -7,6 +7,7 @@ import HeraldCore
 import HeraldEngine
 import HeraldHomeAssistant
 import HeraldLeanCloud
+import HeraldMatrix
 import HeraldSNSAPI
 import HeraldUnifiedPush
 import HeraldWebPush
@@ -22,6 +23,7 @@ public enum HeraldApplication {
     static let dialects: [any Dialect.Type] = [
         ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,
         UnifiedPushRoutes.self,
+        MatrixRoutes.self,
     ]
 
     /// The router with every route and middleware, and the table of routes it serves.

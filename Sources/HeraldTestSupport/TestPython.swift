@@ -10,6 +10,8 @@ public enum TestPython: String, Sendable {
     case homeAssistant = "homeassistant"
     /// LeanCloud's Python SDK (it pins Werkzeug, requests and urllib3 below the others).
     case leanCloud = "leancloud"
+    /// A throwaway Synapse homeserver (`matrix-synapse`), the Matrix push gateway's real sender.
+    case matrix
 
     /// The repository's root directory (this file is `Sources/HeraldTestSupport/TestPython.swift`).
     public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

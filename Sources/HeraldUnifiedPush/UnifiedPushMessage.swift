@@ -64,18 +64,33 @@ package struct UnifiedPushMessage: Sendable, Equatable {
     /// (on FCM; an APNs background push always goes at priority 5, as APNs requires), the topic as
     /// the collapse id, and the TTL as the provider expiry and Herald's own (a TTL of 0 gives the
     /// device one second: delivered now, or dropped).
-    /// - Parameter service: The installation's service: only its provider's limit applies (a
-    ///   direct-only device takes the whole 4,096 bytes; a cloud one what its provider carries).
-    package func sendRequest(to endpoint: PushEndpoint, service: PushService, source: String) -> SendRequest {
+    /// - Parameters:
+    ///   - service: The installation's service: only its provider's limit applies (a direct-only
+    ///     device takes the whole 4,096 bytes; a cloud one what its provider carries).
+    ///   - connected: The device has a direct channel open: a body its cloud route cannot carry is
+    ///     taken all the same, and waits for the channel (until the TTL) if the channel is gone by
+    ///     the time it is sent.
+    package func sendRequest(
+        to endpoint: PushEndpoint, service: PushService, connected: Bool = false, source: String
+    ) -> SendRequest {
         var data: [String: JSONValue] = ["up_endpoint": .string(endpoint.id)]
         if !body.isEmpty { data["up_body"] = .string(Self.base64URL(body)) }
         let payload = NotificationPayload(
             data: data, contentAvailable: true, priority: urgency == .high ? .high : .normal, collapseID: topic,
             ttl: ttl, overrides: ["apns": .object(["headers": .object(["apns-priority": .string("5")])])])
-        return SendRequest(
+        var request = SendRequest(
             target: NotificationTarget(audience: .installationIDs([endpoint.installationID]), services: [service]),
             payload: payload,
             source: source, expiration: .after(seconds: max(ttl, 1)), respectPreferences: false)
+        request.waitsForChannel = connected
+        request.dialect = source
+        return request
+    }
+
+    /// Whether the body is larger than the device's cloud route carries (a direct-only device has none).
+    package func exceedsCloudRoute(of service: PushService) -> Bool {
+        guard let largest = Self.largestBody[service] else { return false }
+        return body.count > largest
     }
 
     /// Bytes in base64url without padding (RFC 4648 §5).

@@ -160,16 +160,25 @@ package struct UnifiedPushRoutes: Dialect {
             response.headers[.retryAfter] = String(retryAfter)
             return response
         }
+        // A device connected over the channel takes the channel's 4,096 bytes, whatever its cloud route.
+        var connected = false
+        if message.exceedsCloudRoute(of: installation.service) {
+            connected = await dispatcher.channels.isConnected(installation.id, now: now())
+        }
         let notification: PushNotification
         do {
             guard
                 case .accepted(let accepted, _) = try await dispatcher.submit(
-                    message.sendRequest(to: endpoint, service: installation.service, source: Self.source),
+                    message.sendRequest(
+                        to: endpoint, service: installation.service, connected: connected, source: Self.source),
                     appID: endpoint.appID)
             else { throw HeraldError.internal("The engine answered a send with a dry run.") }
             notification = accepted
         } catch let error as HeraldError where error.code == "payload_too_large" {
             throw Self.tooLarge(error.message)
+        }
+        if let topic = message.topic {
+            try await replaceUndelivered(topic: topic, of: endpoint, by: notification, context: context)
         }
         context.logger.info(
             "unifiedpush message accepted",
@@ -181,6 +190,24 @@ package struct UnifiedPushRoutes: Dialect {
         response.headers[.location] = "\(Self.prefix)/\(secret.text)/messages/\(notification.id)"
         response.headers[Self.ttl] = String(message.ttl)
         return response
+    }
+
+    /// RFC 8030 §5.4: a message with a `Topic` replaces the endpoint's earlier one of that topic if
+    /// Herald still holds it (waiting for the device's channel, a provider or a retry): that one is
+    /// canceled. One already handed to a provider is replaced on the device by the collapse id.
+    private func replaceUndelivered(
+        topic: String, of endpoint: PushEndpoint, by notification: PushNotification, context: HeraldRequestContext
+    ) async throws {
+        guard
+            let previous = try await store.replaceTopicMessage(
+                endpointID: endpoint.id, topic: topic, notificationID: notification.id),
+            previous != notification.id,
+            let canceled = try await store.cancelNotification(appID: endpoint.appID, id: previous, now: now()),
+            canceled.status == .canceled
+        else { return }
+        context.logger.info(
+            "unifiedpush message replaced by topic",
+            metadata: ["herald.notification": "\(previous)", "herald.replaced_by": "\(notification.id)"])
     }
 
     /// The endpoint of the path's secret; nil when it was revoked or its installation is gone (`410`).

@@ -13,6 +13,7 @@ public struct WebPushError: Error, Sendable, Equatable, CustomStringConvertible 
             case invalidVAPIDKey = "invalid_vapid_key"
             case invalidSubject = "invalid_vapid_subject"
             case encryptionFailed = "encryption_failed"
+            case decryptionFailed = "decryption_failed"
         }
 
         private let base: Base
@@ -33,6 +34,8 @@ public struct WebPushError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let invalidSubject = Code(base: .invalidSubject)
         /// The cryptographic library failed while encrypting (never expected with valid keys).
         public static let encryptionFailed = Code(base: .encryptionFailed)
+        /// A received message does not decrypt with the subscription's keys (``WebPushDecryptor``).
+        public static let decryptionFailed = Code(base: .decryptionFailed)
 
         /// The code as snake_case text.
         public var description: String { base.rawValue }
@@ -87,5 +90,8 @@ public struct WebPushError: Error, Sendable, Equatable, CustomStringConvertible 
     }
     static func encryptionFailed(_ detail: String) -> Self {
         .init(code: .encryptionFailed, message: "Encrypting the Web Push payload failed: \(detail).", field: nil)
+    }
+    static func decryptionFailed(_ detail: String) -> Self {
+        .init(code: .decryptionFailed, message: "The push message does not decrypt: \(detail).", field: nil)
     }
 }

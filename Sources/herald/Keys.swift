@@ -41,13 +41,14 @@ struct Keys: AsyncParsableCommand {
             print("app: \(keys.appID)")
             print("server key: \(keys.serverKey)")
             print("client key: \(keys.clientKey)")
+            if let publish = keys.publishKey { print("publish key: \(publish)") }
         }
     }
 
     /// `herald keys rotate`: replaces the default app's generated keys in the database.
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replace the default app's generated server and/or client key, and print the new ones once.",
+            abstract: "Replace the default app's generated server, client or publish key, and print the new ones once.",
             discussion: """
                 Writes new keys to the database; the old ones stop working when each running server \
                 reloads (kill -HUP <pid>, systemctl reload herald) or restarts. Rotating the client key \
@@ -58,11 +59,13 @@ struct Keys: AsyncParsableCommand {
                 Examples:
                   herald keys rotate --server --config /etc/herald/herald.yaml
                   herald keys rotate --both --database sqlite:///var/lib/herald/herald.sqlite
+                  herald keys rotate --publish   # the hpk_ key of the ntfy and Gotify publish APIs
                 """)
 
         /// Which keys to replace.
         enum Which: String, EnumerableFlag {
-            case server, client, both
+            /// `both` is the server and client keys; the publish key is rotated on its own.
+            case server, client, both, publish
         }
 
         @OptionGroup var common: CommonOptions
@@ -93,12 +96,14 @@ struct Keys: AsyncParsableCommand {
             }
             let fresh = AppKeys.generate(appID: app)
             let keys = AppKeys(
-                appID: app, serverKey: which == .client ? current.serverKey : fresh.serverKey,
-                clientKey: which == .server ? current.clientKey : fresh.clientKey)
+                appID: app, serverKey: [.server, .both].contains(which) ? fresh.serverKey : current.serverKey,
+                clientKey: [.client, .both].contains(which) ? fresh.clientKey : current.clientKey,
+                publishKey: which == .publish ? fresh.publishKey : current.publishKey)
             try await rotation.replaceAppKeys(keys)
             say("New keys for app '\(app)', shown this once (`herald keys show` prints them again):")
-            if which != .client { say("server key: \(keys.serverKey)") }
-            if which != .server { say("client key: \(keys.clientKey)") }
+            if [.server, .both].contains(which) { say("server key: \(keys.serverKey)") }
+            if [.client, .both].contains(which) { say("client key: \(keys.clientKey)") }
+            if which == .publish, let publish = keys.publishKey { say("publish key: \(publish)") }
             say(
                 "The old \(which == .both ? "keys work" : "\(which.rawValue) key works") until each running herald "
                     + "serve reloads (kill -HUP <pid>, systemctl reload herald) or restarts.")

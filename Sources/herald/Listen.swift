@@ -1,8 +1,10 @@
 import ArgumentParser
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldWebPush
 import HummingbirdWSClient
 import Logging
 import NIOCore
@@ -12,6 +14,8 @@ import Synchronization
 
 /// `herald listen`: a device with no cloud at all. Registers (or reuses) a direct-only
 /// installation, connects its direct channel, and prints each push it receives, confirming it.
+/// With `--unifiedpush` it is also a UnifiedPush receiver: it makes a push endpoint and a
+/// subscription's keys, prints them for an app server, and decrypts the messages that arrive.
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Receive pushes over Herald's direct channel, as a device would, and print them.",
@@ -23,6 +27,12 @@ struct Listen: AsyncParsableCommand {
               herald listen --server http://127.0.0.1:8080 --key hsk_…
               herald listen --server http://127.0.0.1:8080 --state ~/.herald-listen.json --count 1
               herald send --server http://127.0.0.1:8080 --key hsk_… --installation-id <id> --title Hello
+              herald listen --server http://127.0.0.1:8080 --key hsk_… --unifiedpush
+
+            With --unifiedpush it also makes a UnifiedPush / Web Push endpoint (POST \
+            /v1/installations/{id}/push-endpoints, with --key) and a P-256 key pair and auth secret, kept in \
+            --state, and prints the subscription an app server (pywebpush, web-push) sends to; each message \
+            that arrives is decrypted (RFC 8291) and printed.
             """)
 
     @Option(help: "Base URL of a running Herald.") var server = "http://127.0.0.1:8080"
@@ -33,28 +43,54 @@ struct Listen: AsyncParsableCommand {
     @Option(help: "A user id for the installation (a new registration only).") var userID: String?
     @Option(help: "Exit after this many pushes (default: run until interrupted).") var count: Int?
     @Flag(help: "Do not confirm pushes (the channel then delivers without confirmation).") var noConfirm = false
+    @Flag(help: "Also receive UnifiedPush / Web Push messages: make an endpoint and keys, decrypt what arrives.")
+    var unifiedpush = false
 
     /// What `--state` keeps.
     struct Identity: Codable {
         var server: String
         var installationID: String
         var credential: String
+        var unifiedPush: Subscription?
+    }
+
+    /// A UnifiedPush endpoint and the subscription's keys (base64url), as `--state` keeps them.
+    struct Subscription: Codable {
+        var endpoint: String
+        var privateKey: String
+        var auth: String
+
+        /// The receiver that decrypts for these keys.
+        func decryptor() throws -> WebPushDecryptor {
+            guard let key = Base64URL.decode(privateKey), let auth = Base64URL.decode(auth) else {
+                throw ValidationError("The UnifiedPush keys in --state are unreadable: delete it to start again.")
+            }
+            return WebPushDecryptor(privateKey: try .init(rawRepresentation: key), authSecret: auth)
+        }
     }
 
     func run() async throws {
         guard let base = URL(string: server), let host = base.host, let scheme = base.scheme else {
             throw ValidationError("--server must be a URL such as http://127.0.0.1:8080.")
         }
-        let identity = try await identity()
+        var identity = try await identity()
+        if unifiedpush { identity = try await subscribed(identity) }
+        let receiver = try identity.unifiedPush.map { try $0.decryptor() }
         let port = base.port ?? (scheme == "https" ? 443 : 80)
         let url = "\(scheme == "https" ? "wss" : "ws")://\(host):\(port)/v1/channel"
         say("listening: installation \(identity.installationID)")
+        if let subscription = identity.unifiedPush, let receiver {
+            say("unifiedpush endpoint: \(subscription.endpoint)")
+            say("unifiedpush p256dh: \(Base64URL.encode(receiver.publicKey))")
+            say("unifiedpush auth: \(Base64URL.encode(receiver.authSecret))")
+        }
         say(
             "send to it: herald send --server \(server) --key … --installation-id \(identity.installationID) --title Hi"
         )
         var received = 0
         while count.map({ received < $0 }) ?? true {
-            received += try await listen(url: url, identity: identity, remaining: count.map { $0 - received })
+            received += try await listen(
+                url: url, identity: identity, receiver: receiver, remaining: count.map { $0 - received })
             if count.map({ received >= $0 }) ?? false { break }
             say("channel closed; reconnecting in 2 s")
             try await Task.sleep(for: .seconds(2))
@@ -63,7 +99,9 @@ struct Listen: AsyncParsableCommand {
 
     /// One connection: subscribes and prints pushes until the socket closes or enough came.
     /// - Returns: How many pushes it printed.
-    private func listen(url: String, identity: Identity, remaining: Int?) async throws -> Int {
+    private func listen(
+        url: String, identity: Identity, receiver: WebPushDecryptor?, remaining: Int?
+    ) async throws -> Int {
         let counter = Counter()
         let confirm = !noConfirm
         var headers = HTTPFields()
@@ -88,6 +126,7 @@ struct Listen: AsyncParsableCommand {
                 case .string("event")?:
                     guard case .object(let event)? = object["event"] else { continue }
                     say(Self.describe(event))
+                    if let receiver, let line = Self.unifiedPushMessage(event, receiver: receiver) { say(line) }
                     if case .string(let confirmID)? = event["hass_confirm_id"] {
                         try await send([
                             "id": .number(JSONNumber(nextID)), "type": .string("mobile_app/push_notification_confirm"),
@@ -121,6 +160,50 @@ struct Listen: AsyncParsableCommand {
         return line
     }
 
+    /// A UnifiedPush message in an event, decrypted: its text (or hex, when it is not UTF-8), or
+    /// why it did not decrypt; nil for an event that is not one.
+    static func unifiedPushMessage(_ event: [String: JSONValue], receiver: WebPushDecryptor) -> String? {
+        guard case .string(let encoded)? = event["data"]?.objectValue?["up_body"] else { return nil }
+        guard let body = Base64URL.decode(encoded) else { return "unifiedpush message: not base64url" }
+        do {
+            let plaintext = try receiver.decrypt(body)
+            if let text = String(validating: plaintext, as: UTF8.self) { return "unifiedpush message: \(text)" }
+            return "unifiedpush message (hex): " + plaintext.map { String(format: "%02x", $0) }.joined()
+        } catch {
+            return "unifiedpush message did not decrypt: \(error.message)"
+        }
+    }
+
+    /// The identity with a UnifiedPush endpoint and keys: the stored ones, or a new endpoint
+    /// (which takes the server key) with a fresh key pair and auth secret, kept in `--state`.
+    private func subscribed(_ identity: Identity) async throws -> Identity {
+        if identity.unifiedPush != nil { return identity }
+        guard let key = key ?? ProcessInfo.processInfo.environment["HERALD_SERVER_KEY"] else {
+            throw ValidationError(
+                "Making a push endpoint takes the app's server key: --key hsk_… or $HERALD_SERVER_KEY.")
+        }
+        let (status, created) = try await call(
+            "POST", "/v1/installations/\(identity.installationID)/push-endpoints", key: key, body: .object([:]))
+        guard status == 201, case .string(let endpoint)? = created.objectValue?["endpoint"] else {
+            throw ValidationError(
+                "Making a push endpoint failed (\(status)): \(String(decoding: created.serialized(), as: UTF8.self))")
+        }
+        let receiver = WebPushDecryptor()
+        var subscribed = identity
+        subscribed.unifiedPush = Subscription(
+            endpoint: endpoint, privateKey: Base64URL.encode(Array(receiver.privateKey.rawRepresentation)),
+            auth: Base64URL.encode(receiver.authSecret))
+        try keep(subscribed)
+        return subscribed
+    }
+
+    /// Writes the identity to `--state`, readable by its owner only.
+    private func keep(_ identity: Identity) throws {
+        let data = try JSONEncoder().encode(identity)
+        guard FileManager.default.createFile(atPath: state, contents: data, attributes: [.posixPermissions: 0o600])
+        else { throw ValidationError("Cannot write \(state).") }
+    }
+
     /// The stored identity for this server, or a new registration and credential.
     private func identity() async throws -> Identity {
         if let bytes = FileManager.default.contents(atPath: state),
@@ -148,9 +231,7 @@ struct Listen: AsyncParsableCommand {
             throw ValidationError("No channel credential (\(issued)).")
         }
         let identity = Identity(server: server, installationID: id, credential: credential)
-        let data = try JSONEncoder().encode(identity)
-        guard FileManager.default.createFile(atPath: state, contents: data, attributes: [.posixPermissions: 0o600])
-        else { throw ValidationError("Cannot write \(state).") }
+        try keep(identity)
         say("registered installation \(id) (kept in \(state))")
         return identity
     }

@@ -82,8 +82,10 @@ struct Serve: AsyncParsableCommand {
                     `herald keys show` prints them again.
                     server key: \(keys.serverKey)
                     client key: \(keys.clientKey)
+                    publish key: \(keys.publishKey ?? "-")
                     Send one as `Authorization: Bearer <key>`: the hsk_ key has full access (keep it on your \
-                    backend), the hck_ key may only register devices (safe to ship in apps).
+                    backend), the hck_ key may only register devices (safe to ship in apps), the hpk_ key may only \
+                    publish through the ntfy and Gotify APIs (for tools such as Apprise).
                     """)
             })
         let dispatcher = Dispatcher(

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldSQLite
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport
@@ -215,6 +216,44 @@ struct AuthTests {
         let (stranger, _) = await UserTokenIssuer.es256(kid: "key-1")
         await #expect(throws: HeraldError.self) {
             try await verifier.userID(from: try await stranger.token(subject: "x"))
+        }
+    }
+}
+
+@Suite("Publish keys (the ntfy and Gotify publish APIs' credential)")
+struct PublishKeyTests {
+    @Test(
+        "The generated app gets an hpk_ publish key sealed with its other keys (one is added to keys stored before); configured ones are KEY or KEY=TARGET; neither is a server or client key"
+    )
+    func publishKeys() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
+        try await store.migrate()
+        // Keys stored by a version without publish keys.
+        _ = try await store.insertAppKeys(AppKeys(appID: "default", serverKey: "hsk_old-server", clientKey: "hck_old"))
+        let generated = try await AppDirectory(apps: [], defaultAppUserTokens: .init(), store: store)
+        let stored = try #require(try await store.appKeys(appID: "default"))
+        let publish = try #require(stored.publishKey)
+        #expect(publish.hasPrefix("hpk_") && publish.count == 47)
+        #expect(stored.serverKey == "hsk_old-server", "the others are kept")
+        #expect(generated.publisher(forKey: publish) == Publisher(appID: "default", target: nil))
+        #expect(generated.publisher(forKey: "hsk_old-server") == nil)
+        #expect(generated.principal(forKey: publish) == nil, "a publish key is no API key")
+
+        var app = AppConfiguration(id: "demo", serverKey: "hsk_demo-server-key", clientKey: "hck_demo-client-key")
+        app.publishKeys = try [
+            #require(PublishKey(entry: "hpk_any-topic-of-demo")),
+            #require(PublishKey(entry: "AbCdEfGhIjKlMn=channel:alerts")),
+            #require(PublishKey(entry: "hpk_only-bob-1234=user:bob")),
+        ]
+        let configured = try await AppDirectory(apps: [app], defaultAppUserTokens: .init(), store: store)
+        #expect(configured.publisher(forKey: "hpk_any-topic-of-demo") == Publisher(appID: "demo", target: nil))
+        #expect(configured.publisher(forKey: "AbCdEfGhIjKlMn")?.target == .channel("alerts"))
+        #expect(configured.publisher(forKey: "hpk_only-bob-1234")?.target == .user("bob"))
+        #expect(configured.publisher(forKey: publish) == nil, "the generated app is not served with configured apps")
+        for bad in ["short", "hpk_has space in it", "hpk_0123456789=group:x", "hpk_0123456789=channel:"] {
+            #expect(PublishKey(entry: bad) == nil, "\(bad)")
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldAPI
 import HeraldCore
+import HeraldEngine
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport
@@ -169,12 +170,7 @@ struct UnifiedPushTests {
     func overTheChannel() async throws {
         let harness = try await EngineHarness()
         let server = harness.server
-        let app = Application(
-            router: server.router().router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: HeraldApplication.webSocketRouter(
-                    store: server.store, apps: server.apps, dispatcher: server.dispatcher)),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let app = Self.liveApplication(server)
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)
@@ -184,16 +180,7 @@ struct UnifiedPushTests {
                         .post, "/v1/installations",
                         body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
                     ).string("id"))
-                let credential = try #require(
-                    try await api.call(.post, "/v1/installations/\(id)/channel-credential").string("credential"))
-                let channel = ChannelTestClient(port: port, bearer: credential)
-                #expect(await channel.next()?["type"] == .string("auth_ok"))
-                channel.send(
-                    .object([
-                        "id": .number(1), "type": .string("mobile_app/push_notification_channel"),
-                        "webhook_id": .string(id), "support_confirm": .bool(false),
-                    ]))
-                #expect(await channel.next()?["success"] == .bool(true))
+                let channel = try await Self.connect(api, port: port, installation: id)
                 let created = try await api.call(.post, "/v1/installations/\(id)/push-endpoints")
                 let url = try #require(created.string("endpoint"))
                 let body = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
@@ -204,6 +191,122 @@ struct UnifiedPushTests {
                 #expect(data?["up_body"] == .string(UnifiedPushMessage.base64URL(body)))
                 #expect(data?["tag"] == .string("t1"), "the topic is the event's tag")
                 _ = await channel.close()
+            }
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    /// The router served on a real port with the direct channel's WebSocket routes.
+    static func liveApplication(_ server: ServerHarness) -> some ApplicationProtocol {
+        Application(
+            router: server.router().router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: HeraldApplication.webSocketRouter(
+                    store: server.store, apps: server.apps, dispatcher: server.dispatcher)),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+
+    /// Opens a device's direct channel (Home Assistant's push channel subscription) over a real WebSocket.
+    static func connect(_ api: API, port: Int, installation id: String) async throws -> ChannelTestClient {
+        let credential = try #require(
+            try await api.call(.post, "/v1/installations/\(id)/channel-credential").string("credential"))
+        let channel = ChannelTestClient(port: port, bearer: credential)
+        #expect(await channel.next()?["type"] == .string("auth_ok"))
+        channel.send(
+            .object([
+                "id": .number(1), "type": .string("mobile_app/push_notification_channel"),
+                "webhook_id": .string(id), "support_confirm": .bool(false),
+            ]))
+        #expect(await channel.next()?["success"] == .bool(true))
+        return channel
+    }
+
+    /// The notification id a `201`'s `Location` names.
+    static func notificationID(
+        _ sent: (status: HTTPResponse.Status, headers: HTTPFields, json: JSONValue?)
+    ) throws
+        -> String
+    {
+        #expect(sent.status == .created)
+        return String(try #require(sent.headers[.location]?.split(separator: "/").last))
+    }
+
+    @Test(
+        "Held by Herald: a Topic replaces the undelivered message, TTL 0 to an offline device is dropped, and an APNs device on its channel takes 4,096 bytes that wait for the channel, never for APNs"
+    )
+    func heldForTheChannel() async throws {
+        let harness = try await EngineHarness()
+        let server = harness.server
+        let app = Self.liveApplication(server)
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let api = API(client: client)
+
+                // A direct-only device, offline: the second message of topic "t" replaces the first.
+                let direct = try #require(
+                    try await api.call(
+                        .post, "/v1/installations",
+                        body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
+                    ).string("id"))
+                let url = try #require(
+                    try await api.call(.post, "/v1/installations/\(direct)/push-endpoints").string("endpoint"))
+                let first = try Self.notificationID(try await Self.post(api, url, body: [1], ttl: "300", topic: "t"))
+                _ = try await harness.drain()
+                let second = try Self.notificationID(try await Self.post(api, url, body: [2], ttl: "300", topic: "t"))
+                let once = try Self.notificationID(try await Self.post(api, url, body: [3], ttl: "0"))
+                _ = try await harness.drain()
+                #expect(try await api.call(.get, "/v1/notifications/\(first)")["status"] == .string("canceled"))
+                #expect(try await api.call(.get, "/v1/notifications/\(second)")["status"] != .string("canceled"))
+                server.clock.advance(by: 2)
+                _ = try await harness.drain()
+                let dropped = try await api.call(.get, "/v1/notifications/\(once)")
+                #expect(dropped["counts.skipped_expired"] == .number(1), "TTL 0: not delivered later")
+                #expect(dropped["counts.sent"] == .number(0))
+                let channel = try await Self.connect(api, port: port, installation: direct)
+                _ = try await harness.drain()
+                let event = await channel.next()?["event"]?["data"]
+                #expect(event?["up_body"] == .string(UnifiedPushMessage.base64URL([2])), "only the replacement")
+                #expect(await channel.next(within: .milliseconds(500)) == nil, "and nothing else")
+                _ = await channel.close()
+
+                // An APNs device: 4,096 bytes are too many for APNs, taken while its channel is open.
+                let token = Fixtures.apnsToken()
+                let phone = try #require(
+                    try await api.call(.post, "/v1/installations", body: #"{"platform":"ios","token":"\#(token)"}"#)
+                        .string("id"))
+                let phoneURL = try #require(
+                    try await api.call(.post, "/v1/installations/\(phone)/push-endpoints").string("endpoint"))
+                let large = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+                #expect(try await Self.post(api, phoneURL, body: large).status == .contentTooLarge)
+                let before = harness.apns.requests.count
+                var phoneChannel = try await Self.connect(api, port: port, installation: phone)
+                let overChannel = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
+                _ = try await harness.drain()
+                #expect(
+                    await phoneChannel.next()?["event"]?["data"]?["up_body"]
+                        == .string(UnifiedPushMessage.base64URL(large)))
+                #expect(try await api.call(.get, "/v1/notifications/\(overChannel)")["counts.sent"] == .number(1))
+
+                // Taken while connected, sent after the channel closed: it waits for the channel.
+                let waiting = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
+                _ = await phoneChannel.close()
+                for _ in 0..<200 where server.dispatcher.channels.isOpen(phone) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                _ = try await harness.drain()
+                #expect(harness.apns.requests.count == before, "never truncated or sent to APNs")
+                #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["status"] != .string("done"))
+                phoneChannel = try await Self.connect(api, port: port, installation: phone)
+                _ = try await harness.drain()
+                #expect(
+                    await phoneChannel.next()?["event"]?["data"]?["up_body"]
+                        == .string(UnifiedPushMessage.base64URL(large)))
+                #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["counts.sent"] == .number(1))
+                _ = await phoneChannel.close()
             }
         } catch {
             await harness.stop()

@@ -134,3 +134,38 @@ struct WebPushEncryptorTests {
         #expect(code(key, Array(userAgent.authSecret.prefix(8))) == .invalidAuthSecret)
     }
 }
+
+@Suite("Web Push: the receiving side (WebPushDecryptor, herald listen --unifiedpush)")
+struct WebPushDecryptorTests {
+    static var receiver: WebPushDecryptor {
+        WebPushDecryptor(
+            privateKey: try! P256.KeyAgreement.PrivateKey(
+                rawRepresentation: RFC8291Example.bytes(RFC8291Example.userAgentPrivate)),
+            authSecret: RFC8291Example.bytes(RFC8291Example.auth))
+    }
+
+    @Test("RFC 8291 Appendix A's body decrypts to its plaintext; a fresh receiver decrypts what the encryptor made")
+    func decrypts() throws {
+        #expect(try Self.receiver.decrypt(RFC8291Example.bytes(RFC8291Example.body)) == RFC8291Example.plaintext)
+        let receiver = WebPushDecryptor()
+        let body = try WebPushEncryptor.encrypt(
+            Array("hello".utf8), p256dh: receiver.publicKey, auth: receiver.authSecret)
+        #expect(try receiver.decrypt(body) == Array("hello".utf8))
+    }
+
+    @Test("What does not decrypt is refused with decryption_failed: another receiver's, a flipped bit, a cut header")
+    func refuses() throws {
+        let body = RFC8291Example.bytes(RFC8291Example.body)
+        var flipped = body
+        flipped[100] ^= 1
+        for bad in [flipped, Array(body.prefix(40)), []] {
+            #expect(throws: WebPushError.self) { try Self.receiver.decrypt(bad) }
+        }
+        do {
+            _ = try WebPushDecryptor().decrypt(body)
+            Issue.record("another receiver's keys decrypted it")
+        } catch {
+            #expect(error.code == .decryptionFailed)
+        }
+    }
+}

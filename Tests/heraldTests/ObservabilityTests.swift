@@ -88,17 +88,25 @@ private struct ObservedServer {
 
 @Suite("Metrics, logs and reload of a running herald", .serialized)
 struct ObservabilityTests {
+    /// A string member of a JSON object answer.
+    static func member(_ name: String, of body: String) -> String? {
+        guard case .string(let value) = try? JSONValue.parse(Array(body.utf8)).objectValue?[name] else { return nil }
+        return value
+    }
+
     @Test("/metrics after real traffic counts what happened; JSON logs carry the request id into the job")
     func metricsAndLogs() async throws {
         let server = try await ObservedServer.make()
         let (herald, address) = try await server.start()
         let tokens = (0..<3).map { _ in Fixtures.apnsToken() }
+        var installations: [String] = []
         for token in tokens {
             let created = try await call(
                 "POST", "\(address)/v1/installations", bearer: ObservedServer.clientKey,
                 json: #"{"platform":"ios","token":"\#(token)","channels":["news"]}"#)
             #expect(created.status == 201)
             #expect(created.headers["x-request-id"].map { $0.count == 32 } == true, "a generated request id")
+            installations.append(try #require(Self.member("id", of: created.body)))
         }
         let sent = try await call(
             "POST", "\(address)/v1/notifications", bearer: ObservedServer.serverKey,
@@ -108,9 +116,15 @@ struct ObservabilityTests {
         #expect(sent.headers["x-request-id"] == "trace-0123.send")
         try await server.apns.waitForRequests(count: 3, timeout: .seconds(30))
         _ = try await herald.line(startingWith: #"{"#, timeout: .seconds(5))
-        // Wait for the job to close the books.
+        // A dialect's notification is counted under its name: a UnifiedPush message.
+        let endpoint = try await call(
+            "POST", "\(address)/v1/installations/\(installations[0])/push-endpoints", bearer: ObservedServer.serverKey)
+        let path = try #require(Self.member("endpoint", of: endpoint.body).flatMap { URL(string: $0)?.path })
+        #expect(try await call("POST", address + path, json: "opaque", headers: ["TTL": "60"]).status == 201)
+        try await server.apns.waitForRequests(count: 4, timeout: .seconds(30))
+        // Wait for both jobs to close the books.
         let deadline = ContinuousClock.now + .seconds(30)
-        while !herald.text.contains("notification done"), ContinuousClock.now < deadline {
+        while herald.text.components(separatedBy: "notification done").count < 3, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
         let refused = try await call("GET", "\(address)/metrics")
@@ -121,13 +135,14 @@ struct ObservabilityTests {
         #expect(scraped.status == 200)
         #expect(scraped.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
         let metrics = scraped.body
-        #expect(sample(metrics, "herald_notifications_accepted_total", ["app": "demo"]) == 1)
-        #expect(sample(metrics, "herald_notifications_finished_total", ["app": "demo", "status": "done"]) == 1)
+        #expect(sample(metrics, "herald_notifications_accepted_total", ["app": "demo", "dialect": "native"]) == 1)
+        #expect(sample(metrics, "herald_notifications_accepted_total", ["app": "demo", "dialect": "unifiedpush"]) == 1)
+        #expect(sample(metrics, "herald_notifications_finished_total", ["app": "demo", "status": "done"]) == 2)
         #expect(
             sample(
                 metrics, "herald_deliveries_total",
-                ["app": "demo", "service": "apns", "outcome": "delivered"]) == 3)
-        #expect(sample(metrics, "herald_provider_request_duration_seconds_count", ["service": "apns"]) == 3)
+                ["app": "demo", "service": "apns", "outcome": "delivered"]) == 4)
+        #expect(sample(metrics, "herald_provider_request_duration_seconds_count", ["service": "apns"]) == 4)
         #expect(
             sample(
                 metrics, "herald_http_requests_total",

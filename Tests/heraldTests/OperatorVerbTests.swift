@@ -56,6 +56,39 @@ struct SendWaitAndKeysTests {
     }
 
     @Test(
+        "listen --unifiedpush: prints an endpoint and a subscription's keys; pywebpush's encrypted message arrives over the channel and is printed decrypted"
+    )
+    func listenUnifiedPush() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try HeraldProcess(["serve", "--port", "0", "--database", directory.file("herald.sqlite")])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        let listener = try HeraldProcess([
+            "listen", "--server", address, "--key", serverKey, "--state", directory.file("listen.json"), "--count", "1",
+            "--unifiedpush",
+        ])
+        let endpoint = try await listener.line(startingWith: "unifiedpush endpoint: ")
+        let p256dh = try await listener.line(startingWith: "unifiedpush p256dh: ")
+        let auth = try await listener.line(startingWith: "unifiedpush auth: ")
+        #expect(endpoint.hasPrefix(address + "/up/"))
+        _ = try await listener.line(startingWith: "listening: installation ")
+        // The channel subscribes right after that line; a message before it waits for the channel.
+        let (status, output, errors) = try await ScriptProcess.run(
+            try TestPython.tools.command(
+                TestPython.script("unifiedpush-send.py"),
+                ["--endpoint=\(endpoint)", "--p256dh=\(p256dh)", "--auth=\(auth)", "--message=Cat café 🐈", "--ttl=60"]))
+        #expect(status == 0, "\(output) \(errors)")
+        #expect(output.contains(#""status": 201"#), "\(output)")
+        #expect(try await listener.exitStatus() == 0, "\(listener.text)")
+        #expect(listener.text.contains("unifiedpush message: Cat café 🐈"), "\(listener.text)")
+        let kept = try json(try String(contentsOfFile: directory.file("listen.json"), encoding: .utf8))
+        #expect((kept["unifiedPush"] as? [String: Any])?["endpoint"] as? String == endpoint, "kept for the next run")
+        server.process.terminate()
+        #expect(try await server.exitStatus() == 0)
+    }
+
+    @Test(
         "send --wait on a terminal redraws one line in place",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
     func sendWaitOnTerminal() async throws {

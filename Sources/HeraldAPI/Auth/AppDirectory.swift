@@ -9,6 +9,8 @@ import Synchronization
 public struct AppDirectory: Sendable {
     package struct Entry: Sendable {
         package var keys: AppKeys
+        /// The app's publish keys: configured, or the generated app's one.
+        package var publishKeys: [PublishKey] = []
         package var userTokens: UserTokenVerifier?
         package var sessions: SessionTokenIntrospector?
 
@@ -67,7 +69,7 @@ public struct AppDirectory: Sendable {
     ) async throws -> [Entry] {
         var entries: [Entry] = []
         if apps.isEmpty {
-            let keys: AppKeys
+            var keys: AppKeys
             if let stored = try await store.appKeys(appID: AppConfiguration.defaultID) {
                 keys = stored
             } else {
@@ -75,13 +77,21 @@ public struct AppDirectory: Sendable {
                 keys = try await store.insertAppKeys(generated)
                 if keys == generated { announce(keys) }
             }
-            entries.append(try await Entry(keys: keys, tokens: defaultAppUserTokens, now: now))
+            if keys.publishKey == nil, let rotation = store as? any AppKeyRotation {
+                // Keys stored before publish keys existed get one; `herald keys show` prints it.
+                keys.publishKey = AppKeys.generateKey(prefix: "hpk_")
+                try await rotation.replaceAppKeys(keys)
+            }
+            var entry = try await Entry(keys: keys, tokens: defaultAppUserTokens, now: now)
+            entry.publishKeys = keys.publishKey.map { [PublishKey(key: $0)] } ?? []
+            entries.append(entry)
         } else {
             for app in apps {
-                entries.append(
-                    try await Entry(
-                        keys: AppKeys(appID: app.id, serverKey: app.serverKey, clientKey: app.clientKey),
-                        tokens: app.userTokens, now: now))
+                var entry = try await Entry(
+                    keys: AppKeys(appID: app.id, serverKey: app.serverKey, clientKey: app.clientKey),
+                    tokens: app.userTokens, now: now)
+                entry.publishKeys = app.publishKeys
+                entries.append(entry)
             }
         }
         return entries
@@ -95,6 +105,18 @@ public struct AppDirectory: Sendable {
             // Compare against every key so timing does not reveal which app or key type matched.
             if SecretComparison.equal(key, entry.keys.serverKey) { match = .server(appID: entry.keys.appID) }
             if SecretComparison.equal(key, entry.keys.clientKey) { match = .client(appID: entry.keys.appID) }
+        }
+        return match
+    }
+
+    /// The app and target of a publish key, compared in constant time against every app's publish
+    /// keys; nil for anything else (a server or client key is not a publish key).
+    public func publisher(forKey key: String) -> Publisher? {
+        var match: Publisher?
+        for entry in entries {
+            for publishKey in entry.publishKeys where SecretComparison.equal(key, publishKey.key) {
+                match = Publisher(appID: entry.keys.appID, target: publishKey.target)
+            }
         }
         return match
     }

@@ -14,6 +14,8 @@ public struct AppConfiguration: Sendable {
     public var clientKey: String
     /// How this app's user JWTs are verified.
     public var userTokens: UserTokenConfiguration
+    /// Keys that may only publish (ntfy, Gotify).
+    public var publishKeys: [PublishKey] = []
 
     /// Creates an app configuration.
     public init(id: String, serverKey: String, clientKey: String, userTokens: UserTokenConfiguration = .init()) {
@@ -34,6 +36,19 @@ public struct AppConfiguration: Sendable {
         }
         userTokens = try UserTokenConfiguration(appID: id, reader: reader)
         userTokens.introspection = try IntrospectionConfiguration(appID: id, reader: reader)
+        for entry in reader.value(Settings.publishKeys, app: id) {
+            guard let key = PublishKey(entry: entry) else {
+                throw HeraldError.invalidConfiguration(
+                    Settings.publishKeys.key(app: id),
+                    "has an entry that is not KEY or KEY=TARGET (a key of 12+ characters without spaces; a target all, "
+                        + "channel:NAME or user:ID)")
+            }
+            guard ![serverKey, clientKey].contains(key.key) else {
+                throw HeraldError.invalidConfiguration(
+                    Settings.publishKeys.key(app: id), "reuses the server or client key")
+            }
+            publishKeys.append(key)
+        }
     }
 
     /// Whether `id` is `[a-z0-9_-]{1,64}`.
@@ -55,8 +70,16 @@ extension AppConfiguration {
             "app.<id>.client_key", .string(minimumLength: 16), secret: true, defaultText: "required per listed app",
             "The app's client key, different from the server key: it may only register, update and delete installations."
         )
+        public static let publishKeys = Setting<[String]>(
+            "app.<id>.publish_keys", .stringArray,
+            """
+            Publish-only keys, for the ntfy and Gotify publish APIs (Apprise and the tools that publish to ntfy or \
+            Gotify): each `KEY` (any channel of the app, the ntfy topic) or `KEY=TARGET` bound to `all`, \
+            `channel:NAME` or `user:ID` (a Gotify application token's target); a key is 12+ characters without \
+            spaces (`hpk_` and 32+ random characters is Herald's form; an existing Gotify token works too).
+            """)
         /// Every setting above, in the reference's order.
-        public static let all: [any DeclaredSetting] = [serverKey, clientKey]
+        public static let all: [any DeclaredSetting] = [serverKey, clientKey, publishKeys]
     }
 }
 

@@ -10,6 +10,7 @@ public struct NotificationSpec: Sendable, Equatable {
     public var respectPreferences: Bool
     /// The request that created the notification (`X-Request-Id`), carried into its jobs' logs.
     public var requestID: String?
+    public var waitsForChannel: Bool
 
     /// The spec of a notification.
     public init(_ notification: PushNotification) {
@@ -20,6 +21,7 @@ public struct NotificationSpec: Sendable, Equatable {
         pushTime = notification.pushTime
         respectPreferences = notification.respectPreferences
         requestID = notification.requestID
+        waitsForChannel = notification.waitsForChannel
     }
 
     /// Reads a stored spec.
@@ -39,6 +41,7 @@ public struct NotificationSpec: Sendable, Equatable {
             pushTime = try spec.string("push_time")
             respectPreferences = try spec.bool("respect_preferences") ?? true
             requestID = try spec.string("request_id")
+            waitsForChannel = try spec.bool("waits_for_channel") ?? false
         } catch let error as HeraldError {
             throw error
         } catch {
@@ -56,6 +59,7 @@ public struct NotificationSpec: Sendable, Equatable {
         spec["category"] = category.map(JSONValue.string)
         spec["push_time"] = pushTime.map(JSONValue.string)
         spec["request_id"] = requestID.map(JSONValue.string)
+        if waitsForChannel { spec["waits_for_channel"] = .bool(true) }
         let bytes = JSONValue.object(spec).serialized()
         if target.holdsTokens { return (try cipher.seal(bytes), true) }
         return (bytes, false)

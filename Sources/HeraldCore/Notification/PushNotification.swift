@@ -118,6 +118,9 @@ public struct PushNotification: Sendable, Equatable {
     public var completedAt: Date?
     /// The request that created it (`X-Request-Id`), carried into its jobs' log lines.
     public var requestID: String?
+    /// A push its device's cloud route cannot carry (too large) waits for the device's direct
+    /// channel until the notification expires, instead of failing (``SendRequest/waitsForChannel``).
+    public var waitsForChannel = false
 
     /// The category preferences filter on: `category` when set, else `payload.category` (which is
     /// also the APNs category, so a sender whose APNs category is not the event's kind sets both).

@@ -31,6 +31,13 @@ public struct SendRequest: Sendable, Equatable {
     /// Accept a request whose expiration has already passed, or falls before its push time, as
     /// LeanCloud's push API does: it is stored and expires unsent rather than being refused.
     public var acceptsExpired = false
+    /// A payload larger than a device's cloud route carries is not refused: it waits for the
+    /// device's direct channel, until it expires (a UnifiedPush message to a connected device takes
+    /// the channel's 4,096 bytes). Only a dialect sets it.
+    public var waitsForChannel = false
+    /// The dialect that built it (its settings key: `home_assistant`, `unifiedpush`…), the `dialect`
+    /// label of `herald_notifications_accepted_total`; nil for the native API.
+    public var dialect: String?
 
     /// Creates a send request.
     public init(

@@ -7,8 +7,10 @@ public protocol AppKeyRotation: Sendable {
 }
 
 extension AppKeys {
-    /// The JSON the stores seal for these keys: `{"server_key", "client_key"}`.
+    /// The JSON the stores seal for these keys: `{"server_key", "client_key", "publish_key"}`.
     public var sealedPlaintext: [UInt8] {
-        JSONValue.object(["server_key": .string(serverKey), "client_key": .string(clientKey)]).serialized()
+        var keys: [String: JSONValue] = ["server_key": .string(serverKey), "client_key": .string(clientKey)]
+        keys["publish_key"] = publishKey.map(JSONValue.string)
+        return JSONValue.object(keys).serialized()
     }
 }

@@ -140,20 +140,37 @@ public struct AppKeys: Sendable, Equatable {
     public var serverKey: String
     /// Registration only: create, update and delete installations.
     public var clientKey: String
+    /// Publishing only (ntfy's and Gotify's publish APIs): to any channel of the app; nil in keys
+    /// stored before publish keys existed (one is generated then).
+    public var publishKey: String?
 
-    /// Creates a key pair record.
-    public init(appID: String, serverKey: String, clientKey: String) {
+    /// Creates a key record.
+    public init(appID: String, serverKey: String, clientKey: String, publishKey: String? = nil) {
         self.appID = appID
         self.serverKey = serverKey
         self.clientKey = clientKey
+        self.publishKey = publishKey
     }
 
-    /// Generates a fresh pair: `hsk_` / `hck_` followed by 32 random bytes, base64url.
+    /// Generates fresh keys: `hsk_` / `hck_` / `hpk_` followed by 32 random bytes, base64url.
     public static func generate(appID: String) -> AppKeys {
         AppKeys(
-            appID: appID,
-            serverKey: "hsk_" + Base64URL.encode(TokenCipher.generateMasterKey()),
-            clientKey: "hck_" + Base64URL.encode(TokenCipher.generateMasterKey()))
+            appID: appID, serverKey: generateKey(prefix: "hsk_"), clientKey: generateKey(prefix: "hck_"),
+            publishKey: generateKey(prefix: "hpk_"))
+    }
+
+    /// A new key: `prefix` and 32 random bytes, base64url.
+    public static func generateKey(prefix: String) -> String {
+        prefix + Base64URL.encode(TokenCipher.generateMasterKey())
+    }
+
+    /// Reads the JSON the stores seal (``sealedPlaintext``).
+    /// - Throws: `HeraldError` when it is not keys.
+    public init(appID: String, sealed plaintext: [UInt8]) throws(HeraldError) {
+        let object = try JSONObjectReader(JSONValue.parse(plaintext))
+        self.init(
+            appID: appID, serverKey: try object.requiredString("server_key"),
+            clientKey: try object.requiredString("client_key"), publishKey: try object.string("publish_key"))
     }
 }
 

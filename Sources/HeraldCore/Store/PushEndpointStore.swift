@@ -69,4 +69,9 @@ public protocol PushEndpointStore: Sendable {
     /// Revokes one of an installation's endpoints; its URL answers `410` from then on.
     /// - Returns: False when the installation has no such endpoint not yet revoked.
     func revokePushEndpoint(appID: String, installationID: String, id: String, now: Date) async throws -> Bool
+
+    /// Makes a notification the endpoint's latest message of a `Topic` (RFC 8030 §5.4), in one
+    /// statement: the one it replaces, if still undelivered, is for the caller to cancel.
+    /// - Returns: The notification that was the topic's latest until now, nil for the topic's first.
+    func replaceTopicMessage(endpointID: String, topic: String, notificationID: String) async throws -> String?
 }

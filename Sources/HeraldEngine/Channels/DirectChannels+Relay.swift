@@ -33,6 +33,12 @@ extension DirectChannels {
         return held
     }
 
+    /// Whether the installation has a channel open on this node or on another one.
+    public func isConnected(_ installationID: String, now: Date = Date()) async -> Bool {
+        if isOpen(installationID) { return true }
+        return await !remoteHolders(of: [installationID], now: now).isEmpty
+    }
+
     /// The nodes holding these installations' channels elsewhere (this node's own are left out).
     public func remoteHolders(of installationIDs: [String], now: Date = Date()) async -> [String: String] {
         guard let relay, !installationIDs.isEmpty else { return [:] }

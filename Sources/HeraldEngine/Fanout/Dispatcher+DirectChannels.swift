@@ -30,7 +30,8 @@ extension Dispatcher {
         _ outgoing: [OutgoingPush], of notification: PushNotification, into commit: inout PageCommit, now: Date
     ) async -> (sent: [OutgoingPush], results: [TransportResult]) {
         let cloudRoutes = transports(of: notification.appID)
-        guard let (viaChannel, holders) = await direct.route(outgoing, now: now) else {
+        let channelOnly = notification.waitsForChannel ? cloudRoutes.tooSmall(for: notification, now: now) : []
+        guard let (viaChannel, holders) = await direct.route(outgoing, channelOnly: channelOnly, now: now) else {
             return (outgoing, await cloudRoutes.send(outgoing, of: notification, now: now))
         }
         let pushes = zip(outgoing, viaChannel).filter(\.1).map(\.0)
@@ -41,7 +42,8 @@ extension Dispatcher {
         async let channelResults = direct.send(pushes, of: notification, holders: holders)
         var results = await cloudRoutes.send(sent, of: notification, now: now)
         let fallbacks = recordChannel(
-            await channelResults, of: pushes, notification: notification, into: &commit, now: now)
+            await channelResults, of: pushes, notification: notification, channelOnly: channelOnly, into: &commit,
+            now: now)
         // Only those recorded as confirming stay expected, until their page commits.
         let confirming = Set(commit.pending.filter { $0.reason == .confirming }.map(\.recipient))
         settlements.withLock { state in
@@ -58,9 +60,11 @@ extension Dispatcher {
     /// (pending `confirming` until just after the window); or fell back (a ledger row) to the cloud
     /// route — returned, to be sent once — or, for a device with no cloud route, to waiting for it
     /// to connect, until the notification expires (or waited ``EngineConfiguration/channelMaxWait``).
+    /// - Parameter channelOnly: The services whose route is too small for the notification: their
+    ///   pushes wait for the channel as a direct-only device's do.
     func recordChannel(
         _ results: [TransportResult], of pushes: [OutgoingPush], notification: PushNotification,
-        into commit: inout PageCommit, now: Date
+        channelOnly: Set<PushService>, into commit: inout PageCommit, now: Date
     ) -> [OutgoingPush] {
         let recorder = outcomeRecorder(for: notification)
         defer { recorder.tally.emit(appID: notification.appID) }
@@ -82,7 +86,9 @@ extension Dispatcher {
                         recorder.record(
                             viaChannel, .fellBack, reason: reason, attempts: push.recipient.attempts + 1, at: now))
                 }
-                if let fallback = waitForChannel(push, of: notification, recorder: recorder, into: &commit, now: now) {
+                if let fallback = waitForChannel(
+                    push, of: notification, channelOnly: channelOnly, recorder: recorder, into: &commit, now: now)
+                {
                     fallbacks.append(fallback)
                 }
             }
@@ -93,13 +99,13 @@ extension Dispatcher {
     /// How long after a confirm window's end a delivery still waiting for it is looked at again.
     static var settlementMargin: TimeInterval { 1 }
 
-    /// A push the channel did not take: returned for its cloud route, or — a direct-only device —
-    /// recorded as waiting for its channel (nil).
+    /// A push the channel did not take: returned for its cloud route, or — a direct-only device, or
+    /// one whose cloud route is too small for it — recorded as waiting for its channel (nil).
     private func waitForChannel(
-        _ push: OutgoingPush, of notification: PushNotification, recorder: OutcomeRecorder,
-        into commit: inout PageCommit, now: Date
+        _ push: OutgoingPush, of notification: PushNotification, channelOnly: Set<PushService>,
+        recorder: OutcomeRecorder, into commit: inout PageCommit, now: Date
     ) -> OutgoingPush? {
-        guard push.recipient.service == .direct else { return push }
+        guard push.recipient.service == .direct || channelOnly.contains(push.recipient.service) else { return push }
         let giveUp =
             notification.expiresAt
             ?? notification.createdAt.addingTimeInterval(configuration.channelMaxWait.timeInterval)

@@ -13,9 +13,12 @@ public enum EngineMetrics {
             dimensions: [("service", service.rawValue), ("app", appID)], preferredDisplayUnit: .seconds)
     }
 
-    /// A notification was stored with its job.
-    static func accepted(_ notification: PushNotification) {
-        Counter(label: "herald_notifications_accepted_total", dimensions: [("app", notification.appID)]).increment()
+    /// A notification was stored with its job, from the native API (`native`) or a dialect.
+    static func accepted(_ notification: PushNotification, dialect: String) {
+        Counter(
+            label: "herald_notifications_accepted_total",
+            dimensions: [("app", notification.appID), ("dialect", dialect)]
+        ).increment()
     }
 
     /// A notification reached a final status.

@@ -32,6 +32,20 @@ public struct AppTransports: Sendable {
         }
     }
 
+    /// The app's configured services whose provider cannot carry the notification (its payload is
+    /// too large for them).
+    func tooSmall(for notification: PushNotification, now: Date) -> Set<PushService> {
+        var services: Set<PushService> = []
+        for (service, transport) in transports where service != .direct && transport.isConfigured {
+            do throws(HeraldError) {
+                try transport.validate(notification, now: now)
+            } catch  where error.code == "payload_too_large" {
+                services.insert(service)
+            } catch {}
+        }
+        return services
+    }
+
     /// The broadcast route a notification to everyone takes, if one of the app's transports
     /// offers one for it and the target admits its service.
     func broadcastRecipient(for notification: PushNotification) -> Recipient? {

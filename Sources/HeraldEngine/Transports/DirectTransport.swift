@@ -27,9 +27,16 @@ public struct DirectTransport: Transport {
     /// channel: then its cloud route takes it). Nil when none (no channel open anywhere and no
     /// direct-only device: a broadcast skips the split).
     /// - Returns: For each push whether the channel takes it, and the other nodes holding channels.
-    func route(_ pushes: [OutgoingPush], now: Date) async -> (viaChannel: [Bool], holders: [String: String])? {
+    /// - Parameter channelOnly: Services whose pushes only the channel can carry (a payload too
+    ///   large for them that waits for the channel): taken as a direct-only device's.
+    func route(
+        _ pushes: [OutgoingPush], channelOnly: Set<PushService> = [], now: Date
+    ) async -> (viaChannel: [Bool], holders: [String: String])? {
         let anyOpen = await channels.anyOpenAnywhere(now: now)
-        guard anyOpen || pushes.contains(where: { $0.recipient.service == .direct }) else { return nil }
+        let onlyChannel = { (push: OutgoingPush) in
+            push.recipient.service == .direct || channelOnly.contains(push.recipient.service)
+        }
+        guard anyOpen || pushes.contains(where: onlyChannel) else { return nil }
         var holders: [String: String] = [:]
         if anyOpen {
             let elsewhere = pushes.compactMap { push -> String? in
@@ -41,7 +48,7 @@ public struct DirectTransport: Transport {
             holders = await channels.remoteHolders(of: elsewhere, now: now)
         }
         let viaChannel = pushes.map { push -> Bool in
-            if push.recipient.service == .direct { return push.recipient.installationID != nil }
+            if onlyChannel(push) { return push.recipient.installationID != nil }
             guard push.recipient.channelSettlement == nil, let id = push.recipient.installationID else { return false }
             return channels.isOpen(id) || holders[id] != nil
         }

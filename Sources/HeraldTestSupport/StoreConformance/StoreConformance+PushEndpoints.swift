@@ -40,6 +40,21 @@ extension StoreConformance {
             #expect(
                 try await store.pushEndpoint(digest: first.digest)?.revokedAt == later, "kept, so its URL answers 410")
             #expect(try await store.pushEndpoints(appID: "demo", installationID: installation.id).map(\.id) == ["pe_2"])
-        }
+        },
+        .init("push endpoint topics: each new message of a topic names the one it replaces; a revoke forgets them") {
+            store in
+            let installation = try await register(ios(), in: store, app: "demo")
+            let endpoint = PushEndpoint(id: "pe_t", appID: "demo", installationID: installation.id, createdAt: now)
+            #expect(try await store.createPushEndpoint(endpoint, digest: PushEndpointSecret().digest))
+            #expect(try await store.replaceTopicMessage(endpointID: "pe_t", topic: "a", notificationID: "n1") == nil)
+            #expect(try await store.replaceTopicMessage(endpointID: "pe_t", topic: "b", notificationID: "n2") == nil)
+            #expect(try await store.replaceTopicMessage(endpointID: "pe_t", topic: "a", notificationID: "n3") == "n1")
+            #expect(try await store.replaceTopicMessage(endpointID: "pe_t", topic: "a", notificationID: "n4") == "n3")
+            #expect(try await store.replaceTopicMessage(endpointID: "pe_x", topic: "a", notificationID: "n5") == nil)
+            #expect(
+                try await store.revokePushEndpoint(
+                    appID: "demo", installationID: installation.id, id: "pe_t", now: now.addingTimeInterval(1)))
+            #expect(try await store.replaceTopicMessage(endpointID: "pe_t", topic: "b", notificationID: "n6") == nil)
+        },
     ]
 }

@@ -1,0 +1,71 @@
+import Foundation
+import HeraldCore
+
+/// A publish-scoped key (`app.<id>.publish_keys`, or the generated `hpk_` key of the default app):
+/// it may only publish through the ntfy and Gotify APIs, to any channel of its app or, when bound,
+/// to one target.
+public struct PublishKey: Sendable, Equatable {
+    /// Who a bound key's messages go to.
+    public enum Target: Sendable, Equatable {
+        /// Every installation of the app.
+        case all
+        /// The installations subscribed to a channel.
+        case channel(String)
+        /// A user's installations.
+        case user(String)
+
+        /// Reads `all`, `channel:NAME` or `user:ID`.
+        public init?(_ text: String) {
+            if text == "all" {
+                self = .all
+            } else if text.hasPrefix("channel:"), text.count > 8, text.count <= 136 {
+                self = .channel(String(text.dropFirst(8)))
+            } else if text.hasPrefix("user:"), text.count > 5, text.count <= 133 {
+                self = .user(String(text.dropFirst(5)))
+            } else {
+                return nil
+            }
+        }
+
+        /// The notification target, restricted to `topic` for an unbound key's ntfy publish.
+        public var notificationTarget: NotificationTarget {
+            switch self {
+            case .all: NotificationTarget(audience: .all)
+            case .channel(let name): NotificationTarget(audience: .channels([name]))
+            case .user(let id): NotificationTarget(audience: .userIDs([id]))
+            }
+        }
+    }
+
+    public var key: String
+    /// Nil: any channel of the app (ntfy's topic); Gotify then sends to everyone of the app.
+    public var target: Target?
+
+    public init(key: String, target: Target? = nil) {
+        self.key = key
+        self.target = target
+    }
+
+    /// Reads one `app.<id>.publish_keys` entry: `KEY` or `KEY=TARGET`.
+    /// - Returns: Nil for an entry that is not one (a key shorter than 12 characters, with
+    ///   whitespace, or an unknown target).
+    public init?(entry: String) {
+        let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+        guard let key = parts.first, key.count >= 12, key.count <= 256,
+            !key.contains(where: { $0.isWhitespace })
+        else { return nil }
+        self.key = key
+        if parts.count == 2 {
+            guard let target = Target(parts[1]) else { return nil }
+            self.target = target
+        } else {
+            target = nil
+        }
+    }
+}
+
+/// A caller of a publish API, once its publish key matched.
+public struct Publisher: Sendable, Equatable {
+    public var appID: String
+    public var target: PublishKey.Target?
+}
