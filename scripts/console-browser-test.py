@@ -249,9 +249,9 @@ def main():
     shot("08-health")
     driver.find_element(By.CSS_SELECTOR, "nav a[data-page=dialects]").click()
     visible("page-dialects")
-    dialects = wait_rows("dialects-table", lambda r: len(r) == 7, "not seven dialects")
+    dialects = wait_rows("dialects-table", lambda r: len(r) == 9, "not nine dialects")
     names = [cells(row)[0] for row in dialects]
-    check("LeanCloud" in names and "AOVIS" in names and "UnifiedPush" in names and "Matrix push gateway" in names,
+    check("LeanCloud" in names and "AOVIS" in names and "UnifiedPush" in names and "Matrix push gateway" in names and "ntfy" in names and "Gotify" in names,
           f"dialects {names}")
     shot("09-dialects")
 

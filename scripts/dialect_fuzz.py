@@ -24,6 +24,7 @@ more), then `dialect-fuzz: R routes, C cases, F failures`; exits 1 on any failur
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -117,6 +118,14 @@ def shape_problems(shape: str, answer: Response) -> list[str]:
             problems.append('not LeanCloud\'s {"code":<int>,"error":<str>}')
         elif body["code"] not in LEANCLOUD_CODES.get(status, set()):
             problems.append(f"LeanCloud code {body['code']} with status {status}")
+    elif shape == "ntfy":
+        if not (isinstance(body, dict) and type(body.get("code")) is int and body.get("http") == status
+                and isinstance(body.get("error"), str) and body["code"] // 100 == status):
+            problems.append('not ntfy\'s {"code":<status><nn>,"http":<status>,"error":<str>}')
+    elif shape == "gotify":
+        if not (isinstance(body, dict) and body.get("errorCode") == status and isinstance(body.get("error"), str)
+                and isinstance(body.get("errorDescription"), str)):
+            problems.append('not Gotify\'s {"error":<str>,"errorCode":<status>,"errorDescription":<str>}')
     elif shape == "matrix":
         if not (isinstance(body, dict) and isinstance(body.get("errcode"), str) and body["errcode"].startswith("M_")
                 and isinstance(body.get("error"), str)):
@@ -652,6 +661,96 @@ def matrix_routes() -> list[Route]:
                         lambda fz: mutated({"notification": notification(fz)}))]
 
 
+NTFY_PRIORITY = mostly(st.sampled_from(["1", "2", "3", "4", "5", "min", "low", "default", "high", "max", "urgent"]),
+                       st.sampled_from(["0", "6", "x", "", "u=1"]))
+NTFY_DELAY = mostly(st.sampled_from(["30min", "2h", "1d", "10s", "1h30m"]), st.sampled_from(["5s", "9d", "tomorrow", "-1", "1e9"]))
+
+
+def ntfy_routes() -> list[Route]:
+    """ntfy's publishing: the JSON form to / and the topic form to /<topic> with ntfy's header fields, with
+    publish keys (any channel, or bound to "alerts") in ntfy's forms, and the keys of other kinds."""
+
+    def auth(fz: Fuzz):
+        app = fz.h.app()
+        keys = mostly(st.sampled_from([app.publish_key, app.alerts_publish_key]),
+                      st.sampled_from([app.server_key, "hpk_not-a-key-0000000000"]))
+        return keys.flatmap(lambda key: st.sampled_from([
+            {"Authorization": f"Bearer {key}"},
+            {"Authorization": "Basic " + base64.b64encode(f"user:{key}".encode()).decode()},
+            {"Authorization": "Basic " + base64.b64encode(f":{key}".encode()).decode()}]))
+
+    # Printable ASCII: what an HTTP client lets through as a header value.
+    printable = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+    headers = st.fixed_dictionaries({}, optional={
+        "Title": printable, "X-Priority": NTFY_PRIORITY, "p": NTFY_PRIORITY, "Tags": st.just("warning,skull"),
+        "ta": IDENT, "Click": mostly(st.just("https://example.com/x"), printable), "X-Delay": NTFY_DELAY,
+        "Attach": mostly(st.just("https://example.com/a.jpg"), st.just("ftp://x")), "Markdown": st.just("yes"),
+        "Icon": mostly(st.just("https://example.com/i.png"), st.just("file:///x")),
+        "Actions": st.just("view, Open, https://example.com/")})
+    topic = mostly(st.sampled_from(["alerts", "news", "phil_alerts"]), st.sampled_from(["a b", "x" * 65, "%00", "v1"]))
+
+    def json_requests(fz: Fuzz):
+        @st.composite
+        def build(draw):
+            body = draw(mutated({"topic": topic}, {
+                "message": TEXT | HUGE, "title": TEXT, "tags": st.lists(IDENT, max_size=3),
+                "priority": mostly(st.integers(1, 5), st.sampled_from([0, 6, "x", 3.5])), "click": st.just("https://x.example"),
+                "attach": mostly(st.just("https://x.example/a.png"), st.just("nope")), "delay": NTFY_DELAY,
+                "actions": st.sampled_from([[{"action": "view", "label": "Open", "url": "https://x.example"}], "x"]),
+                "markdown": st.booleans()}))
+            return Request(draw(st.sampled_from(["POST", "PUT"])), "/", draw(auth(fz)) | draw(headers),
+                           draw(json_bytes(body)))
+        return build()
+
+    def topic_requests(fz: Fuzz):
+        @st.composite
+        def build(draw):
+            message = draw(st.binary(max_size=64) | st.text(max_size=200).map(str.encode)
+                           | st.binary(min_size=4090, max_size=4100))
+            return Request(draw(st.sampled_from(["POST", "PUT"])), "/" + urllib.parse.quote(draw(topic), safe="%"),
+                           draw(auth(fz)) | draw(headers), message)
+        return build()
+
+    return [Route("ntfy", "POST", "/", "ntfy", json_requests), Route("ntfy", "POST", "/{topic}", "ntfy", topic_requests)]
+
+
+def gotify_routes() -> list[Route]:
+    """Gotify's POST /message: JSON, URL-encoded and multipart bodies, the token in each of its places."""
+
+    def requests(fz: Fuzz):
+        app = fz.h.app()
+
+        @st.composite
+        def build(draw):
+            key = draw(mostly(st.sampled_from([app.publish_key, app.alerts_publish_key]),
+                              st.sampled_from([app.server_key, "AnUnknownToken1"])))
+            place = draw(st.sampled_from(["query", "header", "bearer"]))
+            headers = {"X-Gotify-Key": key} if place == "header" else (
+                {"Authorization": f"Bearer {key}"} if place == "bearer" else {})
+            path = "/message" + (f"?token={urllib.parse.quote(key)}" if place == "query" else "")
+            fields = draw(mutated({"message": TEXT | HUGE}, {
+                "title": TEXT, "priority": mostly(st.integers(0, 10), st.sampled_from([-1, 99, "x", 1.5, "5"])),
+                "extras": st.sampled_from([{"client::display": {"contentType": "text/markdown"}},
+                                           {"client::notification": {"click": {"url": "https://x.example"}}}, "x"])}))
+            kind = draw(st.sampled_from(["json", "form", "multipart"]))
+            if kind == "json" or not isinstance(fields, dict):
+                return Request("POST", path, headers | {"Content-Type": "application/json"}, draw(json_bytes(fields)))
+            text = {k: str(v) for k, v in fields.items() if k != "extras"}
+            if kind == "form":
+                return Request("POST", path, headers | {"Content-Type": "application/x-www-form-urlencoded"},
+                               urllib.parse.urlencode(text).encode())
+            boundary = "fuzzboundary" + draw(IDENT)
+            body = b"".join(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n".encode()
+                            for k, v in text.items()) + f"--{boundary}--\r\n".encode()
+            if draw(st.integers(0, 5)) == 0:
+                body = body[: draw(st.integers(0, len(body)))]
+            return Request("POST", path, headers | {"Content-Type": f"multipart/form-data; boundary={boundary}"}, body)
+
+        return build()
+
+    return [Route("Gotify", "POST", "/message", "gotify", requests)]
+
+
 def unifiedpush_routes() -> list[Route]:
     """RFC 8030 push messages: opaque bytes, with mutated TTL, Urgency and Topic header fields, to the
     seeded endpoint and to made-up ones (answers in the native error body)."""
@@ -677,7 +776,7 @@ def unifiedpush_routes() -> list[Route]:
 
 def all_routes() -> list[Route]:
     return (argus_routes() + aovis_routes() + leancloud_routes() + ha_routes() + sns_routes() + native_routes()
-            + unifiedpush_routes() + matrix_routes())
+            + unifiedpush_routes() + matrix_routes() + ntfy_routes() + gotify_routes())
 
 
 # --- seeding --------------------------------------------------------------------------------

@@ -112,6 +112,9 @@ class App:
     lc_master_key: str
     sns_access_key_id: str
     sns_secret_access_key: str
+    # Publish keys (ntfy, Gotify): any channel, and one bound to the channel "alerts".
+    publish_key: str = ""
+    alerts_publish_key: str = ""
     sns_region: str = "us-east-1"
     sns_account_id: str = "123456789012"
 
@@ -127,6 +130,7 @@ class App:
             "jwt": {"hs256_secret": self.jwt_secret, "public_key_files": [str(self.rsa_public_key_file)]},
             "argus": {"public_base_url": public_base_url, "register_rate_limit": 10000},
             "home_assistant": {"relay": True},
+            "publish_keys": [self.publish_key, f"{self.alerts_publish_key}=channel:alerts"],
             "matrix": {"app_ids": [f"org.herald.{self.id}.ios=apns", f"org.herald.{self.id}.android=fcm"],
                        "new_pushkeys_per_minute": 10000},
             "leancloud": {"app_id": self.lc_app_id, "app_key": self.lc_app_key,
@@ -199,6 +203,8 @@ class Herald:
             lc_master_key=token("lcmaster"),
             sns_access_key_id=self.register_secret("AKIA" + _secrets.token_hex(8).upper()),
             sns_secret_access_key=token("", 20),
+            publish_key=token("hpk_"),
+            alerts_publish_key=token("hpk_"),
         )
         for line in _pem_body_lines(app.rsa_private_key_pem)[:1]:
             self.register_secret(line)
@@ -383,9 +389,11 @@ class Herald:
         return {"Authorization": f"Bearer {self.mint_jwt(the_app.id, sub, **jwt)}", "X-Herald-App": the_app.id}
 
     def key_headers(self, app: str | None = None, kind: str = "server") -> dict[str, str]:
-        """`Authorization: Bearer <server or client key>`."""
+        """`Authorization: Bearer <server, client or publish key>`."""
         the_app = self.app(app)
-        return {"Authorization": f"Bearer {the_app.server_key if kind == 'server' else the_app.client_key}"}
+        key = {"server": the_app.server_key, "client": the_app.client_key, "publish": the_app.publish_key,
+               "alerts": the_app.alerts_publish_key}[kind]
+        return {"Authorization": f"Bearer {key}"}
 
     def leancloud_headers(self, app: str | None = None, master: bool = False, sign: bool = True,
                           timestamp_ms: int | None = None, key: str | None = None) -> dict[str, str]:

@@ -29,6 +29,8 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | native | POST /v1/installations/{id}/channel-credential | server, user (own) | A on B's, app b on a's: like missing; client key 403 |
 | UnifiedPush | POST/GET /v1/installations/{id}/push-endpoints, DELETE …/{endpoint_id} | server, user (own) | A on B's, app b on a's: like missing; client key 403; A revoking B's endpoint id on A's installation: 404, B's endpoint still live |
 | UnifiedPush | GET/POST /up/{secret} | the URL alone | a made-up secret 404 like a malformed one; nothing user-scoped |
+| ntfy | POST/PUT /, POST/PUT /{topic} | publish keys (Bearer, Basic password, ?auth=) | app a's publish key never reaches app b's devices; a key bound to a channel cannot publish to another (403 40301); server, client and user credentials are not publish keys (401 40101), and a publish key is 401 on the native API |
+| Gotify | POST /message | publish keys (X-Gotify-Key, ?token=, Bearer) | app a's key never reaches app b's devices; a key bound to a channel reaches that channel only; server keys are not tokens (401 in Gotify's body) |
 | Matrix | POST /_matrix/push/v1/notify | the pushkey (no credential, as Sygnal) | app a's Matrix app id with app b's token never reaches b's installation; an unknown app id is rejected and registers nothing; pushkeys never logged whole |
 | native | DELETE /v1/users/{user_id}/installations | server | user/client 403; app b's server key deletes nothing of a (same as unknown user) |
 | native | POST/GET /v1/notifications, GET/DELETE /v1/notifications/{id}, GET …/{id}/deliveries | server | app b's server key on a's: like missing; b's targets (ids, users, channels, where) reach none of a's; a's idempotency key is b's own; user/client 403 |
@@ -951,6 +953,48 @@ def leancloud_bola(w: World, s: dict) -> None:
 
 # --- BOLA: Home Assistant relay --------------------------------------------------------------------
 
+def ntfy_bola(w: World, s: dict) -> None:
+    h = w.h
+    a, b = h.app("a"), h.app("b")
+    # A device of app b on the channel "alerts": app a's keys never reach it.
+    token = used(apns_token())
+    call(h, "POST", "/v1/installations", w.key("b"), {"platform": "ios", "token": token, "channels": ["alerts"]})
+    sent = call(h, "POST", "/alerts", {"Authorization": f"Bearer {used(a.publish_key)}"}, b"for a's alerts")
+    notification = jbody(h.request("GET", f"/v1/notifications/{(jbody(sent) or {}).get('id')}", w.key("b")))
+    R.check("ntfy: app a's publish key publishes in app a only (app b's key cannot even read it)",
+            sent.status == 200 and (notification or {}).get("error", {}).get("code") == "not_found", describe(sent))
+    answer = call(h, "POST", "/news", {"Authorization": f"Bearer {used(a.alerts_publish_key)}"}, b"x")
+    R.check("ntfy: a key bound to the channel alerts cannot publish to another (403 40301)",
+            answer.status == 403 and (jbody(answer) or {}).get("code") == 40301, describe(answer))
+    for label, headers in [("the server key", w.key("a")), ("the client key", h.key_headers("a", "client")),
+                           ("a user token", s["A"]), ("app b's server key", w.key("b"))]:
+        answer = call(h, "POST", "/alerts", headers, b"x")
+        R.check(f"ntfy: {label} is not a publish key (401 40101)",
+                answer.status == 401 and (jbody(answer) or {}).get("code") == 40101, describe(answer))
+    for method, path in [("GET", "/v1/installations"), ("POST", "/v1/notifications"), ("GET", "/v1/notifications")]:
+        answer = call(h, method, path, {"Authorization": f"Bearer {a.publish_key}"},
+                      {"target": {"all": True}, "payload": {"title": "x"}} if method == "POST" else None)
+        R.check(f"ntfy: a publish key is refused on the native {method} {path} (401)", answer.status == 401,
+                describe(answer))
+
+
+def gotify_bola(w: World, s: dict) -> None:
+    h = w.h
+    a = h.app("a")
+    sent = call(h, "POST", "/message", {"X-Gotify-Key": used(a.alerts_publish_key)}, {"message": "for a's alerts"})
+    herald_id = ((jbody(sent) or {}).get("extras") or {}).get("herald::notification", {}).get("id")
+    mine = jbody(h.request("GET", f"/v1/notifications/{herald_id}", w.key("a"))) or {}
+    theirs = jbody(h.request("GET", f"/v1/notifications/{herald_id}", w.key("b"))) or {}
+    R.check("Gotify: a key bound to the channel alerts sends to app a's alerts only, invisible to app b",
+            sent.status == 200 and (mine.get("target") or {}).get("channels") == ["alerts"]
+            and (theirs.get("error") or {}).get("code") == "not_found", f"{describe(sent)} | {short(json.dumps(mine))}")
+    for label, place in [("app a's server key as X-Gotify-Key", {"X-Gotify-Key": h.app("a").server_key}),
+                         ("app b's server key as a Bearer token", w.key("b"))]:
+        answer = call(h, "POST", "/message", place, {"message": "x"})
+        R.check(f"Gotify: {label} is refused (401, Gotify's body)",
+                answer.status == 401 and (jbody(answer) or {}).get("errorCode") == 401, describe(answer))
+
+
 def matrix_bola(w: World, s: dict) -> None:
     h = w.h
 
@@ -1572,7 +1616,7 @@ def main() -> int:
         sections = [
             ("credentials", credential_checks), ("native BOLA", native_bola), ("channel BOLA", channel_bola),
             ("ArgusAI BOLA", argus_bola), ("AOVIS BOLA", aovis_bola), ("LeanCloud BOLA", leancloud_bola),
-            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola),
+            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola),
             ("LeanCloud signatures", leancloud_signatures),
         ]
         for name, function in sections:

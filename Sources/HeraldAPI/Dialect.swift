@@ -55,6 +55,11 @@ package protocol Dialect: Sendable {
     /// credentials refused, in the dialect's error body; nil when `path` is not the dialect's or the
     /// route answers Herald's native error body.
     static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response?
+
+    /// The answer to a request the router sent nowhere although one of the dialect's path
+    /// templates matches it (its path belongs to another route: ntfy's `POST /v1`), in the
+    /// dialect's error body; nil for Herald's native `404`/`405`.
+    static func unrouted(method: HTTPRequest.Method, path: String) -> Response?
 }
 
 extension Dialect {
@@ -66,6 +71,9 @@ extension Dialect {
 
     /// The native body.
     package static func tooManyRefusedCredentials(path: String, retryAfter: Int) -> Response? { nil }
+
+    /// The native `404`/`405`.
+    package static func unrouted(method: HTTPRequest.Method, path: String) -> Response? { nil }
 }
 
 /// What every dialect is built from.

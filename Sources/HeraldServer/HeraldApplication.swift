@@ -5,9 +5,11 @@ import HeraldAPI
 import HeraldArgusAI
 import HeraldCore
 import HeraldEngine
+import HeraldGotify
 import HeraldHomeAssistant
 import HeraldLeanCloud
 import HeraldMatrix
+import HeraldNtfy
 import HeraldSNSAPI
 import HeraldUnifiedPush
 import HeraldWebPush
@@ -24,6 +26,8 @@ public enum HeraldApplication {
         ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,
         UnifiedPushRoutes.self,
         MatrixRoutes.self,
+        NtfyRoutes.self,
+        GotifyRoutes.self,
     ]
 
     /// The router with every route and middleware, and the table of routes it serves.

@@ -28,6 +28,16 @@ package final class TestClock: Sendable {
 /// One Herald app on a fresh SQLite database (or the store given), driven through the real router.
 package struct ServerHarness {
     package static let serverKey = "hsk_test-server-key-0123456789"
+    /// The demo app's publish keys (ntfy, Gotify): any channel; bound to the channel `alerts`; to
+    /// the user `ann`; to everyone.
+    package static let publishKey = "hpk_test-publish-key-0123456789"
+    package static let alertsPublishKey = "hpk_test-alerts-key-0123456789"
+    package static let annPublishKey = "hpk_test-ann-key-0123456789"
+    package static let everyonePublishKey = "AGotifyAppTok1"
+    package static let publishKeys = [
+        PublishKey(key: publishKey), PublishKey(key: alertsPublishKey, target: .channel("alerts")),
+        PublishKey(key: annPublishKey, target: .user("ann")), PublishKey(key: everyonePublishKey, target: .all),
+    ]
     package static let clientKey = "hck_test-client-key-0123456789"
     package static let jwtSecret = "test-hs256-secret-for-user-tokens-0123456789"
     package static let issuer = "https://auth.example.com"
@@ -71,15 +81,15 @@ package struct ServerHarness {
         es256Users = es256
         let pemPath = directory.file("users.pem")
         try pem.write(toFile: pemPath, atomically: false, encoding: .utf8)
+        var app = AppConfiguration(
+            id: "demo", serverKey: Self.serverKey, clientKey: Self.clientKey,
+            userTokens: UserTokenConfiguration(
+                hs256Secret: Self.jwtSecret, publicKeyFiles: [pemPath], issuer: Self.issuer,
+                audience: Self.audience, leewaySeconds: 60, introspection: introspection))
+        app.publishKeys = Self.publishKeys
         configuration = HeraldConfiguration(
-            database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes,
-            apps: [
-                AppConfiguration(
-                    id: "demo", serverKey: Self.serverKey, clientKey: Self.clientKey,
-                    userTokens: UserTokenConfiguration(
-                        hs256Secret: Self.jwtSecret, publicKeyFiles: [pemPath], issuer: Self.issuer,
-                        audience: Self.audience, leewaySeconds: 60, introspection: introspection))
-            ], dialects: dialects)
+            database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes, apps: [app],
+            dialects: dialects)
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
         dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.now })
     }

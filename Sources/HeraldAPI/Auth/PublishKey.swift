@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import HeraldCore
 
@@ -68,4 +69,52 @@ public struct PublishKey: Sendable, Equatable {
 public struct Publisher: Sendable, Equatable {
     public var appID: String
     public var target: PublishKey.Target?
+}
+
+/// What the publish APIs (ntfy, Gotify) share in an app's settings: whether the app takes them,
+/// and how many messages one publish key publishes a minute.
+public struct PublishConfiguration: Sendable, Equatable {
+    /// Messages one publish key may publish a minute, by default.
+    public static let defaultMessagesPerMinute = 60
+
+    public var enabled: Bool
+    /// A burst of this many, refilled over a minute.
+    public var messagesPerMinute: Int
+
+    public init(enabled: Bool = true, messagesPerMinute: Int = Self.defaultMessagesPerMinute) {
+        self.enabled = enabled
+        self.messagesPerMinute = messagesPerMinute
+    }
+
+    /// A publish API's two settings, `app.<id>.<dialect>.enabled` and `….messages_per_minute`.
+    public struct Settings: Sendable {
+        public let enabled: Setting<Bool>
+        public let messagesPerMinute: Setting<Int>
+
+        /// - Parameters:
+        ///   - dialect: The settings key (`ntfy`).
+        ///   - title: How the reference names the API ("ntfy publishing").
+        ///   - routes: The routes it turns on or off, for the reference.
+        public init(dialect: String, title: String, routes: String) {
+            enabled = Setting<Bool>(
+                "app.<id>.\(dialect).enabled", default: true,
+                "\(title): whether the app's publish keys may publish through \(routes).")
+            messagesPerMinute = Setting<Int>(
+                "app.<id>.\(dialect).messages_per_minute", 1...100_000,
+                default: PublishConfiguration.defaultMessagesPerMinute,
+                "\(title): messages one publish key may publish a minute (a burst of this many, refilled over a minute)."
+            )
+        }
+
+        /// Both, in the reference's order.
+        public var all: [any DeclaredSetting] { [enabled, messagesPerMinute] }
+    }
+
+    /// Reads app `appID`'s `settings`.
+    /// - Throws: `HeraldError` with code `invalid_configuration` naming the key at fault.
+    public init(appID: String, reader: ConfigReader, settings: Settings) throws {
+        self.init(
+            enabled: try reader.value(settings.enabled, app: appID),
+            messagesPerMinute: try reader.value(settings.messagesPerMinute, app: appID))
+    }
 }

@@ -59,12 +59,27 @@ package final class RouteIndex: Sendable {
     package func methods(for path: String) -> [HTTPRequest.Method] {
         let segments = Self.segments(path)
         return routes.withLock { routes in
+            // As the router does, a literal segment hides a `{parameter}` at the same place: `/metrics`
+            // is the metrics route's, never `/{topic}`'s, so only the most literal templates count.
+            let matching = routes.filter { Self.matches(segments, $0.key) }
+            let best = matching.map { Self.literals($0.key) }.max { $0 != $1 && Self.precedes($1, $0) }
             var methods: [HTTPRequest.Method] = []
-            for (template, templateMethods) in routes where Self.matches(segments, template) {
+            for (template, templateMethods) in matching where Self.literals(template) == best {
                 for method in templateMethods where !methods.contains(method) { methods.append(method) }
             }
             return methods
         }
+    }
+
+    /// Which of a template's segments are literal (not `{parameter}`).
+    private static func literals(_ template: [Substring]) -> [Bool] {
+        template.map { !($0.hasPrefix("{") && $0.hasSuffix("}")) }
+    }
+
+    /// Whether `a` is at least as literal as `b`: at the first place they differ, `a` is the literal.
+    private static func precedes(_ a: [Bool], _ b: [Bool]) -> Bool {
+        for (x, y) in zip(a, b) where x != y { return x }
+        return true
     }
 
     private static func segments(_ path: String) -> [Substring] {

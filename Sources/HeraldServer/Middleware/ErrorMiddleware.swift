@@ -17,6 +17,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
+            for dialect in HeraldApplication.dialects {
+                if let response = dialect.unrouted(method: request.method, path: request.uri.path) { return response }
+            }
             let allowed = routes.methods(for: request.uri.path)
             guard !allowed.isEmpty else { throw Self.translate(error) }
             var response = try HeraldError(

@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+import NIOCore
+
+/// An answer other than `200` in ntfy's error body: `{"code", "http", "error", "link"?}`, with
+/// ntfy's own codes (`40009`: the topic; `40101`: unauthorized; …), which its clients log.
+package struct NtfyError: Error, Sendable, Equatable {
+    package var status: HTTPResponse.Status
+    package var code: Int
+    package var error: String
+    package var link: String?
+
+    static let authenticationLink = "https://ntfy.sh/docs/publish/#authentication"
+    static let limitationsLink = "https://ntfy.sh/docs/publish/#limitations"
+
+    package static func invalidTopic(_ detail: String = "topic invalid") -> Self {
+        Self(status: .badRequest, code: 40009, error: "invalid request: \(detail)")
+    }
+    package static func invalidPriority() -> Self {
+        Self(
+            status: .badRequest, code: 40007, error: "invalid priority parameter",
+            link: "https://ntfy.sh/docs/publish/#message-priority")
+    }
+    package static func invalidDelay() -> Self {
+        Self(
+            status: .badRequest, code: 40004, error: "invalid delay parameter: unable to parse delay",
+            link: "https://ntfy.sh/docs/publish/#scheduled-delivery")
+    }
+    package static func delayTooSmall() -> Self {
+        Self(
+            status: .badRequest, code: 40005, error: "invalid delay parameter: too small, please refer to the docs",
+            link: "https://ntfy.sh/docs/publish/#scheduled-delivery")
+    }
+    package static func delayTooLarge() -> Self {
+        Self(
+            status: .badRequest, code: 40006, error: "invalid delay parameter: too large, please refer to the docs",
+            link: "https://ntfy.sh/docs/publish/#scheduled-delivery")
+    }
+    package static func invalidAttachURL() -> Self {
+        Self(status: .badRequest, code: 40013, error: "invalid request: attachment URL is invalid")
+    }
+    package static func invalidIconURL() -> Self {
+        Self(status: .badRequest, code: 40021, error: "invalid request: icon URL is invalid")
+    }
+    package static func notJSONMessage() -> Self {
+        Self(status: .badRequest, code: 40017, error: "invalid request: request body must be message JSON")
+    }
+    package static func invalidActions() -> Self {
+        Self(status: .badRequest, code: 40018, error: "invalid request: actions invalid")
+    }
+    package static func invalidJSON() -> Self {
+        Self(status: .badRequest, code: 40024, error: "invalid request: request body must be valid JSON")
+    }
+    package static func jsonTooLarge() -> Self {
+        Self(status: .contentTooLarge, code: 41303, error: "JSON body too large")
+    }
+    /// A message larger than 4,096 bytes (ntfy would keep it as an attachment; Herald keeps none).
+    package static func tooLarge(_ detail: String = "message too large: at most 4096 bytes") -> Self {
+        Self(status: .contentTooLarge, code: 41301, error: detail)
+    }
+    package static func unauthorized() -> Self {
+        Self(status: .unauthorized, code: 40101, error: "unauthorized", link: authenticationLink)
+    }
+    package static func forbidden() -> Self {
+        Self(status: .forbidden, code: 40301, error: "forbidden", link: authenticationLink)
+    }
+    package static func tooManyRequests() -> Self {
+        Self(
+            status: .tooManyRequests, code: 42901, error: "limit reached: too many requests, please be nice",
+            link: limitationsLink)
+    }
+    package static func tooManyAuthFailures() -> Self {
+        Self(
+            status: .tooManyRequests, code: 42909, error: "limit reached: too many auth failures",
+            link: limitationsLink)
+    }
+    package static func internalError() -> Self {
+        Self(status: .internalServerError, code: 50001, error: "internal server error")
+    }
+
+    /// The answer (one JSON object and a newline, as ntfy writes it).
+    package func response(retryAfter: Int? = nil) -> Response {
+        var body: [String: JSONValue] = [
+            "code": .number(JSONNumber(code)), "http": .number(JSONNumber(Int(status.code))), "error": .string(error),
+        ]
+        body["link"] = link.map(JSONValue.string)
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: JSONValue.object(body).serialized() + [0x0A])))
+    }
+}
