@@ -170,7 +170,7 @@ struct UnifiedPushTests {
     func overTheChannel() async throws {
         let harness = try await EngineHarness()
         let server = harness.server
-        let app = Self.liveApplication(server)
+        let app = server.liveApplication()
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)
@@ -180,7 +180,7 @@ struct UnifiedPushTests {
                         .post, "/v1/installations",
                         body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
                     ).string("id"))
-                let channel = try await Self.connect(api, port: port, installation: id)
+                let channel = try await ChannelTestClient.subscribed(api, port: port, installation: id)
                 let created = try await api.call(.post, "/v1/installations/\(id)/push-endpoints")
                 let url = try #require(created.string("endpoint"))
                 let body = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
@@ -199,31 +199,6 @@ struct UnifiedPushTests {
         await harness.stop()
     }
 
-    /// The router served on a real port with the direct channel's WebSocket routes.
-    static func liveApplication(_ server: ServerHarness) -> some ApplicationProtocol {
-        Application(
-            router: server.router().router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: HeraldApplication.webSocketRouter(
-                    store: server.store, apps: server.apps, dispatcher: server.dispatcher)),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-    }
-
-    /// Opens a device's direct channel (Home Assistant's push channel subscription) over a real WebSocket.
-    static func connect(_ api: API, port: Int, installation id: String) async throws -> ChannelTestClient {
-        let credential = try #require(
-            try await api.call(.post, "/v1/installations/\(id)/channel-credential").string("credential"))
-        let channel = ChannelTestClient(port: port, bearer: credential)
-        #expect(await channel.next()?["type"] == .string("auth_ok"))
-        channel.send(
-            .object([
-                "id": .number(1), "type": .string("mobile_app/push_notification_channel"),
-                "webhook_id": .string(id), "support_confirm": .bool(false),
-            ]))
-        #expect(await channel.next()?["success"] == .bool(true))
-        return channel
-    }
-
     /// The notification id a `201`'s `Location` names.
     static func notificationID(
         _ sent: (status: HTTPResponse.Status, headers: HTTPFields, json: JSONValue?)
@@ -240,7 +215,7 @@ struct UnifiedPushTests {
     func heldForTheChannel() async throws {
         let harness = try await EngineHarness()
         let server = harness.server
-        let app = Self.liveApplication(server)
+        let app = server.liveApplication()
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)
@@ -266,7 +241,7 @@ struct UnifiedPushTests {
                 let dropped = try await api.call(.get, "/v1/notifications/\(once)")
                 #expect(dropped["counts.skipped_expired"] == .number(1), "TTL 0: not delivered later")
                 #expect(dropped["counts.sent"] == .number(0))
-                let channel = try await Self.connect(api, port: port, installation: direct)
+                let channel = try await ChannelTestClient.subscribed(api, port: port, installation: direct)
                 _ = try await harness.drain()
                 let event = await channel.next()?["event"]?["data"]
                 #expect(event?["up_body"] == .string(UnifiedPushMessage.base64URL([2])), "only the replacement")
@@ -283,7 +258,7 @@ struct UnifiedPushTests {
                 let large = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 3) }
                 #expect(try await Self.post(api, phoneURL, body: large).status == .contentTooLarge)
                 let before = harness.apns.requests.count
-                var phoneChannel = try await Self.connect(api, port: port, installation: phone)
+                var phoneChannel = try await ChannelTestClient.subscribed(api, port: port, installation: phone)
                 let overChannel = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
                 _ = try await harness.drain()
                 #expect(
@@ -300,7 +275,7 @@ struct UnifiedPushTests {
                 _ = try await harness.drain()
                 #expect(harness.apns.requests.count == before, "never truncated or sent to APNs")
                 #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["status"] != .string("done"))
-                phoneChannel = try await Self.connect(api, port: port, installation: phone)
+                phoneChannel = try await ChannelTestClient.subscribed(api, port: port, installation: phone)
                 _ = try await harness.drain()
                 #expect(
                     await phoneChannel.next()?["event"]?["data"]?["up_body"]
@@ -348,7 +323,7 @@ struct UnifiedPushTests {
     }
 
     @Test(
-        "pywebpush as the app server: its encrypted message reaches APNs byte for byte and decrypts with the subscription's keys; Urgency and Topic kept; a revoked endpoint is 410 to it"
+        "pywebpush as the app server: its encrypted message reaches APNs and FCM byte for byte and decrypts with the subscription's keys; Urgency and Topic kept; a revoked endpoint is 410 to it"
     )
     func pywebpushSends() async throws {
         let harness = try await EngineHarness()
@@ -363,12 +338,15 @@ struct UnifiedPushTests {
                         .string("id"))
                 // Made by a client that sends Host (URLSession; the test client sends none): the endpoint
                 // is reachable where the app reached Herald, the request's own host.
-                var creation = URLRequest(
-                    url: URL(string: "http://127.0.0.1:\(port)/v1/installations/\(id)/push-endpoints")!)
-                creation.httpMethod = "POST"
-                creation.setValue("Bearer \(ServerHarness.serverKey)", forHTTPHeaderField: "Authorization")
-                let (data, _) = try await URLSession.shared.data(for: creation)
-                let created = try #require(try JSONValue.parse(Array(data)).objectValue)
+                func endpoint(of id: String) async throws -> [String: JSONValue] {
+                    var creation = URLRequest(
+                        url: URL(string: "http://127.0.0.1:\(port)/v1/installations/\(id)/push-endpoints")!)
+                    creation.httpMethod = "POST"
+                    creation.setValue("Bearer \(ServerHarness.serverKey)", forHTTPHeaderField: "Authorization")
+                    let (data, _) = try await URLSession.shared.data(for: creation)
+                    return try #require(try JSONValue.parse(Array(data)).objectValue)
+                }
+                let created = try await endpoint(of: id)
                 func string(_ key: String) -> String? {
                     if case .string(let value)? = created[key] { return value }
                     return nil
@@ -391,6 +369,28 @@ struct UnifiedPushTests {
                 }
                 let bytes = try #require(Base64URL.decode(body))
                 #expect(String(decoding: try device.decrypt(bytes), as: UTF8.self) == message)
+
+                // An Android device: the same body in the FCM data message.
+                let fcmToken = Fixtures.fcmToken()
+                let android = try #require(
+                    try await api.call(
+                        .post, "/v1/installations", body: #"{"platform":"android","token":"\#(fcmToken)"}"#
+                    ).string("id"))
+                guard case .string(let androidURL)? = try await endpoint(of: android)["endpoint"] else {
+                    throw TestFailure("no endpoint for the Android device")
+                }
+                let phone = TestUserAgent()
+                let fcmSent = try await Self.pywebpush(
+                    androidURL, phone, message: "Boost from @bob", ttl: 60, urgency: nil, topic: nil)
+                #expect(fcmSent["status"] == .number(201), "\(fcmSent)")
+                _ = try await harness.drain()
+                let fcm = try #require(harness.fcm.requests.last)
+                #expect(fcm.json?["message"]?["token"] == .string(fcmToken))
+                guard case .string(let fcmBody)? = fcm.json?["message"]?["data"]?["up_body"] else {
+                    throw TestFailure("no up_body in \(String(describing: fcm.json))")
+                }
+                let fcmBytes = try #require(Base64URL.decode(fcmBody))
+                #expect(String(decoding: try phone.decrypt(fcmBytes), as: UTF8.self) == "Boost from @bob")
 
                 let endpointID = try #require(string("id"))
                 _ = try await api.call(.delete, "/v1/installations/\(id)/push-endpoints/\(endpointID)")

@@ -1,0 +1,37 @@
+import Foundation
+import HeraldCore
+import HeraldServer
+import Hummingbird
+import HummingbirdWebSocket
+
+extension ServerHarness {
+    /// The router served on a real port with the direct channel's WebSocket routes.
+    package func liveApplication() -> some ApplicationProtocol {
+        Application(
+            router: router().router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: HeraldApplication.webSocketRouter(store: store, apps: apps, dispatcher: dispatcher)),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+}
+
+extension ChannelTestClient {
+    /// Opens an installation's direct channel over a real WebSocket, as a device does: a channel
+    /// credential asked for with the server key, then Home Assistant's push channel subscription.
+    /// - Throws: `TestFailure` when the channel refuses the credential or the subscription.
+    package static func subscribed(_ api: API, port: Int, installation id: String) async throws -> ChannelTestClient {
+        guard
+            let credential = try await api.call(.post, "/v1/installations/\(id)/channel-credential").string(
+                "credential")
+        else { throw TestFailure("no channel credential for \(id)") }
+        let channel = ChannelTestClient(port: port, bearer: credential)
+        guard await channel.next()?["type"] == .string("auth_ok") else { throw TestFailure("the channel refused") }
+        channel.send(
+            .object([
+                "id": .number(1), "type": .string("mobile_app/push_notification_channel"),
+                "webhook_id": .string(id), "support_confirm": .bool(false),
+            ]))
+        guard await channel.next()?["success"] == .bool(true) else { throw TestFailure("the subscription failed") }
+        return channel
+    }
+}
