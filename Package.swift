@@ -85,7 +85,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // OpenAPIKit builds /openapi.yaml from the routes' own declarations; its ExternalLoading trait
         // (loading remote references) is not needed.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
@@ -234,10 +233,7 @@ let package = Package(
         .target(name: "HeraldUnifiedPush", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldMatrix", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldNtfy", dependencies: dialectDependencies, swiftSettings: swiftSettings),
-        .target(
-            name: "HeraldGotify",
-            dependencies: dialectDependencies + [.product(name: "MultipartKit", package: "multipart-kit")],
-            swiftSettings: swiftSettings),
+        .target(name: "HeraldGotify", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(
             name: "HeraldServer",
             dependencies: [

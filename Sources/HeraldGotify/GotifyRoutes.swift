@@ -5,7 +5,6 @@ import HeraldCore
 import HeraldEngine
 import Hummingbird
 import Logging
-import MultipartKit
 import NIOCore
 
 /// Gotify's `POST /message` (what Apprise's `gotify://`, scripts and Gotify's own CLI send): the
@@ -133,11 +132,10 @@ package struct GotifyRoutes: Dialect {
             guard let boundary = Self.boundary(of: contentType ?? "") else {
                 throw .badRequest("the multipart body has no boundary")
             }
-            do {
-                return try FormDataDecoder().decode(Fields.self, from: bytes, boundary: boundary).json
-            } catch {
+            guard let form = MultipartForm.fields(bytes, boundary: boundary) else {
                 throw .badRequest("the multipart body is not a form")
             }
+            return Fields(title: form["title"], message: form["message"], priority: form["priority"]).json
         }
         if type.hasPrefix("application/x-www-form-urlencoded") {
             do {

@@ -410,7 +410,8 @@ struct ConsoleTests {
             let dialects = overview["dialects"]?.consoleItems ?? []
             #expect(
                 dialects.compactMap { $0.objectValue?["key"]?.consoleText }.sorted() == [
-                    "aovis", "argus", "home_assistant", "leancloud", "sns_api", "unifiedpush",
+                    "aovis", "argus", "gotify", "home_assistant", "leancloud", "matrix", "ntfy", "sns_api",
+                    "unifiedpush",
                 ])
             #expect(overview["dialects.0.enabled"] == .bool(true))
 
