@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldServer
 import Hummingbird
+import HummingbirdTesting
 import HummingbirdWebSocket
 
 extension ServerHarness {
@@ -33,5 +34,22 @@ extension ChannelTestClient {
             ]))
         guard await channel.next()?["success"] == .bool(true) else { throw TestFailure("the subscription failed") }
         return channel
+    }
+}
+
+extension EngineHarness {
+    /// Runs `test` against the router served on a real port with the channel's WebSocket routes
+    /// (its client and port), then stops the mocks, whether the test threw or not.
+    package func live(_ test: @Sendable (API, Int) async throws -> Void) async throws {
+        do {
+            try await server.liveApplication().test(.live) { client in
+                guard let port = client.port else { throw TestFailure("the live server has no port") }
+                try await test(API(client: client), port)
+            }
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
     }
 }

@@ -14,30 +14,20 @@ package enum PublishingHarness {
         _ test: @Sendable (EngineHarness, String, String) async throws -> Void
     ) async throws {
         let harness = try await EngineHarness()
-        let app = Application(
-            router: harness.server.router().router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        do {
-            try await app.test(.live) { client in
-                let api = API(client: client)
-                let token = Fixtures.apnsToken()
-                var registration: [String: JSONValue] = [
-                    "platform": .string("ios"), "token": .string(token),
-                    "channels": .array(channels.map(JSONValue.string)),
-                ]
-                registration["user_id"] = userID.map(JSONValue.string)
-                let created = try await api.call(
-                    .post, "/v1/installations",
-                    body: String(decoding: JSONValue.object(registration).serialized(), as: UTF8.self))
-                guard created.status == .created, let port = client.port else {
-                    throw TestFailure("the device was not registered: \(created.status)")
-                }
-                try await test(harness, "127.0.0.1:\(port)", token)
+        try await harness.live { api, port in
+            let token = Fixtures.apnsToken()
+            var registration: [String: JSONValue] = [
+                "platform": .string("ios"), "token": .string(token), "channels": .array(channels.map(JSONValue.string)),
+            ]
+            registration["user_id"] = userID.map(JSONValue.string)
+            let created = try await api.call(
+                .post, "/v1/installations",
+                body: String(decoding: JSONValue.object(registration).serialized(), as: UTF8.self))
+            guard created.status == .created else {
+                throw TestFailure("the device was not registered: \(created.status)")
             }
-        } catch {
-            await harness.stop()
-            throw error
+            try await test(harness, "127.0.0.1:\(port)", token)
         }
-        await harness.stop()
     }
 
     /// The device's pushes, once the engine has worked every due job.

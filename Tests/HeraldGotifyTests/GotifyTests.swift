@@ -129,31 +129,24 @@ struct GotifyChannelTests {
     @Test("A key bound to a user reaches the user's direct-only device over its WebSocket")
     func overTheChannel() async throws {
         let harness = try await EngineHarness()
-        do {
-            try await harness.server.liveApplication().test(.live) { client in
-                let api = API(client: client)
-                let id = try #require(
-                    try await api.call(
-                        .post, "/v1/installations",
-                        body:
-                            #"{"platform":"desktop","service":"direct","token":"d-\#(UUID().uuidString)","user_id":"ann"}"#
-                    ).string("id"))
-                let channel = try await ChannelTestClient.subscribed(
-                    api, port: try #require(client.port), installation: id)
-                let sent = try await api.call(
-                    .post, "/message", bearer: ServerHarness.annPublishKey,
-                    body: #"{"title":"Backup","message":"done","priority":5}"#)
-                #expect(sent.status == .ok)
-                _ = try await harness.drain()
-                let event = await channel.next()?["event"]
-                #expect(event?["title"] == .string("Backup"))
-                #expect(event?["message"] == .string("done"))
-                _ = await channel.close()
-            }
-        } catch {
-            await harness.stop()
-            throw error
+        try await harness.live { api, port in
+            let id = try #require(
+                try await api.call(
+                    .post, "/v1/installations",
+                    body:
+                        #"{"platform":"desktop","service":"direct","token":"d-\#(UUID().uuidString)","user_id":"ann"}"#
+                ).string("id"))
+            let channel = try await ChannelTestClient.subscribed(
+                api, port: port, installation: id)
+            let sent = try await api.call(
+                .post, "/message", bearer: ServerHarness.annPublishKey,
+                body: #"{"title":"Backup","message":"done","priority":5}"#)
+            #expect(sent.status == .ok)
+            _ = try await harness.drain()
+            let event = await channel.next()?["event"]
+            #expect(event?["title"] == .string("Backup"))
+            #expect(event?["message"] == .string("done"))
+            _ = await channel.close()
         }
-        await harness.stop()
     }
 }

@@ -167,30 +167,23 @@ struct NtfyChannelTests {
     @Test("A direct-only device subscribed to the topic's channel gets the message over its WebSocket")
     func overTheChannel() async throws {
         let harness = try await EngineHarness()
-        do {
-            try await harness.server.liveApplication().test(.live) { client in
-                let api = API(client: client)
-                let id = try #require(
-                    try await api.call(
-                        .post, "/v1/installations",
-                        body:
-                            #"{"platform":"desktop","service":"direct","token":"d-\#(UUID().uuidString)","channels":["alerts"]}"#
-                    ).string("id"))
-                let channel = try await ChannelTestClient.subscribed(
-                    api, port: try #require(client.port), installation: id)
-                let sent = try await NtfyTests.publish(
-                    api, "/alerts", body: "Door open", headers: [HTTPField.Name("Title")!: "Garage"])
-                #expect(sent.status == .ok)
-                _ = try await harness.drain()
-                let event = await channel.next()?["event"]
-                #expect(event?["title"] == .string("Garage"))
-                #expect(event?["message"] == .string("Door open"))
-                _ = await channel.close()
-            }
-        } catch {
-            await harness.stop()
-            throw error
+        try await harness.live { api, port in
+            let id = try #require(
+                try await api.call(
+                    .post, "/v1/installations",
+                    body:
+                        #"{"platform":"desktop","service":"direct","token":"d-\#(UUID().uuidString)","channels":["alerts"]}"#
+                ).string("id"))
+            let channel = try await ChannelTestClient.subscribed(
+                api, port: port, installation: id)
+            let sent = try await NtfyTests.publish(
+                api, "/alerts", body: "Door open", headers: [HTTPField.Name("Title")!: "Garage"])
+            #expect(sent.status == .ok)
+            _ = try await harness.drain()
+            let event = await channel.next()?["event"]
+            #expect(event?["title"] == .string("Garage"))
+            #expect(event?["message"] == .string("Door open"))
+            _ = await channel.close()
         }
-        await harness.stop()
     }
 }

@@ -169,34 +169,25 @@ struct UnifiedPushTests {
     )
     func overTheChannel() async throws {
         let harness = try await EngineHarness()
-        let server = harness.server
-        let app = server.liveApplication()
-        do {
-            try await app.test(.live) { client in
-                let port = try #require(client.port)
-                let api = API(client: client)
-                let id = try #require(
-                    try await api.call(
-                        .post, "/v1/installations",
-                        body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
-                    ).string("id"))
-                let channel = try await ChannelTestClient.subscribed(api, port: port, installation: id)
-                let created = try await api.call(.post, "/v1/installations/\(id)/push-endpoints")
-                let url = try #require(created.string("endpoint"))
-                let body = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-                #expect(try await Self.post(api, url, body: body, topic: "t1").status == .created)
-                _ = try await harness.drain()
-                let data = await channel.next()?["event"]?["data"]
-                #expect(data?["up_endpoint"] == created["id"])
-                #expect(data?["up_body"] == .string(UnifiedPushMessage.base64URL(body)))
-                #expect(data?["tag"] == .string("t1"), "the topic is the event's tag")
-                _ = await channel.close()
-            }
-        } catch {
-            await harness.stop()
-            throw error
+
+        try await harness.live { api, port in
+            let id = try #require(
+                try await api.call(
+                    .post, "/v1/installations",
+                    body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
+                ).string("id"))
+            let channel = try await ChannelTestClient.subscribed(api, port: port, installation: id)
+            let created = try await api.call(.post, "/v1/installations/\(id)/push-endpoints")
+            let url = try #require(created.string("endpoint"))
+            let body = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            #expect(try await Self.post(api, url, body: body, topic: "t1").status == .created)
+            _ = try await harness.drain()
+            let data = await channel.next()?["event"]?["data"]
+            #expect(data?["up_endpoint"] == created["id"])
+            #expect(data?["up_body"] == .string(UnifiedPushMessage.base64URL(body)))
+            #expect(data?["tag"] == .string("t1"), "the topic is the event's tag")
+            _ = await channel.close()
         }
-        await harness.stop()
     }
 
     /// The notification id a `201`'s `Location` names.
@@ -215,79 +206,70 @@ struct UnifiedPushTests {
     func heldForTheChannel() async throws {
         let harness = try await EngineHarness()
         let server = harness.server
-        let app = server.liveApplication()
-        do {
-            try await app.test(.live) { client in
-                let port = try #require(client.port)
-                let api = API(client: client)
+        try await harness.live { api, port in
 
-                // A direct-only device, offline: the second message of topic "t" replaces the first.
-                let direct = try #require(
-                    try await api.call(
-                        .post, "/v1/installations",
-                        body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
-                    ).string("id"))
-                let url = try #require(
-                    try await api.call(.post, "/v1/installations/\(direct)/push-endpoints").string("endpoint"))
-                let first = try Self.notificationID(try await Self.post(api, url, body: [1], ttl: "300", topic: "t"))
-                _ = try await harness.drain()
-                let second = try Self.notificationID(try await Self.post(api, url, body: [2], ttl: "300", topic: "t"))
-                let once = try Self.notificationID(try await Self.post(api, url, body: [3], ttl: "0"))
-                _ = try await harness.drain()
-                #expect(try await api.call(.get, "/v1/notifications/\(first)")["status"] == .string("canceled"))
-                #expect(try await api.call(.get, "/v1/notifications/\(second)")["status"] != .string("canceled"))
-                server.clock.advance(by: 2)
-                _ = try await harness.drain()
-                let dropped = try await api.call(.get, "/v1/notifications/\(once)")
-                #expect(dropped["counts.skipped_expired"] == .number(1), "TTL 0: not delivered later")
-                #expect(dropped["counts.sent"] == .number(0))
-                let channel = try await ChannelTestClient.subscribed(api, port: port, installation: direct)
-                _ = try await harness.drain()
-                let event = await channel.next()?["event"]?["data"]
-                #expect(event?["up_body"] == .string(UnifiedPushMessage.base64URL([2])), "only the replacement")
-                #expect(await channel.next(within: .milliseconds(500)) == nil, "and nothing else")
-                _ = await channel.close()
+            // A direct-only device, offline: the second message of topic "t" replaces the first.
+            let direct = try #require(
+                try await api.call(
+                    .post, "/v1/installations",
+                    body: #"{"platform":"android","service":"direct","token":"device-\#(UUID().uuidString)"}"#
+                ).string("id"))
+            let url = try #require(
+                try await api.call(.post, "/v1/installations/\(direct)/push-endpoints").string("endpoint"))
+            let first = try Self.notificationID(try await Self.post(api, url, body: [1], ttl: "300", topic: "t"))
+            _ = try await harness.drain()
+            let second = try Self.notificationID(try await Self.post(api, url, body: [2], ttl: "300", topic: "t"))
+            let once = try Self.notificationID(try await Self.post(api, url, body: [3], ttl: "0"))
+            _ = try await harness.drain()
+            #expect(try await api.call(.get, "/v1/notifications/\(first)")["status"] == .string("canceled"))
+            #expect(try await api.call(.get, "/v1/notifications/\(second)")["status"] != .string("canceled"))
+            server.clock.advance(by: 2)
+            _ = try await harness.drain()
+            let dropped = try await api.call(.get, "/v1/notifications/\(once)")
+            #expect(dropped["counts.skipped_expired"] == .number(1), "TTL 0: not delivered later")
+            #expect(dropped["counts.sent"] == .number(0))
+            let channel = try await ChannelTestClient.subscribed(api, port: port, installation: direct)
+            _ = try await harness.drain()
+            let event = await channel.next()?["event"]?["data"]
+            #expect(event?["up_body"] == .string(UnifiedPushMessage.base64URL([2])), "only the replacement")
+            #expect(await channel.next(within: .milliseconds(500)) == nil, "and nothing else")
+            _ = await channel.close()
 
-                // An APNs device: 4,096 bytes are too many for APNs, taken while its channel is open.
-                let token = Fixtures.apnsToken()
-                let phone = try #require(
-                    try await api.call(.post, "/v1/installations", body: #"{"platform":"ios","token":"\#(token)"}"#)
-                        .string("id"))
-                let phoneURL = try #require(
-                    try await api.call(.post, "/v1/installations/\(phone)/push-endpoints").string("endpoint"))
-                let large = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 3) }
-                #expect(try await Self.post(api, phoneURL, body: large).status == .contentTooLarge)
-                let before = harness.apns.requests.count
-                var phoneChannel = try await ChannelTestClient.subscribed(api, port: port, installation: phone)
-                let overChannel = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
-                _ = try await harness.drain()
-                #expect(
-                    await phoneChannel.next()?["event"]?["data"]?["up_body"]
-                        == .string(UnifiedPushMessage.base64URL(large)))
-                #expect(try await api.call(.get, "/v1/notifications/\(overChannel)")["counts.sent"] == .number(1))
+            // An APNs device: 4,096 bytes are too many for APNs, taken while its channel is open.
+            let token = Fixtures.apnsToken()
+            let phone = try #require(
+                try await api.call(.post, "/v1/installations", body: #"{"platform":"ios","token":"\#(token)"}"#)
+                    .string("id"))
+            let phoneURL = try #require(
+                try await api.call(.post, "/v1/installations/\(phone)/push-endpoints").string("endpoint"))
+            let large = (0..<UnifiedPushMessage.maxBodyBytes).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+            #expect(try await Self.post(api, phoneURL, body: large).status == .contentTooLarge)
+            let before = harness.apns.requests.count
+            var phoneChannel = try await ChannelTestClient.subscribed(api, port: port, installation: phone)
+            let overChannel = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
+            _ = try await harness.drain()
+            #expect(
+                await phoneChannel.next()?["event"]?["data"]?["up_body"]
+                    == .string(UnifiedPushMessage.base64URL(large)))
+            #expect(try await api.call(.get, "/v1/notifications/\(overChannel)")["counts.sent"] == .number(1))
 
-                // Taken while connected, sent after the channel closed: it waits for the channel.
-                let waiting = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
-                _ = await phoneChannel.close()
-                for _ in 0..<200 where server.dispatcher.channels.isOpen(phone) {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-                _ = try await harness.drain()
-                #expect(harness.apns.requests.count == before, "never truncated or sent to APNs")
-                #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["status"] != .string("done"))
-                phoneChannel = try await ChannelTestClient.subscribed(api, port: port, installation: phone)
-                _ = try await harness.drain()
-                #expect(
-                    await phoneChannel.next()?["event"]?["data"]?["up_body"]
-                        == .string(UnifiedPushMessage.base64URL(large)))
-                #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["counts.sent"] == .number(1))
-                _ = await phoneChannel.close()
+            // Taken while connected, sent after the channel closed: it waits for the channel.
+            let waiting = try Self.notificationID(try await Self.post(api, phoneURL, body: large))
+            _ = await phoneChannel.close()
+            for _ in 0..<200 where server.dispatcher.channels.isOpen(phone) {
+                try await Task.sleep(for: .milliseconds(10))
             }
-        } catch {
-            await harness.stop()
-            throw error
+            _ = try await harness.drain()
+            #expect(harness.apns.requests.count == before, "never truncated or sent to APNs")
+            #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["status"] != .string("done"))
+            phoneChannel = try await ChannelTestClient.subscribed(api, port: port, installation: phone)
+            _ = try await harness.drain()
+            #expect(
+                await phoneChannel.next()?["event"]?["data"]?["up_body"]
+                    == .string(UnifiedPushMessage.base64URL(large)))
+            #expect(try await api.call(.get, "/v1/notifications/\(waiting)")["counts.sent"] == .number(1))
+            _ = await phoneChannel.close()
         }
-        await harness.stop()
     }
 
     /// The largest body an endpoint takes, for each kind of device: found by POSTing (201 or 413).
