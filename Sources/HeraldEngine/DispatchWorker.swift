@@ -164,6 +164,8 @@ public struct DispatchWorker: Service {
         _ job: Job, owner: String, notification: PushNotification?, first: Dispatcher.Batch? = nil,
         _ stopping: @escaping @Sendable () -> Bool
     ) async {
+        dispatcher.count(running: 1)
+        defer { dispatcher.count(running: -1) }
         do {
             try await dispatcher.process(
                 job, owner: owner, notification: notification, first: first, isStopping: stopping)

@@ -111,11 +111,21 @@ public struct WorkCounts: Sendable, Equatable {
     /// Takes from the hand-off: one take is every handed job waiting then (up to
     /// ``LocalHandoff/batchLimit``), worked together.
     public var handedTakes = 0
+    /// Jobs this node's workers are working now.
+    public var running = 0
 }
 
 extension Dispatcher {
     /// How this node's workers came by their jobs since the start.
     public var workCounts: WorkCounts { counts.withLock { $0 } }
+
+    /// Notifications accepted on this node that wait in memory for one of its workers.
+    public var handedWaiting: Int { handoff.waiting }
+
+    /// A worker starts (`1`) or ends (`-1`) working a job.
+    func count(running change: Int) {
+        counts.withLock { $0.running += change }
+    }
 
     /// Counts jobs taken from the hand-off in one take, or a claim through the store and whether it found one.
     func count(handedOver: Int = 0, claimed: Bool? = nil) {

@@ -8,10 +8,13 @@ import Synchronization
 /// (``ClusterState``), so every node sharing it holds back; this is the node's copy, read again at
 /// most every `refreshInterval`. An unreachable provider's pause grows with each batch in a row it
 /// left unanswered (the streak is this node's own) and the streak ends with its first answer.
+/// A pause holds back all of a provider (scope empty) or, for Web Push, the browsers of one push
+/// service (scope its origin, ``PushToken/pauseScope``): one app's browsers use several.
 final class ProviderGate: Sendable {
     private struct Key: Hashable {
         var appID: String
         var service: PushService
+        var scope: String
     }
 
     private struct State {
@@ -40,27 +43,33 @@ final class ProviderGate: Sendable {
             state.refreshedAt = now
             state.pauses = state.pauses.filter { $0.value > now }
             for pause in stored {
-                let key = Key(appID: pause.appID, service: pause.service)
+                let key = Key(appID: pause.appID, service: pause.service, scope: pause.scope)
                 state.pauses[key] = max(state.pauses[key] ?? pause.until, pause.until)
             }
         }
     }
 
-    /// Until when the provider is paused for the app, if it is at `now`.
-    func pausedUntil(appID: String, service: PushService, now: Date) -> Date? {
+    /// Until when the provider is paused for the app, if it is at `now`: all of it, or the part
+    /// `scope` names.
+    func pausedUntil(appID: String, service: PushService, scope: String = "", now: Date) -> Date? {
         state.withLock { state in
-            guard let until = state.pauses[Key(appID: appID, service: service)] else { return nil }
+            guard !state.pauses.isEmpty else { return nil }
+            var until = state.pauses[Key(appID: appID, service: service, scope: "")]
+            if !scope.isEmpty, let part = state.pauses[Key(appID: appID, service: service, scope: scope)] {
+                until = max(until ?? part, part)
+            }
+            guard let until else { return nil }
             return until > now ? until : nil
         }
     }
 
-    /// Pauses the provider for the app until `until` (a later pause wins) on this node; the caller
-    /// stores it for the others.
+    /// Pauses the provider (or the part `scope` names) for the app until `until` (a later pause
+    /// wins) on this node; the caller stores it for the others.
     /// - Returns: Whether the pause is new or longer than the one known.
     @discardableResult
-    func pause(appID: String, service: PushService, until: Date) -> Bool {
+    func pause(appID: String, service: PushService, scope: String = "", until: Date) -> Bool {
         state.withLock { state in
-            let key = Key(appID: appID, service: service)
+            let key = Key(appID: appID, service: service, scope: scope)
             if let known = state.pauses[key], known >= until { return false }
             state.pauses[key] = until
             return true
@@ -70,22 +79,24 @@ final class ProviderGate: Sendable {
     /// A provider answered none of a batch's pushes: it is paused for the app for `base` doubled
     /// once for each batch in a row before this one that it left unanswered, at most `cap`.
     /// - Returns: Until when it is paused (the caller stores it for the other nodes).
-    func unreachable(appID: String, service: PushService, now: Date, base: Duration, cap: Duration) -> Date {
+    func unreachable(
+        appID: String, service: PushService, scope: String = "", now: Date, base: Duration, cap: Duration
+    ) -> Date {
         state.withLock { state in
-            let key = Key(appID: appID, service: service)
+            let key = Key(appID: appID, service: service, scope: scope)
             let streak = (state.unanswered[key] ?? 0) + 1
             state.unanswered[key] = streak
             let seconds = min(Self.seconds(cap), Self.seconds(base) * pow(2, Double(min(streak, 60) - 1)))
             let until = now.addingTimeInterval(seconds)
-            state.pauses[Key(appID: appID, service: service)] = max(state.pauses[key] ?? until, until)
+            state.pauses[key] = max(state.pauses[key] ?? until, until)
             return until
         }
     }
 
-    /// A provider answered (whatever it said): its unanswered streak ends.
-    func answered(appID: String, service: PushService) {
+    /// A provider (or the part `scope` names) answered, whatever it said: its unanswered streak ends.
+    func answered(appID: String, service: PushService, scope: String = "") {
         state.withLock { state in
-            _ = state.unanswered.removeValue(forKey: Key(appID: appID, service: service))
+            _ = state.unanswered.removeValue(forKey: Key(appID: appID, service: service, scope: scope))
         }
     }
 

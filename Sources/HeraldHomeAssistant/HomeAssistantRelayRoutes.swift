@@ -59,7 +59,7 @@ package struct HomeAssistantRelayRoutes: Dialect {
             } catch {
                 throw HomeAssistantRelayFailure.invalidRequest(error)
             }
-            let address = context.remoteAddress?.ipAddress ?? "unknown"
+            let address = context.clientAddress
             let match: Match
             if let known = try await known(push.pushToken) {
                 match = known

@@ -63,7 +63,7 @@ package struct LeanCloudRoutes: Dialect {
     @Sendable package func handle(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             var caller = try LeanCloudCaller.authenticate(request.headers, apps: apps, now: now())
-            caller.address = context.remoteAddress?.ipAddress ?? "unknown"
+            caller.address = context.clientAddress
             let path = request.uri.path.split(separator: "/").dropFirst()
             var query: [String: String] = [:]
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }

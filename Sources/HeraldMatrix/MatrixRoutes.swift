@@ -64,7 +64,7 @@ package struct MatrixRoutes: Dialect {
     @Sendable package func notify(_ request: Request, context: HeraldRequestContext) async -> Response {
         do {
             let notification = try await Self.read(request, limit: maxBodyBytes)
-            let address = context.remoteAddress?.ipAddress ?? "unknown"
+            let address = context.clientAddress
             var rejected: [String] = []
             for device in notification.devices {
                 guard let (appID, route, settings) = routes[device.appID] else {

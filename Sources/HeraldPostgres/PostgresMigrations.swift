@@ -18,8 +18,21 @@ enum PostgresMigrations {
         ("v4_opens", v4Opens),
         ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_console_revocations", v6ConsoleRevocations),
         ("v7_notification_source", v7NotificationSource), ("v8_push_endpoints", v8PushEndpoints),
-        ("v9_push_endpoint_topics", v9PushEndpointTopics),
+        ("v9_push_endpoint_topics", v9PushEndpointTopics), ("v10_provider_pause_scope", v10ProviderPauseScope),
     ]
+
+    /// A pause may hold back one push service of a provider (a Web Push origin); pauses last seconds,
+    /// so the running ones are dropped rather than carried over.
+    static let v10ProviderPauseScope = """
+        DROP TABLE provider_pauses;
+        CREATE TABLE provider_pauses (
+            app_id TEXT NOT NULL,
+            service TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            until DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, service, scope)
+        );
+        """
 
     /// Each endpoint's latest message per RFC 8030 `Topic`: a new one cancels it if undelivered.
     static let v9PushEndpointTopics = """
@@ -157,11 +170,14 @@ enum PostgresMigrations {
 
     /// The versions applied, in order.
     static func applied(_ store: PostgresStore) async throws -> [String] {
-        try await store.read { connection in
-            try await connection.rows("SELECT version FROM herald_migrations ORDER BY version").map {
+        let versions = try await store.read { connection in
+            try await connection.rows("SELECT version FROM herald_migrations").map {
                 try $0.get("version", as: String.self)
             }
         }
+        // In the order of ``all`` (`v10_…` sorts before `v2_…` as text), unknown ones last.
+        let position = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1.id, $0) })
+        return versions.sorted { (position[$0] ?? .max, $0) < (position[$1] ?? .max, $1) }
     }
 
     /// Today's whole schema: the tables of SQLite's v1_registry … v10_cluster_state.

@@ -28,24 +28,26 @@ extension PostgresStore: ClusterState {
         }
     }
 
-    public func pauseProvider(appID: String, service: PushService, until: Date) async throws {
+    public func pauseProvider(appID: String, service: PushService, scope: String, until: Date) async throws {
         try await read { connection in
             try await connection.run(
                 """
-                INSERT INTO provider_pauses (app_id, service, until) VALUES ($1, $2, $3)
-                ON CONFLICT (app_id, service) DO UPDATE SET until = greatest(provider_pauses.until, excluded.until)
-                """, [appID, service.rawValue, until.timeIntervalSince1970])
+                INSERT INTO provider_pauses (app_id, service, scope, until) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (app_id, service, scope)
+                DO UPDATE SET until = greatest(provider_pauses.until, excluded.until)
+                """, [appID, service.rawValue, scope, until.timeIntervalSince1970])
         }
     }
 
     public func providerPauses(now: Date) async throws -> [ProviderPause] {
         try await read { connection in
             try await connection.rows(
-                "SELECT app_id, service, until FROM provider_pauses WHERE until > $1", [now.timeIntervalSince1970])
+                "SELECT app_id, service, scope, until FROM provider_pauses WHERE until > $1",
+                [now.timeIntervalSince1970])
         }.compactMap { row in
             guard let service = PushService(rawValue: try row.get("service")) else { return nil }
             return ProviderPause(
-                appID: try row.get("app_id"), service: service,
+                appID: try row.get("app_id"), service: service, scope: try row.get("scope"),
                 until: try row.date("until") ?? Date(timeIntervalSince1970: 0))
         }
     }

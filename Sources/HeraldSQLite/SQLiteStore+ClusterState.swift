@@ -24,26 +24,27 @@ extension SQLiteStore: ClusterState {
         }
     }
 
-    public func pauseProvider(appID: String, service: PushService, until: Date) async throws {
+    public func pauseProvider(appID: String, service: PushService, scope: String, until: Date) async throws {
         try await database.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO provider_pauses (app_id, service, until) VALUES (?, ?, ?)
-                    ON CONFLICT (app_id, service) DO UPDATE SET until = max(until, excluded.until)
+                    INSERT INTO provider_pauses (app_id, service, scope, until) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (app_id, service, scope) DO UPDATE SET until = max(until, excluded.until)
                     """,
-                arguments: [appID, service.rawValue, until.timeIntervalSince1970])
+                arguments: [appID, service.rawValue, scope, until.timeIntervalSince1970])
         }
     }
 
     public func providerPauses(now: Date) async throws -> [ProviderPause] {
         try await database.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT app_id, service, until FROM provider_pauses WHERE until > ?",
+                db, sql: "SELECT app_id, service, scope, until FROM provider_pauses WHERE until > ?",
                 arguments: [now.timeIntervalSince1970]
             ).compactMap { row in
                 guard let service = PushService(rawValue: row["service"]) else { return nil }
                 return ProviderPause(
-                    appID: row["app_id"], service: service, until: Date(timeIntervalSince1970: row["until"]))
+                    appID: row["app_id"], service: service, scope: row["scope"],
+                    until: Date(timeIntervalSince1970: row["until"]))
             }
         }
     }

@@ -363,6 +363,21 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v17_provider_pause_scope") { db in
+            // A pause may hold back one push service of a provider (a Web Push origin). Pauses last
+            // seconds: the running ones are dropped rather than carried over.
+            try db.execute(
+                sql: """
+                    DROP TABLE provider_pauses;
+                    CREATE TABLE provider_pauses (
+                        app_id TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        scope TEXT NOT NULL,
+                        until REAL NOT NULL,
+                        PRIMARY KEY (app_id, service, scope)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

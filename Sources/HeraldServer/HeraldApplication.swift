@@ -40,6 +40,9 @@ public enum HeraldApplication {
     ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
         var table = RouteTable(index: RouteIndex())
+        if !configuration.http.trustedProxies.isEmpty {
+            router.add(middleware: TrustedProxyMiddleware(proxies: configuration.http.trustedProxies))
+        }
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorMiddleware(routes: table.index))

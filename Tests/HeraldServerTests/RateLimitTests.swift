@@ -17,15 +17,18 @@ import Testing
 /// the real router, on every surface they cover.
 @Suite("Rate limits: registrations per caller, refused credentials per address")
 struct RateLimitTests {
+    /// The harness's app behind the real router with `configuration`, on the harness's clock: in memory
+    /// (`.router`), or on a real socket (`.live`).
     static func run(
-        _ harness: ServerHarness, configuration: HeraldConfiguration, _ test: @Sendable (API) async throws -> Void
+        _ harness: ServerHarness, configuration: HeraldConfiguration, _ mode: TestingSetup = .router,
+        _ test: @Sendable (API) async throws -> Void
     ) async throws {
         let clock = harness.clock
         let router = HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher,
             now: { clock.now }
         ).router
-        try await Application(router: router).test(.router) { client in try await test(API(client: client)) }
+        try await Application(router: router).test(mode) { client in try await test(API(client: client)) }
     }
 
     @Test("Registrations: N per minute per client address and per user, then 429 with Retry-After; keys refill")
@@ -157,5 +160,96 @@ struct RateLimitTests {
             uri: uri, method: method, headers: [.contentType: "application/x-www-form-urlencoded"],
             body: ByteBuffer(string: body))
         return (response.status, response.headers, String(buffer: response.body))
+    }
+}
+
+/// `http.trusted_proxies`: behind a listed reverse proxy the per-address limits count each client the
+/// proxy names in `X-Forwarded-For`; from any other peer the header is ignored. Over real sockets (the
+/// peer is 127.0.0.1).
+@Suite("Trusted proxies: X-Forwarded-For from listed proxies only")
+struct TrustedProxyTests {
+    static func serve(
+        proxies: [String], _ test: @Sendable (API) async throws -> Void
+    ) async throws {
+        let harness = try await ServerHarness()
+        var configuration = harness.configuration
+        configuration.http.authFailuresPerMinute = 2
+        configuration.http.trustedProxies = try TrustedProxies(proxies)
+        try await RateLimitTests.run(harness, configuration: configuration, .live, test)
+    }
+
+    static func installations(
+        _ api: API, key: String = ServerHarness.serverKey, from forwarded: String?
+    )
+        async throws -> HTTPResponse.Status
+    {
+        var headers: HTTPFields = [:]
+        if let forwarded { headers[HTTPField.Name("X-Forwarded-For")!] = forwarded }
+        return try await api.call(.get, "/v1/installations", bearer: key, headers: headers).status
+    }
+
+    static let wrongKey = "hsk_wrong-key-0123456789"
+
+    @Test("Behind a trusted proxy each forwarded client has its own allowance, and cannot pick another")
+    func forwardedClients() async throws {
+        try await Self.serve(proxies: ["127.0.0.1", "10.0.0.0/8"]) { api async throws in
+            #expect(try await Self.installations(api, key: Self.wrongKey, from: "203.0.113.7") == .unauthorized)
+            #expect(try await Self.installations(api, key: Self.wrongKey, from: "203.0.113.7") == .unauthorized)
+            #expect(try await Self.installations(api, from: "203.0.113.7") == .tooManyRequests)
+            // Another client behind the same proxy is not held back.
+            #expect(try await Self.installations(api, from: "203.0.113.8") == .ok)
+            // A client writing its own X-Forwarded-For before the proxy appends its address gains nothing:
+            // the rightmost address that is not a listed proxy is the client.
+            #expect(try await Self.installations(api, from: "198.51.100.1, 203.0.113.7") == .tooManyRequests)
+            // Through two listed proxies (an edge proxy at 10.1.2.3 in front of the local one).
+            #expect(try await Self.installations(api, from: "203.0.113.7, 10.1.2.3") == .tooManyRequests)
+            #expect(try await Self.installations(api, from: "203.0.113.9, 10.1.2.3") == .ok)
+        }
+    }
+
+    @Test("From a peer that is not a listed proxy, X-Forwarded-For is ignored")
+    func untrustedPeer() async throws {
+        for proxies in [[], ["192.0.2.1", "::1/128"]] {
+            try await Self.serve(proxies: proxies) { api async throws in
+                #expect(try await Self.installations(api, key: Self.wrongKey, from: "203.0.113.1") == .unauthorized)
+                #expect(try await Self.installations(api, key: Self.wrongKey, from: "203.0.113.2") == .unauthorized)
+                // Every request counted as 127.0.0.1's, whatever it claims.
+                #expect(try await Self.installations(api, from: "203.0.113.3") == .tooManyRequests)
+            }
+        }
+    }
+
+    @Test("Addresses and blocks, IPv4-mapped peers, chains and malformed entries")
+    func matching() throws {
+        let proxies = try TrustedProxies(["10.0.0.0/8", "192.168.1.5", "fd00::/8", " 127.0.0.1 "])
+        #expect(proxies.contains("10.255.0.1"))
+        #expect(!proxies.contains("11.0.0.1"))
+        #expect(proxies.contains("192.168.1.5"))
+        #expect(!proxies.contains("192.168.1.6"))
+        #expect(proxies.contains("fd12:3456::1"))
+        #expect(!proxies.contains("fe80::1"))
+        #expect(proxies.contains("::ffff:10.1.1.1"))
+        #expect(proxies.contains("127.0.0.1"))
+        #expect(!proxies.contains("not-an-address"))
+        #expect(proxies.client(peer: "10.0.0.1", forwardedFor: ["203.0.113.5"]) == "203.0.113.5")
+        #expect(
+            proxies.client(peer: "10.0.0.1", forwardedFor: ["1.1.1.1", "203.0.113.5, 192.168.1.5"]) == "203.0.113.5")
+        #expect(proxies.client(peer: "10.0.0.1", forwardedFor: ["2001:db8::1, 10.2.2.2"]) == "2001:db8::1")
+        // Nothing forwarded, or only proxies: the last proxy is the client.
+        #expect(proxies.client(peer: "10.0.0.1", forwardedFor: []) == "10.0.0.1")
+        #expect(proxies.client(peer: "10.0.0.1", forwardedFor: ["10.0.0.2"]) == "10.0.0.2")
+        // A hop that is not an address ends the walk at the proxy that passed it on.
+        #expect(proxies.client(peer: "10.0.0.1", forwardedFor: ["203.0.113.5, unknown"]) == "10.0.0.1")
+        // An untrusted peer is the client whatever it forwards.
+        #expect(proxies.client(peer: "203.0.113.5", forwardedFor: ["1.2.3.4"]) == "203.0.113.5")
+        #expect(TrustedProxies.none.isEmpty)
+
+        for bad in ["10.0.0.0/33", "fd00::/129", "10.0.0.0/x", "proxy.example.com", ""] {
+            #expect(throws: HeraldError.self) { try TrustedProxies([bad]) }
+        }
+        let error = #expect(throws: HeraldError.self) { try TrustedProxies(["10.0.0.0/8", "nope"]) }
+        #expect(error?.code == "invalid_configuration")
+        #expect(error?.field == "http.trusted_proxies")
+        #expect(error?.message.contains("`nope`") == true)
     }
 }

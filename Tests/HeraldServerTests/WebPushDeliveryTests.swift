@@ -109,6 +109,45 @@ struct WebPushDeliveryTests {
         }
     }
 
+    @Test("An unreachable push service pauses its own origin's browsers only, not the app's other browsers")
+    func pausePerOrigin() async throws {
+        let ca = try TestCertificateAuthority()
+        let failing = try await MockPushService.start(ca: ca)
+        let healthy = try await MockPushService.start(ca: ca)
+        let key = VAPIDKey.generate()
+        let client = try WebPushClient(
+            configuration: try .init(vapidKey: key, subject: Self.subject, trustRoots: [ca.rootCertificate]))
+        let transports = AppTransports([WebPushTransport(client: client)])
+        let server = try await ServerHarness(transports: ["demo": transports])
+        try await server.run { api in
+            for (user, service) in [("ann", failing), ("bob", healthy)] {
+                let subscription = service.makeSubscription(applicationServerKey: key.publicKeyBase64URL)
+                _ = try await api.register(
+                    #"{"platform":"web","user_id":"\#(user)","subscription":\#(subscription.json)}"#)
+            }
+            await failing.stopListening()
+            let body = #"{"target":{"user_ids":["ann","bob"]},"payload":{"title":"Hi"}}"#
+            let first = try await api.send(body)
+            try await server.dispatcher.runDueJobs()
+            #expect(healthy.requests.count == 1)
+            // Only the push service that answered nothing is paused, by its origin.
+            let pauses = try await server.store.providerPauses(now: server.clock.now)
+            #expect(pauses.map(\.scope) == [failing.baseURL])
+            #expect(pauses.map(\.service) == [.webpush])
+            #expect(try await api.notification(first)["counts.sent"] == .number(1))
+
+            // The next notification reaches the healthy push service's browser at once; the other waits.
+            let second = try await api.send(body)
+            try await server.dispatcher.runDueJobs()
+            #expect(healthy.requests.count == 2)
+            #expect(try await api.notification(second)["counts.sent"] == .number(1))
+            #expect(failing.requests.isEmpty)
+        }
+        await transports.shutdown()
+        try await healthy.shutdown()
+        try await failing.shutdown()
+    }
+
     @Test("A payload over 3993 bytes of plaintext is refused at the request, never truncated")
     func tooLarge() async throws {
         let harness = try await Harness()

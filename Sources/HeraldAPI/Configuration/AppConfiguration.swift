@@ -71,7 +71,7 @@ extension AppConfiguration {
             "The app's client key, different from the server key: it may only register, update and delete installations."
         )
         public static let publishKeys = Setting<[String]>(
-            "app.<id>.publish_keys", .stringArray,
+            "app.<id>.publish_keys", .stringArray, secret: true,
             """
             Publish-only keys, for the ntfy and Gotify publish APIs (Apprise and the tools that publish to ntfy or \
             Gotify): each `KEY` (any channel of the app, the ntfy topic) or `KEY=TARGET` bound to `all`, \

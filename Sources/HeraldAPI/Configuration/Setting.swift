@@ -183,9 +183,11 @@ extension Setting where Value == String? {
 }
 
 extension Setting where Value == [String] {
-    /// A list setting, empty when not set.
-    public init(_ key: String, _ type: SettingType, defaultText: String = "empty", _ summary: String) {
-        self.init(key: key, type: type, defaultValue: [], defaultText: defaultText, summary: summary)
+    /// A list setting, empty when not set; a `secret` one is never printed.
+    public init(
+        _ key: String, _ type: SettingType, secret: Bool = false, defaultText: String = "empty", _ summary: String
+    ) {
+        self.init(key: key, type: type, isSecret: secret, defaultValue: [], defaultText: defaultText, summary: summary)
     }
 }
 

@@ -8,13 +8,22 @@ public struct HeraldRequestContext: AuthRequestContext, RequestContext, RemoteAd
     public var coreContext: CoreRequestContextStorage
     /// The verified caller, set by ``BearerAuthenticator``.
     public var identity: Principal?
-    /// The client's address (the console limits failed sign-ins per address).
+    /// The TCP peer: the client, or the reverse proxy in front of it.
     public let remoteAddress: SocketAddress?
+    /// The client a trusted proxy named in `X-Forwarded-For` (set by the server's middleware when
+    /// `http.trusted_proxies` lists the peer); nil for a request straight from its client.
+    public var forwardedClient: String?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The client's address, which the per-address limits count by (failed credentials, registrations,
+    /// the console's sign-ins, new pushkeys): the peer's, or the one a trusted proxy forwarded.
+    public var clientAddress: String {
+        forwardedClient ?? remoteAddress?.ipAddress ?? "unknown"
     }
 }
 

@@ -97,6 +97,19 @@ public enum PushToken: Sendable, Hashable {
         }
     }
 
+    /// What an unreachable-provider pause holds back with this token (``ProviderPause/scope``): for a
+    /// Web Push subscription its push service's origin (`https://updates.push.services.mozilla.com`),
+    /// since browsers of one app use several push services that fail apart; empty for a device token,
+    /// whose provider is one service.
+    public var pauseScope: String {
+        guard case .webPush(let subscription) = self else { return "" }
+        let endpoint = subscription.endpoint
+        guard let scheme = endpoint.range(of: "://") else { return "" }
+        let rest = endpoint[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return (endpoint[..<scheme.upperBound] + authority).lowercased()
+    }
+
     /// The last eight characters of the identity, the only part list views show.
     public var suffix: String { String(identity.suffix(8)) }
 

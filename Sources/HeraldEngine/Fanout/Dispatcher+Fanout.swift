@@ -407,9 +407,11 @@ extension Dispatcher {
         }
         var outgoing: [OutgoingPush] = []
         for recipient in recipients {
+            let pause = PauseTarget(recipient)
             let plan = planner.plan(
                 for: recipient, preferences: recipient.installationID.flatMap { stored[$0] },
-                pausedUntil: gate.pausedUntil(appID: notification.appID, service: recipient.service, now: now),
+                pausedUntil: gate.pausedUntil(
+                    appID: notification.appID, service: pause.service, scope: pause.scope, now: now),
                 now: now)
             guard case .send(let soundEnabled) = plan else {
                 recorder.record(plan, of: recipient, into: &commit, now: now)
@@ -439,7 +441,8 @@ extension Dispatcher {
         let (sent, results) = await sendWithChannels(outgoing, of: notification, into: &commit, now: now)
         for pause in record(results, of: sent, recorder: recorder, into: &commit, now: now) {
             do {
-                try await store.pauseProvider(appID: notification.appID, service: pause.service, until: pause.until)
+                try await store.pauseProvider(
+                    appID: pause.appID, service: pause.service, scope: pause.scope, until: pause.until)
             } catch {
                 logger.warning(
                     "provider pause not shared",

@@ -29,7 +29,7 @@ struct AuthFailureGuard: RouterMiddleware {
         guard !Self.publicPaths.contains(path), !path.hasPrefix("/v1/webpush/") else {
             return try await next(request, context)
         }
-        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        let address = context.clientAddress
         if let retryAfter = limiter.retryAfter(address, now: now()) {
             context.logger.notice(
                 "request refused: too many refused credentials from this address",

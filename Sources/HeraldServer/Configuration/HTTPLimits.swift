@@ -18,11 +18,14 @@ public struct HTTPLimits: Sendable, Equatable {
     /// Requests with refused credentials one client address may make a minute (a token bucket of
     /// that size, refilled over a minute) before it is answered `429` whatever it presents; 0: no limit.
     public var authFailuresPerMinute: Int
+    /// The reverse proxies whose `X-Forwarded-For` names the client; none by default.
+    public var trustedProxies: TrustedProxies
 
     /// The documented defaults.
     public init(
         headerTimeoutSeconds: Int = 10, bodyTimeoutSeconds: Int = 30, idleTimeoutSeconds: Int = 60,
-        maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, authFailuresPerMinute: Int = 0
+        maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, authFailuresPerMinute: Int = 0,
+        trustedProxies: TrustedProxies = .none
     ) {
         self.headerTimeoutSeconds = headerTimeoutSeconds
         self.bodyTimeoutSeconds = bodyTimeoutSeconds
@@ -30,6 +33,7 @@ public struct HTTPLimits: Sendable, Equatable {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
         self.authFailuresPerMinute = authFailuresPerMinute
+        self.trustedProxies = trustedProxies
     }
 
     /// Reads the ``Settings`` (`http.*`).
@@ -41,6 +45,8 @@ public struct HTTPLimits: Sendable, Equatable {
         maxHeaderBytes = try reader.value(Settings.maxHeaderBytes)
         maxHeaderCount = try reader.value(Settings.maxHeaderCount)
         authFailuresPerMinute = try reader.value(Settings.authFailuresPerMinute)
+        trustedProxies = try TrustedProxies(
+            reader.value(Settings.trustedProxies), key: Settings.trustedProxies.key(app: nil))
     }
 
     /// The HTTP server's limits.
@@ -78,10 +84,21 @@ public struct HTTPLimits: Sendable, Equatable {
             every surface, except `/healthz`, `/readyz`, `/openapi.yaml` and the VAPID key) is answered `429` with \
             `Retry-After` in its surface's error body until the allowance refills.
             """)
+        public static let trustedProxies = Setting<[String]>(
+            "http.trusted_proxies", .stringArray, defaultText: "none",
+            """
+            The reverse proxies (addresses or CIDR blocks, IPv4 or IPv6: `["10.0.0.5", "fd00::/8"]`) whose \
+            `X-Forwarded-For` Herald believes. A request whose TCP peer is one of them counts, in every per-address \
+            limit (`http.auth_failures_per_minute`, `registrations_per_minute` of client keys, the console's sign-ins, \
+            the relay's unknown tokens, Matrix's new pushkeys), as the client the proxies named: the rightmost \
+            address of `X-Forwarded-For` that is not itself a listed proxy. From any other peer the header is \
+            ignored, so clients cannot pick their own address. Unset, every client behind a proxy shares the \
+            proxy's allowance.
+            """)
         /// Every setting above, in the reference's order.
         public static let all: [any DeclaredSetting] = [
             headerTimeoutSeconds, bodyTimeoutSeconds, idleTimeoutSeconds, maxHeaderBytes, maxHeaderCount,
-            authFailuresPerMinute,
+            authFailuresPerMinute, trustedProxies,
         ]
     }
 }

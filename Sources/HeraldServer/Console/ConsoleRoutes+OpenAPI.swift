@@ -74,6 +74,10 @@ extension ConsoleRoutes {
                                     requiring: ["service"],
                                     [
                                         "service": .string, "paused_until": .dateTime(nullable: true),
+                                        "paused_origins": .array(
+                                            items: .object(
+                                                requiring: ["origin", "until"],
+                                                ["origin": .string, "until": .dateTime()])),
                                         "pool": .object(
                                             requiring: ["connections", "streams_in_use", "waiting"],
                                             [

@@ -89,7 +89,7 @@ struct ConsoleRoutes: Sendable {
     // MARK: Sign-in
 
     private func signIn(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        let address = context.clientAddress
         let now = now()
         if let wait = limiter.retryAfter(address, now: now) {
             var response = try HeraldError(
@@ -189,7 +189,17 @@ struct ConsoleRoutes: Sendable {
                 providers.map { service in
                     var entry: [String: JSONValue] = ["service": .string(service)]
                     entry["paused_until"] = InstallationView.timestamp(
-                        appPauses.first { $0.service.rawValue == service }?.until)
+                        appPauses.first { $0.service.rawValue == service && $0.scope.isEmpty }?.until)
+                    let origins = appPauses.filter { $0.service.rawValue == service && !$0.scope.isEmpty }
+                    if !origins.isEmpty {
+                        entry["paused_origins"] = .array(
+                            origins.sorted { $0.scope < $1.scope }.map { pause in
+                                .object([
+                                    "origin": .string(pause.scope),
+                                    "until": InstallationView.timestamp(pause.until),
+                                ])
+                            })
+                    }
                     if let kind = PushService(rawValue: service),
                         let pool = dispatcher.transports[appID]?.transports[kind]?.connectionStatistics
                     {

@@ -59,12 +59,16 @@ struct MetricsRoutes: Sendable {
             Gauge(label: label, dimensions: dimensions, factory: factory).record(value)
         }
         let now = self.now()
+        // The queue is the store's, the same on every node sharing it: `scope="cluster"` says so, for
+        // dashboards to take one node's reading (max) rather than sum them; `herald_node_jobs` is this
+        // node's own.
+        let cluster = ("scope", "cluster")
         do {
             let queue = try await store.queueStatistics(now: now)
-            gauge("herald_queue_jobs", [("state", "due")], queue.due)
-            gauge("herald_queue_jobs", [("state", "running")], queue.running)
-            gauge("herald_queue_jobs", [("state", "scheduled")], queue.scheduled)
-            Gauge(label: "herald_queue_oldest_due_age_seconds", factory: factory).record(
+            gauge("herald_queue_jobs", [("state", "due"), cluster], queue.due)
+            gauge("herald_queue_jobs", [("state", "running"), cluster], queue.running)
+            gauge("herald_queue_jobs", [("state", "scheduled"), cluster], queue.scheduled)
+            Gauge(label: "herald_queue_oldest_due_age_seconds", dimensions: [cluster], factory: factory).record(
                 queue.oldestDueAt.map { max(0, now.timeIntervalSince($0)) } ?? 0)
             gauge("herald_database_up", [], 1)
         } catch {
@@ -81,5 +85,7 @@ struct MetricsRoutes: Sendable {
             }
         }
         gauge("herald_channel_connections", [], dispatcher.channels.openCount)
+        gauge("herald_node_jobs", [("state", "running")], dispatcher.workCounts.running)
+        gauge("herald_node_jobs", [("state", "waiting")], dispatcher.handedWaiting)
     }
 }

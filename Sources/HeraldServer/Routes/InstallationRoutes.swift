@@ -28,7 +28,7 @@ struct InstallationRoutes: Sendable {
         let principal = try context.principal()
         let caller: RegistrationLimit.Caller? =
             switch principal {
-            case .client: .address(context.remoteAddress?.ipAddress ?? "unknown")
+            case .client: .address(context.clientAddress)
             case .user(_, let userID): .user(userID)
             default: nil
             }

@@ -61,5 +61,24 @@ extension StoreConformance {
                 ])
             #expect(try await store.providerPauses(now: at(90)).isEmpty)
         },
+        .init("cluster: a Web Push service's pause (its origin) is apart from the provider's and the other origins'") {
+            store in
+            let mozilla = "https://updates.push.services.mozilla.com"
+            let google = "https://fcm.googleapis.com"
+            try await store.pauseProvider(appID: "a", service: .webpush, scope: mozilla, until: at(60))
+            try await store.pauseProvider(appID: "a", service: .webpush, scope: mozilla, until: at(30))
+            try await store.pauseProvider(appID: "a", service: .webpush, scope: google, until: at(20))
+            try await store.pauseProvider(appID: "a", service: .webpush, until: at(10))
+            #expect(
+                Set(try await store.providerPauses(now: now)) == [
+                    ProviderPause(appID: "a", service: .webpush, scope: mozilla, until: at(60)),
+                    ProviderPause(appID: "a", service: .webpush, scope: google, until: at(20)),
+                    ProviderPause(appID: "a", service: .webpush, until: at(10)),
+                ])
+            #expect(
+                try await store.providerPauses(now: at(20)) == [
+                    ProviderPause(appID: "a", service: .webpush, scope: mozilla, until: at(60))
+                ])
+        },
     ]
 }

@@ -388,6 +388,8 @@ async function loadHealth() {
     for (const provider of overview.providers) {
       providers.append(el("li", {}, el("strong", {}, provider.service), " ",
         provider.paused_until ? badge("paused until " + when(provider.paused_until), "bad") : badge("active", "ok"),
+        ...(provider.paused_origins || []).flatMap((pause) =>
+          [" ", badge(pause.origin + " paused until " + when(pause.until), "bad")]),
         provider.pool ? " " + provider.pool.connections + " connections, " + provider.pool.streams_in_use +
           " streams in use, " + provider.pool.waiting + " waiting" : ""));
     }
