@@ -115,7 +115,8 @@ enum PostgresMigrations {
     /// Applies every migration the database lacks.
     static func apply(to store: PostgresStore) async throws {
         for migration in all {
-            try await store.transaction { connection in
+            // An index built on a large table may rightly take longer than one call's deadline.
+            try await store.transaction(unbounded: true) { connection in
                 try await connection.run("SELECT pg_advisory_xact_lock($1)", [lockKey])
                 // Under the lock: two nodes creating it at once would clash in the catalog.
                 try await connection.run(

@@ -5,7 +5,7 @@ extension PostgresStore: BulkLoading {
     /// by the first broadcast's reads, which would write every page again), and the planner knows
     /// the tables' new sizes.
     public func finishBulkLoad() async throws {
-        try await read { connection in
+        try await read(unbounded: true) { connection in
             try await connection.run("VACUUM (ANALYZE) installations, installation_channels, preferences")
         }
     }

@@ -5,7 +5,8 @@ import PostgresNIO
 extension PostgresStore {
     public func cleanup(_ plan: CleanupPlan, now: Date) async throws -> CleanupReport {
         let nowValue = now.timeIntervalSince1970
-        return try await transaction { connection in
+        // Maintenance: a large backlog's deletes may rightly take longer than one call's deadline.
+        return try await transaction(unbounded: true) { connection in
             var report = CleanupReport()
             for (policy, scope) in plan.groups {
                 let rules = CleanupRules(policy, now: now)

@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresStore {
     public func exportInstallations(after: ExportCursor?, limit: Int) async throws -> [ExportedInstallation] {
-        let rows = try await read { connection in
+        let rows = try await read(unbounded: true) { connection in
             if let after {
                 try await connection.rows(
                     """
@@ -59,7 +59,7 @@ extension PostgresStore {
         let survivors = records.enumerated().filter { kept[$0.element.installation.id] == $0.offset }.map(\.element)
         let withDevice = survivors.filter { $0.installation.deviceID != nil }
         let preferences = survivors.compactMap { record in record.preferences.map { (record.installation.id, $0) } }
-        try await transaction { connection in
+        try await transaction(unbounded: true) { connection in
             // The imported records win over whatever holds their ids, tokens or device identities.
             try await connection.run(
                 """

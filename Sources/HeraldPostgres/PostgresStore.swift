@@ -5,6 +5,7 @@ import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
+import _ConnectionPoolModule
 
 /// The shared store: one PostgreSQL database that any number of Herald nodes use at once, through a
 /// pooled `PostgresClient`. Tokens and generated app keys are sealed with the ``TokenCipher``, as on
@@ -157,15 +158,21 @@ public final class PostgresStore: Store, Service, Sendable {
 
     // MARK: Connections and transactions
 
-    /// Runs `body` on one pooled connection outside a transaction.
-    func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await client.withConnection { connection in try await body(connection) }
+    /// Runs `body` on one pooled connection outside a transaction, within the call's deadline
+    /// (``bounded(unbounded:_:)``) unless it is maintenance that may rightly take long (`unbounded`:
+    /// migrations, imports, exports, the clean-up, `VACUUM`).
+    func read<Result: Sendable>(
+        unbounded: Bool = false, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await bounded(unbounded: unbounded) { connection in try await body(connection) }
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws (its
-    /// error is rethrown as it is).
-    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await client.withConnection { connection in
+    /// error is rethrown as it is); within the call's deadline unless `unbounded`, as ``read(unbounded:_:)``.
+    func transaction<Result: Sendable>(
+        unbounded: Bool = false, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await bounded(unbounded: unbounded) { connection in
             try await connection.run("BEGIN")
             do {
                 let result = try await body(connection)
@@ -177,6 +184,150 @@ public final class PostgresStore: Store, Service, Sendable {
             }
         }
     }
+
+    /// Runs `body` on a pooled connection within ``PostgresStoreConfiguration/callTimeout``
+    /// (`postgres.call_timeout_ms`), unless `unbounded`. Past the deadline the statement being waited
+    /// for is abandoned and the connection closed (the pool replaces it); the call throws
+    /// `storage_unavailable` (the API's `503`, a job released to be retried).
+    ///
+    /// Why: PostgresNIO hands each statement to its channel with `channel.write(task, promise: nil)`.
+    /// When the server has just ended the session (`pg_terminate_backend`, a fail-over, a proxy
+    /// restart) the pool can still lease that connection; once the channel's pipeline is torn down
+    /// the write fails silently and the statement's promise is never completed, so the call would
+    /// wait for ever (`ConnectionLossTests`; closing the connection then does not help, the statement
+    /// never reached its handler). A connection already seen closed is refused at once; the deadline
+    /// covers the race. The timer is the connection's event loop's: no task per call.
+    private func bounded<Result: Sendable>(
+        unbounded: Bool, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let limit = configuration.callTimeout
+        let deadline = unbounded ? nil : CallDeadline(limit: limit)
+        do {
+            return try await client.withConnection { connection in
+                guard !connection.isClosed else {
+                    throw HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
+                }
+                guard let deadline else { return try await body(connection) }
+                let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) {
+                    deadline.expire()
+                    let _: EventLoopFuture<Void> = connection.close()
+                }
+                defer { timer.cancel() }
+                return try await CallDeadline.$current.withValue(deadline) { try await body(connection) }
+            }
+        } catch {
+            guard let deadline, deadline.expired else { throw PostgresConnection.storeError(error) }
+            logger.warning(
+                "a PostgreSQL call passed its deadline: its connection was closed",
+                metadata: ["herald.deadline_ms": "\(limit.milliseconds)"])
+            throw deadline.error
+        }
+    }
+}
+
+/// The deadline of the store call running in this task (``PostgresStore/bounded(unbounded:_:)``): once
+/// it expires, the statement the call waits for is abandoned with `storage_unavailable`, whether or not
+/// its promise is ever completed.
+final class CallDeadline: Sendable {
+    /// The deadline of the call this task is in; nil outside a bounded call.
+    @TaskLocal static var current: CallDeadline?
+
+    private struct State {
+        var expired = false
+        /// Fails what the call waits for now.
+        var abandon: (@Sendable (any Error) -> Void)?
+    }
+
+    private let state = Mutex(State())
+    let error: HeraldError
+
+    init(limit: Duration) {
+        error = .storageUnavailable("PostgreSQL did not answer within \(limit.milliseconds) ms")
+    }
+
+    var expired: Bool { state.withLock { $0.expired } }
+
+    /// The deadline passed: what the call waits for fails now, and anything it waits for later at once.
+    func expire() {
+        let abandon = state.withLock { state in
+            state.expired = true
+            return state.abandon.take()
+        }
+        abandon?(error)
+    }
+
+    /// `future`'s value, or this deadline's error once it expires.
+    func wait<Value: Sendable>(for future: EventLoopFuture<Value>) async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            let once = ResumeOnce(continuation)
+            guard start(abandon: { once.resume(with: .failure($0)) }) else {
+                once.resume(with: .failure(error))
+                return
+            }
+            future.whenComplete { result in
+                self.finish()
+                once.resume(with: result.mapError { $0 })
+            }
+        }
+    }
+
+    /// `operation`'s result, or this deadline's error once it expires (the operation, which may never
+    /// end, is then left to itself: for PostgresNIO's async calls, which cannot be abandoned otherwise).
+    func wait<Value: Sendable>(for operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            let once = ResumeOnce(continuation)
+            guard start(abandon: { once.resume(with: .failure($0)) }) else {
+                once.resume(with: .failure(error))
+                return
+            }
+            Task {
+                let result: Swift.Result<Value, any Error>
+                do {
+                    result = .success(try await operation())
+                } catch {
+                    result = .failure(error)
+                }
+                self.finish()
+                once.resume(with: result)
+            }
+        }
+    }
+
+    private func start(abandon: @escaping @Sendable (any Error) -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.expired else { return false }
+            state.abandon = abandon
+            return true
+        }
+    }
+
+    private func finish() {
+        state.withLock { $0.abandon = nil }
+    }
+}
+
+/// A continuation resumed by the first of several callers.
+private final class ResumeOnce<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, any Error>?>
+
+    init(_ continuation: CheckedContinuation<Value, any Error>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(with result: Swift.Result<Value, any Error>) {
+        continuation.withLock { $0.take() }?.resume(with: result)
+    }
+}
+
+extension Duration {
+    /// The whole nanoseconds of the duration.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// The whole milliseconds of the duration.
+    var milliseconds: Int64 { nanoseconds / 1_000_000 }
 }
 
 extension PostgresStore {
@@ -196,16 +347,28 @@ extension PostgresConnection {
         let query = PostgresQuery(unsafeSQL: sql, binds: try PostgresBindings(values))
         let future: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: self.logger)
         do {
-            return try await future.get()
+            guard let deadline = CallDeadline.current else { return try await future.get() }
+            return try await deadline.wait(for: future)
         } catch let error as PSQLError {
             throw Self.storeError(error)
         }
     }
 
-    /// What a statement's failure is to Herald. PSQLError's description hides everything; the
-    /// server's message and SQLSTATE say what went wrong without the statement's values (which may
-    /// be secrets).
-    static func storeError(_ error: PSQLError) -> any Error {
+    /// What a statement's or a connection's failure is to Herald. PSQLError's description hides
+    /// everything; the server's message and SQLSTATE say what went wrong without the statement's
+    /// values (which may be secrets). A lost connection, a session the server ended (SQLSTATE class
+    /// 57: `pg_terminate_backend`, a shutdown) or one it cannot open (class 08, the pool's failures)
+    /// is `storage_unavailable`: the database is not there for now, nothing was changed.
+    static func storeError(_ error: any Error) -> any Error {
+        if error is ConnectionPoolError {
+            return HeraldError.storageUnavailable("PostgreSQL cannot be reached")
+        }
+        guard let error = error as? PSQLError else { return error }
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+            return HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
+        default: break
+        }
         guard let message = error.serverInfo?[.message] else { return error }
         let state = error.serverInfo?[.sqlState] ?? "?"
         if state == "2201B" {
@@ -217,6 +380,8 @@ extension PostgresConnection {
         case "53100": return HeraldError.storageUnavailable("PostgreSQL's disk is full")
         case "25006": return HeraldError.storageUnavailable("PostgreSQL is read-only")
         case _ where state.hasPrefix("53"): return HeraldError.storageUnavailable("PostgreSQL is out of resources")
+        case _ where state.hasPrefix("57") || state.hasPrefix("08"):
+            return HeraldError.storageUnavailable("PostgreSQL ended the session (SQLSTATE \(state))")
         default:
             return HeraldError(
                 kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")

@@ -111,14 +111,20 @@ extension PostgresBindings {
 extension PostgresConnection {
     /// Runs a prepared statement (preparing it on this connection the first time) and returns its
     /// rows, with PostgreSQL's errors as ``run(_:_:)`` reports them.
-    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row]
+    where Statement.Row: Sendable {
         do {
-            var rows: [Statement.Row] = []
-            for try await row in try await execute(statement, logger: logger) { rows.append(row) }
-            return rows
+            guard let deadline = CallDeadline.current else { return try await collect(statement) }
+            return try await deadline.wait { try await self.collect(statement) }
         } catch let error as PSQLError {
             throw Self.storeError(error)
         }
+    }
+
+    private func collect<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+        var rows: [Statement.Row] = []
+        for try await row in try await execute(statement, logger: logger) { rows.append(row) }
+        return rows
     }
 }
 

@@ -72,7 +72,9 @@ struct CommonOptions: ParsableArguments {
         let cipher = try SecretKeyLoader.cipher(for: configuration, logger: logger)
         switch configuration.database {
         case .postgres(let url):
-            return try PostgresStore(url: url, cipher: cipher, logger: logger)
+            var settings = try PostgresStoreConfiguration(url: url)
+            settings.callTimeout = configuration.postgresCallTimeout
+            return try PostgresStore(configuration: settings, cipher: cipher, logger: logger)
         case .sqlite(let path):
             return try SQLiteStore(
                 path: path, cipher: cipher, writerCacheKiB: writerCacheKiB,

@@ -49,6 +49,15 @@ struct Cluster {
         return Self(directory: directory, database: database, ca: ca, key: key, apns: apns, config: config)
     }
 
+    /// Registers an iOS device for each APNs token with `herald import`.
+    func importDevices(_ tokens: [String]) async throws {
+        let importFile = directory.file("devices.jsonl")
+        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
+            .write(toFile: importFile, atomically: false, encoding: .utf8)
+        let importer = try HeraldProcess(["import", importFile, "--config", config])
+        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+    }
+
     /// Starts a node; the first one on the database prints the generated server key.
     func node(environment: [String: String] = [:]) async throws -> (process: HeraldProcess, address: String) {
         let process = try HeraldProcess(["serve", "--config", config, "--port", "0"], environment: environment)
@@ -89,11 +98,7 @@ struct MultiNodeTests {
         let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
         // A slow provider: the broadcast takes seconds, so the kill lands mid-way.
         for token in tokens { cluster.apns.script(token: token, .success(after: .milliseconds(50))) }
-        let importFile = cluster.directory.file("devices.jsonl")
-        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
-            .write(toFile: importFile, atomically: false, encoding: .utf8)
-        let importer = try HeraldProcess(["import", importFile, "--config", cluster.config])
-        #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
+        try await cluster.importDevices(tokens)
 
         let first = try await cluster.node()
         let serverKey = try await first.process.line(startingWith: "server key: ")

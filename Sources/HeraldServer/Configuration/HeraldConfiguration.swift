@@ -32,6 +32,9 @@ public struct HeraldConfiguration: Sendable {
     /// Whether an SQLite database answers what Herald accepts only once it is on disk
     /// (`sqlite.synchronous: full`) or once it is in the write-ahead log (`normal`).
     public var sqliteSyncsAccepted: Bool
+    /// How long one PostgreSQL store call may take before it fails as `storage_unavailable`
+    /// (`postgres.call_timeout_ms`).
+    public var postgresCallTimeout: Duration
     /// Largest request body accepted, in bytes.
     public var maxBodyBytes: Int
     /// The HTTP server's read timeouts and header limits.
@@ -58,7 +61,8 @@ public struct HeraldConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
-        sqliteSyncsAccepted: Bool = true, maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(),
+        sqliteSyncsAccepted: Bool = true, postgresCallTimeout: Duration = .seconds(10),
+        maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(),
         apps: [AppConfiguration] = [],
         registrationsPerMinute: [String: Int] = [:],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
@@ -75,6 +79,7 @@ public struct HeraldConfiguration: Sendable {
         self.metricsEnabled = metricsEnabled
         self.metricsToken = metricsToken
         self.sqliteSyncsAccepted = sqliteSyncsAccepted
+        self.postgresCallTimeout = postgresCallTimeout
         self.maxBodyBytes = maxBodyBytes
         self.http = http
         self.apps = apps
@@ -95,6 +100,7 @@ public struct HeraldConfiguration: Sendable {
         port = try reader.value(Settings.port)
         database = try DatabaseLocation(url: reader.value(Settings.database))
         sqliteSyncsAccepted = try reader.value(Settings.sqliteSynchronous) == "full"
+        postgresCallTimeout = .milliseconds(try reader.value(Settings.postgresCallTimeout))
         secretKey = try reader.value(Settings.secretKey)
         secretKeyFile = try reader.value(Settings.secretKeyFile)
         logLevel = try reader.value(Settings.logLevel)
@@ -166,6 +172,15 @@ extension HeraldConfiguration {
             disk, so a power loss or kernel crash cannot roll it back; `normal` answers once it is in the \
             write-ahead log (it survives a `kill -9` or a crash of Herald, not a power loss). Either way the writer \
             never waits for the disk.
+            """)
+        public static let postgresCallTimeout = Setting<Int>(
+            "postgres.call_timeout_ms", 100...600_000, unit: "milliseconds", default: 10_000,
+            """
+            PostgreSQL: how long one store call (a statement, or a transaction) may take. Past it the connection is \
+            closed (the pool opens another) and the call fails: the API answers `503 storage_unavailable`, a job is \
+            released and retried. A session the server ended (`pg_terminate_backend`, a fail-over, a proxy restart) \
+            can otherwise leave a statement waiting for an answer that never comes. Maintenance is not bounded: \
+            migrations, `import`, `export`, the clean-up job and the `VACUUM` after an import.
             """)
         public static let secretKey = Setting<String?>(
             "secret_key", .other("base64, 32 bytes"), secret: true,

@@ -30,7 +30,10 @@ public enum SettingsCatalog {
             SettingsSection("Server", [Server.host, Server.port]),
             SettingsSection(
                 "Database and secrets",
-                [Server.database, Server.sqliteSynchronous, Server.secretKey, Server.secretKeyFile]),
+                [
+                    Server.database, Server.sqliteSynchronous, Server.postgresCallTimeout, Server.secretKey,
+                    Server.secretKeyFile,
+                ]),
             SettingsSection("Logging", [Server.logLevel, Server.logFormat]),
             SettingsSection("Metrics", [Server.metricsEnabled, Server.metricsToken]),
             SettingsSection("HTTP", [Server.maxBodyBytes] + HTTPLimits.Settings.all),

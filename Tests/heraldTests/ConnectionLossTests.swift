@@ -1,0 +1,134 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// PostgreSQL ending Herald's sessions under load (what a fail-over or a connection proxy's restart does):
+/// every backend of the database terminated again and again while registrations, sends and a broadcast
+/// run against a `herald serve` process.
+@Suite("PostgreSQL ends Herald's connections mid-traffic", .serialized)
+struct ConnectionLossTests {
+    /// How long the backends are terminated again and again: 6 s in CI, `HERALD_CONNECTION_LOSS_SECONDS`
+    /// for a longer run.
+    static let seconds = ProcessInfo.processInfo.environment["HERALD_CONNECTION_LOSS_SECONDS"].flatMap(Int.init) ?? 6
+    /// The node's deadline for one store call (`postgres.call_timeout_ms`).
+    static let callTimeoutMilliseconds = 2000
+    /// A request with no answer this long is taken as hung: several store calls, each bounded by the
+    /// deadline, fit in it many times over.
+    static let hung: TimeInterval = 30
+
+    @Test(
+        "Every backend terminated every 200 ms during sends, registrations and a broadcast: every request is answered (201, 202 or 503), nothing accepted is lost, the node recovers without a restart"
+    )
+    func terminateBackends() async throws {
+        let cluster = try await Cluster.start(pageSize: 50)
+        let audience = (0..<300).map { _ in Fixtures.apnsToken() }
+        // A slow provider: the broadcast's pages span the terminations.
+        for token in audience { cluster.apns.script(token: token, .success(after: .milliseconds(20))) }
+        try await cluster.importDevices(audience)
+        let node = try await cluster.node(environment: [
+            "HERALD_POSTGRES_CALL_TIMEOUT_MS": "\(Self.callTimeoutMilliseconds)"
+        ])
+        let serverKey = try await node.process.line(startingWith: "server key: ")
+        let broadcast = try await Self.call(
+            "POST", "\(node.address)/v1/notifications", serverKey,
+            #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(broadcast.status == 202, "\(broadcast.body)")
+        let broadcastID = try #require(Self.id(broadcast.body))
+
+        let end = ContinuousClock.now + .seconds(Self.seconds)
+        let terminator = Task {
+            var terminated = 0
+            while ContinuousClock.now < end {
+                let rows = try cluster.query(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        + "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                terminated += rows.first.flatMap { Int($0) } ?? 0
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return terminated
+        }
+        // One device registered and sent to after another, as an app backend would.
+        var accepted: [(id: String, token: String)] = []
+        var statuses: [Int: Int] = [:]
+        var refusals: [String] = []
+        while ContinuousClock.now < end {
+            let token = Fixtures.apnsToken()
+            let registered = try await Self.call(
+                "POST", "\(node.address)/v1/installations", serverKey, #"{"platform":"ios","token":"\#(token)"}"#)
+            statuses[registered.status, default: 0] += 1
+            guard registered.status == 201, let installation = Self.id(registered.body) else {
+                if registered.status != 503 { refusals.append(registered.body) }
+                continue
+            }
+            let sent = try await Self.call(
+                "POST", "\(node.address)/v1/notifications", serverKey,
+                #"{"target":{"installation_ids":["\#(installation)"]},"payload":{"title":"Hello"}}"#)
+            statuses[sent.status, default: 0] += 1
+            if sent.status == 202, let id = Self.id(sent.body) {
+                accepted.append((id, token))
+            } else if sent.status != 503 {
+                refusals.append(sent.body)
+            }
+        }
+        let terminated = try await terminator.value
+        print("connection-loss: \(terminated) backends terminated in \(Self.seconds) s; answers \(statuses)")
+        #expect(terminated > 0)
+        #expect(Set(statuses.keys).isSubset(of: [201, 202, 503]), "\(statuses): \(refusals.prefix(3))")
+        #expect(!accepted.isEmpty)
+
+        // Recovered without a restart: ready, and everything accepted is delivered.
+        var ready = 0
+        for _ in 0..<100 where ready != 200 {
+            ready = try await Self.call("GET", "\(node.address)/readyz", nil, nil).status
+            if ready != 200 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(ready == 200)
+        for id in [broadcastID] + accepted.map(\.id) {
+            #expect(try await Self.finished(id, node.address, serverKey) == "done", "notification \(id)")
+        }
+        let received = Set(cluster.apns.requests.compactMap(\.token))
+        #expect(Set(audience).subtracting(received).isEmpty, "broadcast devices not reached")
+        #expect(Set(accepted.map(\.token)).subtracting(received).isEmpty, "accepted sends not delivered")
+        node.process.process.terminate()
+        #expect(try await node.process.exitStatus() == 0)
+        try await cluster.finish()
+    }
+
+    /// A request that fails the test if it is not answered within ``hung`` seconds.
+    static func call(
+        _ method: String, _ url: String, _ bearer: String?, _ json: String?
+    ) async throws -> (status: Int, body: String) {
+        var request = URLRequest(url: URL(string: url)!, timeoutInterval: hung)
+        request.httpMethod = method
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(json.utf8)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    static func id(_ body: String) -> String? {
+        (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"] as? String
+    }
+
+    /// The notification's status once it is final (waiting at most 120 s for it).
+    static func finished(_ id: String, _ address: String, _ key: String) async throws -> String? {
+        let deadline = ContinuousClock.now + .seconds(120)
+        var status: String?
+        while ContinuousClock.now < deadline {
+            let answer = try await call("GET", "\(address)/v1/notifications/\(id)", key, nil)
+            status =
+                (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["status"]
+                as? String
+            if let status, ["done", "canceled", "expired", "failed"].contains(status) { return status }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return status
+    }
+}
