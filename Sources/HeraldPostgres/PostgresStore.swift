@@ -196,7 +196,8 @@ public final class PostgresStore: Store, Service, Sendable {
     /// the write fails silently and the statement's promise is never completed, so the call would
     /// wait for ever (`ConnectionLossTests`; closing the connection then does not help, the statement
     /// never reached its handler). A connection already seen closed is refused at once; the deadline
-    /// covers the race. The timer is the connection's event loop's: no task per call.
+    /// covers the race. The timer is the connection's event loop's; a prepared statement, awaited through
+    /// PostgresNIO's async API, runs in a task of its own so that it can be abandoned (``CallDeadline``).
     private func bounded<Result: Sendable>(
         unbounded: Bool, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
