@@ -4,15 +4,16 @@
 #      the sink (bench/sink.sh) and a throwaway PostgreSQL cluster (scripts/postgres);
 #   2. builds the release `herald` (or takes BENCH_HERALD);
 #   3. for each setup — sqlite (1 node), postgres (1 node), postgres (2 nodes) — makes a fresh database,
-#      bulk-imports N installations (`herald import`), starts the nodes, and sends to all of them:
-#      one notification per node (a node works one broadcast at a time; two nodes work two at once),
-#      waiting until every one is `done` — twice: the first broadcast after the import, and a repeat
-#      (devices served within the hour: no installation row is rewritten);
+#      bulk-imports N installations (`herald import`), starts the nodes, and sends one broadcast to all
+#      of them, which every node works (cut into ranges of engine.range_size, each claimed by any
+#      node's worker), waiting until it is `done` — twice: the first broadcast after the import, and a
+#      repeat (devices served within the hour: no installation row is rewritten);
 #   4. measures the ceiling with h2load before the first setup and after the last.
 # Prints, per setup: notifications/s, the ratio to the mean ceiling, Herald's and PostgreSQL's CPU
-# seconds per 1,000 notifications, and the import rate.
+# seconds per 1,000 notifications, the import rate, and each node's share (its /metrics).
 # Usage: bench/stores.sh [installations=200000] [connections=2]
 # Environment: BENCH_SETUPS (default "sqlite postgres postgres2"), BENCH_PAGE_SIZE (engine.page_size, 2000),
+# BENCH_RANGE_SIZE (engine.range_size, 10000),
 # BENCH_HERALD=<binary> (a release build made elsewhere).
 set -euo pipefail
 # Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
@@ -102,6 +103,7 @@ run_setup() {
 database: $database
 secret_key_file: $work/master.key
 log: {level: warning}
+metrics: {token: bench-metrics-token}
 app:
   default:
     apns:
@@ -114,6 +116,7 @@ app:
       connections: $connections
 engine:
   page_size: ${BENCH_PAGE_SIZE:-2000}
+  range_size: ${BENCH_RANGE_SIZE:-10000}
 YAML
     local i0 i1
     i0=$(date +%s.%N)
@@ -128,17 +131,24 @@ YAML
         [ -n "$key" ] || key=$(sed -n 's/^server key: //p' "$dir/serve$n.log")
     done
     [ -n "$key" ] || key=$("$herald" keys show --config "$dir/herald.yaml" | sed -n 's/^server key: //p')
-    local c0 p0 start end c1 p1 round
+    # Pushes each node delivered so far, from its /metrics.
+    delivered() {
+        local n
+        for n in $(seq "$nodes"); do
+            curl -sf -H 'Authorization: Bearer bench-metrics-token' "http://127.0.0.1:$((http_base + n))/metrics" |
+                awk '/^herald_deliveries_total\{/ && /outcome="delivered"/ {sum += $NF} END {printf "%d ", sum}'
+        done
+    }
+    local c0 p0 start end c1 p1 round d0 d1
     for round in first repeat; do
     c0=$(cpu_of "${node_pids[@]}")
     p0=$(pg_cpu)
+    d0=$(delivered)
     start=$(date +%s.%N)
     local ids=()
-    for n in $(seq "$nodes"); do
-        ids+=("$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
-            -d '{"target":{"all":true},"payload":{"title":"Vehicle detected at Front Door","body":"A silver sedan pulled into the driveway and parked near the garage door.","sound":"default","mutable_content":true,"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","data":{"cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}}}' \
-            "http://127.0.0.1:$((http_base + n))/v1/notifications" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')")
-    done
+    ids+=("$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+        -d '{"target":{"all":true},"payload":{"title":"Vehicle detected at Front Door","body":"A silver sedan pulled into the driveway and parked near the garage door.","sound":"default","mutable_content":true,"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","data":{"cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}}}' \
+        "http://127.0.0.1:$((http_base + 1))/v1/notifications" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')")
     python3 - "http://127.0.0.1:$((http_base + 1))" "$key" "${ids[@]}" <<'PY'
 import json, sys, time, urllib.request
 base, key, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -156,7 +166,10 @@ PY
     end=$(date +%s.%N)
     c1=$(cpu_of "${node_pids[@]}")
     p1=$(pg_cpu)
-    results+=("$name $nodes $round $start $end $c0 $c1 $p0 $p1 $i0 $i1")
+    d1=$(delivered)
+    local shares
+    shares=$(python3 -c 'import sys; a, b = sys.argv[1].split(), sys.argv[2].split(); print("/".join(str(int(y) - int(x)) for x, y in zip(a, b)))' "$d0" "$d1")
+    results+=("$name $nodes $round $start $end $c0 $c1 $p0 $p1 $i0 $i1 $shares")
     done
     for pid in "${node_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
 }
@@ -177,18 +190,18 @@ import sys
 count, before, after, ticks = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 ceiling = (before + after) / 2
 print(f"ceiling (h2load): {ceiling:,.0f} req/s (before {before:,.0f}, after {after:,.0f})")
-print(f"{'setup':<12}{'nodes':>6}{'round':>8}{'notif/s':>10}{'ratio':>7}{'herald CPU/1k':>15}{'pg CPU/1k':>11}{'import/s':>10}")
+print(f"{'setup':<12}{'nodes':>6}{'round':>8}{'notif/s':>10}{'ratio':>7}{'herald CPU/1k':>15}{'pg CPU/1k':>11}{'import/s':>10}  shares")
 rates = {}
 for line in sys.argv[5:]:
-    name, nodes, round, start, end, c0, c1, p0, p1, i0, i1 = line.split()
+    name, nodes, round, start, end, c0, c1, p0, p1, i0, i1, shares = line.split()
     nodes = int(nodes)
-    sent = count * nodes
+    sent = count
     seconds = float(end) - float(start)
     rate = sent / seconds
     rates[(name, round)] = rate
     herald = (float(c1) - float(c0)) / ticks / sent * 1000
     pg = (float(p1) - float(p0)) / ticks / sent * 1000
-    print(f"{name:<12}{nodes:>6}{round:>8}{rate:>10,.0f}{rate / ceiling:>7.2f}{herald:>15.3f}{pg:>11.3f}{count / (float(i1) - float(i0)):>10,.0f}")
+    print(f"{name:<12}{nodes:>6}{round:>8}{rate:>10,.0f}{rate / ceiling:>7.2f}{herald:>15.3f}{pg:>11.3f}{count / (float(i1) - float(i0)):>10,.0f}  {shares}")
 for round in ("first", "repeat"):
     if ("sqlite", round) in rates and ("postgres", round) in rates:
         print(f"postgres (1 node) / sqlite, {round} broadcast: {rates[('postgres', round)] / rates[('sqlite', round)]:.2f}")

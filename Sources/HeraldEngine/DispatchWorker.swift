@@ -86,7 +86,7 @@ public struct DispatchWorker: Service {
             do {
                 let now = dispatcher.now()
                 if let job = try await dispatcher.store.claimJob(
-                    kinds: ["notification", "cleanup"], owner: owner, now: now,
+                    kinds: ["notification", "range", "cleanup"], owner: owner, now: now,
                     lockedUntil: now.addingTimeInterval(dispatcher.configuration.lease.timeInterval))
                 {
                     dispatcher.count(claimed: true)

@@ -17,6 +17,10 @@ public struct EngineConfiguration: Sendable {
     public var pipelineDepth: Int
     /// Recipients resolved, sent and committed together: a page shared by the batches in flight.
     public var batchSize: Int { max(1, pageSize / pipelineDepth) }
+    /// Recipients per range of a large notification: a target larger than this is cut into ranges
+    /// of this many, each a job that any node's worker claims, so every node works one broadcast
+    /// (see ``FanoutRange``); 0 never cuts (one worker sends the whole target).
+    public var rangeSize: Int
     /// Jobs processed at once (one notification each). Zero makes a node that serves the API and
     /// its direct channels but sends nothing itself (the other nodes on its database do).
     public var workers: Int
@@ -58,7 +62,8 @@ public struct EngineConfiguration: Sendable {
 
     /// Creates a configuration with Herald's defaults.
     public init(
-        pageSize: Int = 2000, pipelineDepth: Int = 4, workers: Int = 8, lease: Duration = .seconds(60),
+        pageSize: Int = 2000, pipelineDepth: Int = 4, rangeSize: Int = 10_000, workers: Int = 8,
+        lease: Duration = .seconds(60),
         pollInterval: Duration = .seconds(1),
         retryPolicy: RetryPolicy = RetryPolicy(),
         unreachablePause: (base: Duration, cap: Duration) = (.seconds(1), .seconds(30)), maxFailures: Int = 5,
@@ -71,6 +76,7 @@ public struct EngineConfiguration: Sendable {
     ) {
         self.pageSize = max(1, pageSize)
         self.pipelineDepth = min(max(1, pipelineDepth), self.pageSize)
+        self.rangeSize = max(0, rangeSize)
         self.workers = max(0, workers)
         self.lease = lease
         self.pollInterval = pollInterval

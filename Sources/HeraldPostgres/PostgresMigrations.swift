@@ -19,7 +19,21 @@ enum PostgresMigrations {
         ("v5_ledger_by_installation", v5LedgerByInstallation), ("v6_console_revocations", v6ConsoleRevocations),
         ("v7_notification_source", v7NotificationSource), ("v8_push_endpoints", v8PushEndpoints),
         ("v9_push_endpoint_topics", v9PushEndpointTopics), ("v10_provider_pause_scope", v10ProviderPauseScope),
+        ("v11_fanout_ranges", v11FanoutRanges),
     ]
+
+    /// The ranges a large notification's target is cut into, each worked as a job of its own (kind
+    /// `range`, reference `<notification id>#<idx>`) by any node.
+    static let v11FanoutRanges = """
+        CREATE TABLE fanout_ranges (
+            notification_id TEXT NOT NULL COLLATE "C" REFERENCES notifications (id) ON DELETE CASCADE,
+            idx BIGINT NOT NULL,
+            after_key TEXT COLLATE "C",
+            through_key TEXT COLLATE "C",
+            cursor TEXT COLLATE "C",
+            PRIMARY KEY (notification_id, idx)
+        );
+        """
 
     /// A pause may hold back one push service of a provider (a Web Push origin); pauses last seconds,
     /// so the running ones are dropped rather than carried over.

@@ -4,14 +4,11 @@ import PostgresNIO
 
 extension PostgresStore {
     public func resolve(
-        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+        _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
     ) async throws -> [DeliveryTarget] {
-        guard var (condition, values) = try audienceCondition(target, appID: appID) else { return [] }
-        if let after {
-            values.append(after)
-            condition += " AND id > $\(values.count)"
-        }
-        values.append(limit)
+        guard let (condition, bound) = try audienceCondition(target, appID: appID, after: after, through: through)
+        else { return [] }
+        let values = bound + [limit]
         let sql = """
             SELECT \(Self.targetColumns) FROM installations
             WHERE \(condition) ORDER BY id LIMIT $\(values.count)
@@ -30,6 +27,29 @@ extension PostgresStore {
                     timezone: timezone, bundleID: bundleID))
         }
         return targets
+    }
+
+    public func rangeBoundary(
+        _ target: NotificationTarget, appID: String, after: String?, skip: Int
+    ) async throws -> String? {
+        guard skip > 0 else { return nil }
+        var (condition, values): (String, [SQLBind]) = ("app_id = $1", [appID])
+        if let after {
+            values.append(after)
+            condition += " AND id > $\(values.count)"
+        }
+        // Everyone: an index-only scan of the app's ids. Another audience: its own condition.
+        if case .all = target.audience {
+        } else {
+            guard let selected = try audienceCondition(target, appID: appID, after: after) else { return nil }
+            (condition, values) = selected
+        }
+        values.append(skip - 1)
+        let sql = "SELECT id FROM installations WHERE \(condition) ORDER BY id LIMIT 1 OFFSET $\(values.count)"
+        let binds = values
+        return try await read { connection in try await connection.rows(sql, binds) }.first.map {
+            try $0.get("id", as: String.self)
+        }
     }
 
     /// Every first page, with the preferences of the pages that ask for them, in one statement:
@@ -138,14 +158,28 @@ extension PostgresStore {
         return counts
     }
 
-    /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
-    /// Its placeholders start at `firstParameter`.
+    /// The SQL condition selecting a target's installations, those with ids after `after` and up to
+    /// `through` when given; nil for raw tokens (no installations). Its placeholders start at
+    /// `firstParameter`.
     private func audienceCondition(
-        _ target: NotificationTarget, appID: String, firstParameter: Int = 1
+        _ target: NotificationTarget, appID: String, after: String? = nil, through: String? = nil,
+        firstParameter: Int = 1
     ) throws -> (String, [SQLBind])? {
         let offset = firstParameter - 1
         var conditions = ["app_id = $\(firstParameter)", "valid"]
         var values: [SQLBind] = [appID]
+        // The id bounds, for a column (`id`, or a channel's `installation_id`): bound once, used twice.
+        var bounds: [(String, String)] = []
+        if let after {
+            values.append(after)
+            bounds.append((">", "$\(offset + values.count)"))
+        }
+        if let through {
+            values.append(through)
+            bounds.append(("<=", "$\(offset + values.count)"))
+        }
+        func bounded(_ column: String) -> String { bounds.map { " AND \(column) \($0.0) \($0.1)" }.joined() }
+        conditions[0] += bounded("id")
         func list(_ column: String, _ items: [String]) {
             values.append(items)
             conditions.append("\(column) = ANY($\(offset + values.count))")
@@ -160,7 +194,7 @@ extension PostgresStore {
             conditions.append(
                 """
                 id IN (SELECT installation_id FROM installation_channels
-                    WHERE app_id = $\(firstParameter) AND channel = ANY($\(offset + values.count)))
+                    WHERE app_id = $\(firstParameter) AND channel = ANY($\(offset + values.count))\(bounded("installation_id")))
                 """)
         case .query(let query):
             let compiled = try query.query.postgresCondition(firstParameter: offset + values.count + 1)
@@ -260,7 +294,8 @@ extension PostgresStore {
             }
         }
         let held = CommitHeldPage(page: page, delivered: delivered)
-        guard !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty else {
+        let finishesRange = page.range != nil && page.cursor == "done"
+        guard !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty || finishesRange else {
             // The common page (deliveries, the ledger and counts): one statement, its own transaction.
             return try await read { connection in try await connection.rows(held).first == 1 }
         }
@@ -286,6 +321,9 @@ extension PostgresStore {
                     "DELETE FROM pending_deliveries WHERE notification_id = $1 AND recipient = ANY($2)",
                     [page.notificationID, page.resolvedPending])
             }
+            // After the page's update of the notification row, which waits for any other range's
+            // final commit: this statement sees every range that finished before.
+            if finishesRange { try await self.wakeAfterRanges(page.notificationID, at: page.at ?? Date(), connection) }
             return true
         }
     }

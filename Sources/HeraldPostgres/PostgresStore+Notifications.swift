@@ -147,6 +147,11 @@ extension PostgresStore: DispatchLedger {
                 "UPDATE notifications SET status = 'canceled', completed_at = $1 WHERE id = $2",
                 [now.timeIntervalSince1970, id])
             try await connection.run("DELETE FROM jobs WHERE kind = 'notification' AND reference = $1", [id])
+            try await connection.run(
+                """
+                DELETE FROM jobs WHERE kind = 'range' AND reference IN (
+                    SELECT notification_id || '#' || idx FROM fanout_ranges WHERE notification_id = $1)
+                """, [id])
             try await connection.run("DELETE FROM pending_deliveries WHERE notification_id = $1", [id])
             return try await connection.rows(
                 "SELECT \(Self.notificationColumns) FROM notifications WHERE id = $1", [id]

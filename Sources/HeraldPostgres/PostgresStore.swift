@@ -201,15 +201,14 @@ public final class PostgresStore: Store, Service, Sendable {
     private func bounded<Result: Sendable>(
         unbounded: Bool, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let limit = configuration.callTimeout
-        let deadline = unbounded ? nil : CallDeadline(limit: limit)
+        let deadline = (unbounded ? nil : configuration.callTimeout).map { CallDeadline(limit: $0) }
         do {
             return try await client.withConnection { connection in
                 guard !connection.isClosed else {
                     throw HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
                 }
                 guard let deadline else { return try await body(connection) }
-                let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) {
+                let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(deadline.limit.nanoseconds)) {
                     deadline.expire()
                     let _: EventLoopFuture<Void> = connection.close()
                 }
@@ -220,7 +219,7 @@ public final class PostgresStore: Store, Service, Sendable {
             guard let deadline, deadline.expired else { throw PostgresConnection.storeError(error) }
             logger.warning(
                 "a PostgreSQL call passed its deadline: its connection was closed",
-                metadata: ["herald.deadline_ms": "\(limit.milliseconds)"])
+                metadata: ["herald.deadline_ms": "\(deadline.limit.milliseconds)"])
             throw deadline.error
         }
     }
@@ -241,8 +240,11 @@ final class CallDeadline: Sendable {
 
     private let state = Mutex(State())
     let error: HeraldError
+    /// How long the call may take.
+    let limit: Duration
 
     init(limit: Duration) {
+        self.limit = limit
         error = .storageUnavailable("PostgreSQL did not answer within \(limit.milliseconds) ms")
     }
 

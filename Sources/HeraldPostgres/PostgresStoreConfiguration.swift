@@ -32,8 +32,9 @@ public struct PostgresStoreConfiguration: Sendable, Equatable {
     /// The most pooled connections this node opens.
     public var maximumConnections: Int
     /// How long one store call (a statement, or a whole transaction) may take before its connection is
-    /// closed and the call fails as `storage_unavailable` (`postgres.call_timeout_ms`).
-    public var callTimeout: Duration = .seconds(10)
+    /// closed and the call fails as `storage_unavailable` (`postgres.call_timeout_ms`); nil: as
+    /// long as it takes (the commands an operator runs, such as `herald import`).
+    public var callTimeout: Duration? = .seconds(10)
 
     /// Reads a `postgres://` (or `postgresql://`) URL.
     /// - Throws: `HeraldError` (`invalid_database_url`) when the URL is not one.

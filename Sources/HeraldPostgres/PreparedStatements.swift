@@ -62,7 +62,10 @@ struct CommitHeldPage: PostgresPreparedStatement {
                 cursor = coalesce($24, cursor), status = coalesce($25, status),
                 started_at = coalesce(started_at, $26), completed_at = coalesce($27, completed_at),
                 first_sent_at = coalesce(first_sent_at, $28)
-            WHERE id = $29 AND EXISTS (SELECT 1 FROM job))
+            WHERE id = $29 AND EXISTS (SELECT 1 FROM job)),
+        ranged AS (
+            UPDATE fanout_ranges SET cursor = $30 WHERE notification_id = $29 AND idx = $31
+                AND EXISTS (SELECT 1 FROM job))
         SELECT count(*) FROM job
         """
 
@@ -70,6 +73,7 @@ struct CommitHeldPage: PostgresPreparedStatement {
         .int8, .text, .float8, .bool, .textArray, .float8Array, .float8,
         .textArray, .textArray, .textArray, .textArray, .textArray, .textArray, .textArray, .int8Array, .float8Array,
         .int8, .int8, .int8, .int8, .int8, .int8, .int8, .text, .text, .float8, .float8, .float8, .text,
+        .text, .int8,
     ]
 
     var page: PageCommit
@@ -88,10 +92,13 @@ struct CommitHeldPage: PostgresPreparedStatement {
             ledger.map { $0.reason ?? "" }, ledger.map { Int64($0.attempts) },
             ledger.map(\.at.timeIntervalSince1970),
             Int64(counts.targeted), Int64(counts.sent), Int64(counts.failed), Int64(counts.invalid),
-            Int64(counts.skippedPreferences), Int64(counts.skippedExpired), Int64(counts.rateLimited), page.cursor,
-            page.status?.rawValue, page.startedAt?.timeIntervalSince1970, page.completedAt?.timeIntervalSince1970,
+            Int64(counts.skippedPreferences), Int64(counts.skippedExpired), Int64(counts.rateLimited),
+            // A range's cursor is the range's own.
+            page.range == nil ? page.cursor : nil, page.status?.rawValue, page.startedAt?.timeIntervalSince1970,
+            page.completedAt?.timeIntervalSince1970,
             // The page's earliest delivery to an installation (what events' push_sent_at reads).
-            delivered.map(\.at).min(), page.notificationID,
+            delivered.map(\.at).min(), page.notificationID, page.range == nil ? nil : page.cursor,
+            page.range.map(Int64.init),
         ])
     }
 

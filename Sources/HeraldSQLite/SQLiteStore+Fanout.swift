@@ -4,9 +4,10 @@ import HeraldCore
 
 extension SQLiteStore {
     public func resolve(
-        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+        _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
     ) async throws -> [DeliveryTarget] {
-        guard let query = try resolveQuery(target, appID: appID, after: after, limit: limit) else { return [] }
+        guard let query = try resolveQuery(target, appID: appID, after: after, through: through, limit: limit)
+        else { return [] }
         return try await database.read { db in try self.fetchTargets(db, query, limit: limit) }
     }
 
@@ -25,16 +26,33 @@ extension SQLiteStore {
         }
     }
 
-    /// The SQL and arguments of a page of `resolve`; nil when the target can match nothing.
-    private func resolveQuery(
-        _ target: NotificationTarget, appID: String, after: String?, limit: Int
-    ) throws -> (sql: String, arguments: StatementArguments)? {
-        guard var (condition, arguments) = try audienceCondition(target, appID: appID) else { return nil }
+    public func rangeBoundary(
+        _ target: NotificationTarget, appID: String, after: String?, skip: Int
+    ) async throws -> String? {
+        guard skip > 0 else { return nil }
+        var (condition, arguments): (String, StatementArguments) = ("app_id = ?", [appID])
         if let after {
             condition += " AND id > ?"
             arguments += [after]
         }
-        arguments += [limit]
+        // Everyone: the app's id index alone. Another audience: its own condition.
+        if case .all = target.audience {
+        } else {
+            guard let selected = try audienceCondition(target, appID: appID, after: after) else { return nil }
+            (condition, arguments) = selected
+        }
+        arguments += [skip - 1]
+        let (sql, values) = ("SELECT id FROM installations WHERE \(condition) ORDER BY id LIMIT 1 OFFSET ?", arguments)
+        return try await database.read { db in try String.fetchOne(db.cachedStatement(sql: sql), arguments: values) }
+    }
+
+    /// The SQL and arguments of a page of `resolve`; nil when the target can match nothing.
+    private func resolveQuery(
+        _ target: NotificationTarget, appID: String, after: String?, through: String? = nil, limit: Int
+    ) throws -> (sql: String, arguments: StatementArguments)? {
+        guard let (condition, bound) = try audienceCondition(target, appID: appID, after: after, through: through)
+        else { return nil }
+        let arguments = bound + [limit]
         let sql = """
             SELECT id, platform, service, environment, token_sealed, timezone, bundle_id FROM installations
             WHERE \(condition) ORDER BY id LIMIT ?
@@ -96,12 +114,27 @@ extension SQLiteStore {
         return counts
     }
 
-    /// The SQL condition selecting a target's installations; nil for raw tokens (no installations).
+    /// The SQL condition selecting a target's installations, those with ids after `after` and up to
+    /// `through` when given; nil for raw tokens (no installations).
     private func audienceCondition(
-        _ target: NotificationTarget, appID: String
+        _ target: NotificationTarget, appID: String, after: String? = nil, through: String? = nil
     ) throws -> (String, StatementArguments)? {
         var conditions = ["app_id = ?", "valid = 1"]
         var arguments: StatementArguments = [appID]
+        // The id bounds, for a column (`id`, or a channel's `installation_id`).
+        func bounds(_ column: String) -> String {
+            var sql = ""
+            if let after {
+                sql += " AND \(column) > ?"
+                arguments += [after]
+            }
+            if let through {
+                sql += " AND \(column) <= ?"
+                arguments += [through]
+            }
+            return sql
+        }
+        conditions[0] += bounds("id")
         func list(_ column: String, _ values: [String]) {
             conditions.append("\(column) IN (\(Self.placeholders(values.count)))")
             arguments += StatementArguments(values)
@@ -112,11 +145,14 @@ extension SQLiteStore {
         case .installationIDs(let ids): list("id", ids)
         case .userIDs(let ids): list("user_id", ids)
         case .channels(let channels):
+            // Bounded inside too: a page from the middle of a large channel reads its members from there.
             let marks = Self.placeholders(channels.count)
-            conditions.append(
-                "id IN (SELECT installation_id FROM installation_channels WHERE app_id = ? AND channel IN (\(marks)))")
             arguments += [appID]
             arguments += StatementArguments(channels)
+            let inner = bounds("installation_id")
+            conditions.append(
+                "id IN (SELECT installation_id FROM installation_channels WHERE app_id = ? AND channel IN (\(marks))\(inner))"
+            )
         case .query(let query):
             let compiled = try query.query.sqliteCondition()
             conditions.append("(\(compiled.sql))")
@@ -316,13 +352,17 @@ extension SQLiteStore {
             ).execute(
                 arguments: [
                     counts.targeted, counts.sent, counts.failed, counts.invalid, counts.skippedPreferences,
-                    counts.skippedExpired, counts.rateLimited, page.cursor, page.status?.rawValue,
+                    counts.skippedExpired, counts.rateLimited, page.range == nil ? page.cursor : nil,
+                    page.status?.rawValue,
                     page.startedAt?.timeIntervalSince1970, page.completedAt?.timeIntervalSince1970,
                     // The page's earliest delivery to an installation (what events' push_sent_at reads).
                     delivered.keys.min(), page.notificationID,
                 ])
             if page.finishesJob {
                 try db.cachedStatement(sql: "DELETE FROM jobs WHERE id = ?").execute(arguments: [page.jobID])
+            }
+            if let range = page.range, let cursor = page.cursor {
+                try self.moveRange(db, notificationID: page.notificationID, index: range, to: cursor, at: page.at)
             }
             return true
         }

@@ -378,6 +378,21 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v18_fanout_ranges") { db in
+            // The ranges a large notification's target is cut into, each worked as a job of its
+            // own (kind `range`, reference `<notification id>#<idx>`).
+            try db.execute(
+                sql: """
+                    CREATE TABLE fanout_ranges (
+                        notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+                        idx INTEGER NOT NULL,
+                        after_key TEXT,
+                        through_key TEXT,
+                        cursor TEXT,
+                        PRIMARY KEY (notification_id, idx)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

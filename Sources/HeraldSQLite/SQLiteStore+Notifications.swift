@@ -111,6 +111,12 @@ extension SQLiteStore: DispatchLedger {
                 sql: "UPDATE notifications SET status = 'canceled', completed_at = ? WHERE id = ?",
                 arguments: [now.timeIntervalSince1970, id])
             try db.cachedExecute(sql: "DELETE FROM jobs WHERE kind = 'notification' AND reference = ?", arguments: [id])
+            try db.cachedExecute(
+                sql: """
+                    DELETE FROM jobs WHERE kind = 'range' AND reference IN (
+                        SELECT notification_id || '#' || idx FROM fanout_ranges WHERE notification_id = ?)
+                    """,
+                arguments: [id])
             try db.cachedExecute(sql: "DELETE FROM pending_deliveries WHERE notification_id = ?", arguments: [id])
             return try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT * FROM notifications WHERE id = ?"), arguments: [id]

@@ -56,9 +56,12 @@ struct CommonOptions: ParsableArguments {
     }
 
     /// The configured store, not migrated yet (a PostgreSQL store's connections not running yet).
+    /// - Parameter boundedCalls: Whether each PostgreSQL call has `postgres.call_timeout_ms` (what
+    ///   `serve` answers requests and works jobs with); the commands an operator runs wait as long
+    ///   as their calls take (an import's batch of 10,000 registrations can take longer).
     func makeStore(
         _ configuration: HeraldConfiguration, logger: Logger,
-        writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB
+        writerCacheKiB: Int = SQLiteStore.defaultWriterCacheKiB, boundedCalls: Bool = false
     ) throws -> any HeraldStore {
         if case .postgres = configuration.database, configuration.secretKey == nil,
             configuration.secretKeyFile == nil
@@ -73,7 +76,7 @@ struct CommonOptions: ParsableArguments {
         switch configuration.database {
         case .postgres(let url):
             var settings = try PostgresStoreConfiguration(url: url)
-            settings.callTimeout = configuration.postgresCallTimeout
+            settings.callTimeout = boundedCalls ? configuration.postgresCallTimeout : nil
             return try PostgresStore(configuration: settings, cipher: cipher, logger: logger)
         case .sqlite(let path):
             return try SQLiteStore(

@@ -51,7 +51,7 @@ struct Serve: AsyncParsableCommand {
         // jobs as a dead process's (below). The lock goes with this process, however it ends.
         let nodeLock = try Self.lockSingleNode(configuration.database)
         defer { if let nodeLock { close(nodeLock) } }
-        let store = try common.makeStore(configuration, logger: logger)
+        let store = try common.makeStore(configuration, logger: logger, boundedCalls: true)
         try await Self.withConnections(of: store) {
             try await CommonOptions.prepare(store)
             try await serve(store, configuration: configuration, overrides: overrides, metrics: metrics, logger: logger)

@@ -15,7 +15,10 @@ struct Cluster {
     let apns: MockAPNsServer
     let config: String
 
-    static func start(pageSize: Int = 500, extra: String = "") async throws -> Self {
+    /// - Parameter engine: More `engine:` settings, one `key: value` per line.
+    static func start(
+        pageSize: Int = 500, lease: Int = 3, extra: String = "", engine: [String] = []
+    ) async throws -> Self {
         let directory = try TemporaryDirectory()
         let database = try await PostgresTestDatabase.create()
         let ca = try TestCertificateAuthority()
@@ -44,7 +47,8 @@ struct Cluster {
         engine:
           page_size: \(pageSize)
           poll_interval_ms: 200
-          lease_seconds: 3
+          lease_seconds: \(lease)
+        \(engine.map { "  \($0)" }.joined(separator: "\n"))
         """.write(toFile: config, atomically: false, encoding: .utf8)
         return Self(directory: directory, database: database, ca: ca, key: key, apns: apns, config: config)
     }
@@ -94,7 +98,8 @@ struct MultiNodeTests {
         "Two nodes, a broadcast to 2,000 devices (HERALD_MULTINODE_DEVICES), the node sending it killed with kill -9: the other finishes it, every device served, duplicates within one page"
     )
     func broadcastSurvivesKill() async throws {
-        let cluster = try await Cluster.start(pageSize: Self.pageSize)
+        // One worker sends the whole target (no ranges): what a node's death does to it.
+        let cluster = try await Cluster.start(pageSize: Self.pageSize, engine: ["range_size: 0"])
         let tokens = (0..<Self.devices).map { _ in Fixtures.apnsToken() }
         // A slow provider: the broadcast takes seconds, so the kill lands mid-way.
         for token in tokens { cluster.apns.script(token: token, .success(after: .milliseconds(50))) }
@@ -138,6 +143,98 @@ struct MultiNodeTests {
         survivor.process.process.terminate()
         #expect(try await survivor.process.exitStatus() == 0)
         try await cluster.finish()
+    }
+
+    /// 6,000 devices by default (30 ranges), so CI stays short; `HERALD_RANGED_DEVICES=100000` for the long run.
+    static let rangedDevices = ProcessInfo.processInfo.environment["HERALD_RANGED_DEVICES"].flatMap(Int.init) ?? 6_000
+    static let metricsToken = "metrics-token-0123456789"
+
+    @Test(
+        "Three nodes work one broadcast to 6,000 devices (HERALD_RANGED_DEVICES) in 30 ranges, each node a share; a node killed with kill -9 mid-way: the others finish its ranges, every device served, duplicates within one page per range it held"
+    )
+    func rangedBroadcastAcrossNodes() async throws {
+        let devices = Self.rangedDevices
+        let cluster = try await Cluster.start(
+            pageSize: Self.pageSize, lease: 10, extra: "metrics:\n  token: \(Self.metricsToken)",
+            engine: ["range_size: \(max(Self.pageSize, devices / 30))"])
+        let tokens = (0..<devices).map { _ in Fixtures.apnsToken() }
+        // A slow provider: the broadcast takes seconds, so the kill lands mid-way.
+        for token in tokens { cluster.apns.script(token: token, .success(after: .milliseconds(100))) }
+        try await cluster.importDevices(tokens)
+
+        let first = try await cluster.node()
+        let serverKey = try await first.process.line(startingWith: "server key: ")
+        let nodes = [first, try await cluster.node(), try await cluster.node()]
+        let started = ContinuousClock.now
+        let sent = try await request(
+            "POST", "\(nodes[1].address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+
+        // Every node sends a share before one of them dies.
+        var shares = [0, 0, 0]
+        let busy = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < busy {
+            for (index, node) in nodes.enumerated() { shares[index] = try await Self.delivered(by: node) }
+            if shares.allSatisfy({ $0 > 0 }), cluster.apns.requests.count >= devices / 4 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(shares.allSatisfy { $0 > 0 }, "shares before the kill: \(shares)")
+
+        // A node holding ranges dies (a worker's owner name carries its process id).
+        let holders = try cluster.query("SELECT locked_by FROM jobs WHERE kind = 'range' AND locked_by IS NOT NULL")
+        let victim = try #require(
+            nodes.indices.first { index in
+                holders.contains { $0.contains("-\(nodes[index].process.process.processIdentifier)-") }
+            }, "holders \(holders)")
+        let held = holders.filter { $0.contains("-\(nodes[victim].process.process.processIdentifier)-") }.count
+        shares[victim] = try await Self.delivered(by: nodes[victim])
+        kill(nodes[victim].process.process.processIdentifier, SIGKILL)
+        _ = try await nodes[victim].process.exitStatus()
+        #expect(cluster.apns.requests.count < devices, "the kill came after the broadcast finished")
+        let survivors = nodes.indices.filter { $0 != victim }
+
+        var record: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(600)
+        while ContinuousClock.now < deadline {
+            let response = try await request(
+                "GET", "\(nodes[survivors[0]].address)/v1/notifications/\(id)", bearer: serverKey)
+            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
+            if record["status"] as? String == "done" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(record["status"] as? String == "done", "\(record)")
+        let counts = record["counts"] as? [String: Any]
+        #expect(counts?["targeted"] as? Int == devices, "\(record)")
+        #expect(counts?["sent"] as? Int == devices, "\(record)")
+        let received = cluster.apns.requests.compactMap(\.token)
+        let distinct = Set(received)
+        #expect(Set(tokens).subtracting(distinct).isEmpty)
+        let duplicates = received.count - distinct.count
+        #expect(duplicates <= held * Self.pageSize, "\(duplicates) duplicates, \(held) ranges held by the killed node")
+        for index in survivors { shares[index] = try await Self.delivered(by: nodes[index]) }
+        let ranges = try cluster.query("SELECT count(*) FROM fanout_ranges WHERE cursor = 'done'").first ?? "?"
+        // The figures the documentation quotes (printed, not asserted on).
+        print(
+            "ranged broadcast: \(devices) devices, \(ranges) ranges, \(elapsed), shares \(shares) (node \(victim) killed "
+                + "holding \(held) ranges; its share as of the kill), \(received.count) requests, \(duplicates) duplicates"
+        )
+        for index in survivors {
+            nodes[index].process.process.terminate()
+            #expect(try await nodes[index].process.exitStatus() == 0)
+        }
+        try await cluster.finish()
+    }
+
+    /// Pushes a node's APNs client delivered, from its `/metrics`.
+    static func delivered(by node: (process: HeraldProcess, address: String)) async throws -> Int {
+        let metrics = try await request("GET", "\(node.address)/metrics", bearer: metricsToken).body
+        return metrics.split(separator: "\n").filter {
+            $0.hasPrefix("herald_deliveries_total{") && $0.contains(#"outcome="delivered""#)
+        }.reduce(0) { $0 + (Int(Double($1.split(separator: " ").last ?? "") ?? 0)) }
     }
 
     @Test("A device listening on node A (no workers) gets a push node B sends, and confirms it through node B")

@@ -55,9 +55,38 @@ public protocol DispatchLedger: Sendable {
     /// installations of the notification's app matching the audience and its filters, read as
     /// much as sending to them needs.
     /// - Throws: `HeraldError` when the target's query is invalid.
+    /// - Parameter through: The last key a page may hold (a range's end); nil: to the end.
     func resolve(
-        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+        _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
     ) async throws -> [DeliveryTarget]
+
+    /// The id of the `skip`-th installation the target resolves to after `after`, in id order: where
+    /// a range of `skip` of them ends; nil when fewer are left. For everyone (``NotificationTarget/Audience/all``),
+    /// the app's `skip`-th installation, valid or not and whatever the platform and service filters (a
+    /// walk of the app's id index alone): a range's bounds need not be exact, only cheap.
+    func rangeBoundary(_ target: NotificationTarget, appID: String, after: String?, skip: Int) async throws -> String?
+
+    /// Stores a range of the notification and its job (due at `now`), if the notification's job is
+    /// still held by `owner`, in one transaction: that lease renewed to `lockedUntil`, the
+    /// notification's cursor `ranging` and its status `sending` (started at `now` unless it was).
+    /// The last range (``FanoutRange/through`` nil) sets the cursor `ranged` and releases the
+    /// notification's job until `waitUntil`: the commit that finishes the last range left makes it
+    /// due at once. False (nothing stored) when the lock was lost.
+    func addRange(
+        _ range: FanoutRange, jobID: Int64, owner: String, now: Date, lockedUntil: Date, waitUntil: Date
+    ) async throws -> Bool
+
+    /// A notification's ranges, in order.
+    func fanoutRanges(notificationID: String) async throws -> [FanoutRange]
+
+    /// One range of a notification.
+    func fanoutRange(notificationID: String, index: Int) async throws -> FanoutRange?
+
+    /// When a range of the notification is not done, releases its job (held by `owner`) until
+    /// `runAt` and answers true; false leaves the job held. One transaction that locks the
+    /// notification as a page commit does: a range finishing at the same time either is seen
+    /// done here or sees the job released and makes it due.
+    func releaseWhileRanging(jobID: Int64, owner: String, notificationID: String, runAt: Date) async throws -> Bool
 
     /// The first page of each of several targets, and the stored preferences of the installations
     /// on the pages whose request asks for them, read together (in one read transaction where the
@@ -185,6 +214,14 @@ public struct PageCommit: Sendable {
     public var resolvedPending: [String]
     /// The new fan-out cursor: the last recipient handled, or `done`; nil leaves it.
     public var cursor: String?
+    /// The range of the notification the page is part of: the cursor is that range's, and the
+    /// commit that makes it `done`, when no other range is left and every range is stored
+    /// (`ranged`), makes the notification's job due in the same transaction. Nil: the
+    /// notification's own cursor.
+    public var range: Int?
+    /// The engine's time of the commit: when the notification's job that finishing the last range
+    /// makes due is due (nil: the store's clock).
+    public var at: Date?
     /// A new status, nil leaves it.
     public var status: NotificationStatus?
     public var startedAt: Date?
@@ -319,6 +356,13 @@ public struct FirstPages: Sendable {
 }
 
 extension DispatchLedger {
+    /// The next page of installations a target resolves to after `after`, to the end of the target.
+    public func resolve(
+        _ target: NotificationTarget, appID: String, after: String?, limit: Int
+    ) async throws -> [DeliveryTarget] {
+        try await resolve(target, appID: appID, after: after, through: nil, limit: limit)
+    }
+
     /// Reads the pages concurrently (each as ``resolve(_:appID:after:limit:)``, on a connection of
     /// its own where the store pools them), then the preferences; a store that can read them all in
     /// one transaction does so instead.

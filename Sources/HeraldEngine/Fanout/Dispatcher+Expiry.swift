@@ -3,8 +3,10 @@ import HeraldCore
 
 // An expired notification: what waits, and the rest of its target, counted as expired.
 extension Dispatcher {
-    /// The notification expired: what waits is counted as expired, the rest of the target too.
-    func expire(_ notification: PushNotification, job: Job, owner: String) async throws {
+    /// The notification expired: what waits is counted as expired, the rest of the target too (a
+    /// notification cut into ranges waits for its ranges, which count theirs).
+    /// - Parameter cursor: The notification's fan-out cursor.
+    func expire(_ notification: PushNotification, cursor stored: String?, job: Job, owner: String) async throws {
         let at = now()
         while true {
             let due = try await store.duePending(
@@ -20,8 +22,15 @@ extension Dispatcher {
             commit.counts.skippedExpired = due.count
             guard try await store.commit(commit) else { return }
         }
-        var cursor = try await store.cursor(notificationID: notification.id)
-        while cursor != "done" {
+        if stored == FanoutRange.ranged,
+            try await store.releaseWhileRanging(
+                jobID: job.id, owner: owner, notificationID: notification.id,
+                runAt: at.addingTimeInterval(configuration.lease.timeInterval))
+        {
+            return
+        }
+        var cursor = stored
+        while cursor != "done", cursor != FanoutRange.ranged {
             let (page, last, exhausted) = try await nextPage(of: notification, after: cursor)
             var commit = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
             commit.counts.targeted = page.count

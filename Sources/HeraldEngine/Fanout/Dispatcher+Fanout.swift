@@ -26,6 +26,7 @@ extension Dispatcher {
             } else {
                 try await fanOut(job, owner: owner, isStopping: isStopping)
             }
+        case "range": try await fanOutRange(job, owner: owner, isStopping: isStopping)
         case "cleanup": try await runCleanup(job, owner: owner)
         default:
             logger.error("unknown job kind", metadata: ["herald.job": "\(job.kind)"])
@@ -37,21 +38,89 @@ extension Dispatcher {
         guard let notification = try await store.notification(id: job.reference), !notification.status.isFinal else {
             return try await store.finishJob(id: job.id, owner: owner)
         }
-        if let expiresAt = notification.expiresAt, now() >= expiresAt {
-            return try await expire(notification, job: job, owner: owner)
-        }
         let cursor = try await store.cursor(notificationID: notification.id)
+        if cursor == FanoutRange.ranging {
+            // Cut further (an expired notification too: its ranges count their recipients expired).
+            let last = try await store.fanoutRanges(notificationID: notification.id).last
+            return try await cutIntoRanges(
+                notification, after: last?.through, index: (last?.index ?? -1) + 1, job: job, owner: owner,
+                isStopping: isStopping)
+        }
+        if let expiresAt = notification.expiresAt, now() >= expiresAt {
+            return try await expire(notification, cursor: cursor, job: job, owner: owner)
+        }
         if cursor == nil {
             return try await fanOutNew(notification, job: job, owner: owner, isStopping: isStopping)
         }
-        if cursor != "done" {
+        let ranged = cursor == FanoutRange.ranged
+        if cursor != "done", !ranged {
             let first = try await readBatch(of: notification, after: cursor)
             guard
                 try await sendTarget(
                     of: notification, from: first, job: job, owner: owner, isStopping: isStopping) != nil
             else { return }
         }
-        try await finishPending(notification, job: job, owner: owner, isStopping: isStopping)
+        try await finishPending(notification, job: job, owner: owner, ranged: ranged, isStopping: isStopping)
+    }
+
+    /// Works one range of a notification (a job of kind `range`), from its cursor to its end; the
+    /// range's last page finishes the job.
+    private func fanOutRange(_ job: Job, owner: String, isStopping: @Sendable () -> Bool) async throws {
+        guard let (notificationID, index) = FanoutRange.parse(jobReference: job.reference),
+            let notification = try await store.notification(id: notificationID), !notification.status.isFinal,
+            let range = try await store.fanoutRange(notificationID: notificationID, index: index),
+            range.cursor != "done"
+        else { return try await store.finishJob(id: job.id, owner: owner) }
+        let first = try await readBatch(of: notification, after: range.cursor ?? range.after, through: range.through)
+        _ = try await sendTarget(
+            of: notification, from: first, job: job, owner: owner, range: range, isStopping: isStopping)
+    }
+
+    /// Cuts a notification's target into ranges of ``EngineConfiguration/rangeSize`` recipients
+    /// from `after` on, each stored with a job any node's worker claims; the last one releases the
+    /// notification's job until its ranges are done.
+    /// - Parameter firstThrough: The first range's end when the caller found it already.
+    private func cutIntoRanges(
+        _ notification: PushNotification, after start: String?, index first: Int, firstThrough: String? = nil,
+        job: Job, owner: String, isStopping: @Sendable () -> Bool
+    ) async throws {
+        var (after, index, known) = (start, first, firstThrough)
+        while true {
+            if isStopping() { return try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil) }
+            let through =
+                if let found = known { found } else { try await rangeBoundary(of: notification, after: after) }
+            known = nil
+            let range = FanoutRange(notificationID: notification.id, index: index, after: after, through: through)
+            guard
+                try await store.addRange(
+                    range, jobID: job.id, owner: owner, now: now(), lockedUntil: leaseEnd(),
+                    waitUntil: rangesWait(of: notification))
+            else {
+                return logger.warning(
+                    "job lock lost; another worker has the notification", metadata: notification.logMetadata)
+            }
+            wake()
+            guard let through else { break }
+            (after, index) = (through, index + 1)
+        }
+        logger.debug(
+            "notification cut into ranges",
+            metadata: notification.logMetadata.merging(["herald.ranges": "\(index + 1)"], uniquingKeysWith: { $1 }))
+    }
+
+    /// Until when a notification's job waits for its ranges: the commit that finishes the last one
+    /// makes it due, so this is only the latest it looks (a lease), or its expiry.
+    private func rangesWait(of notification: PushNotification) -> Date {
+        let wait = leaseEnd()
+        return notification.expiresAt.map { min($0, wait) } ?? wait
+    }
+
+    /// Where the range of ``EngineConfiguration/rangeSize`` recipients after `after` ends (for
+    /// everyone, of the app's installations); nil when the rest is smaller.
+    private func rangeBoundary(of notification: PushNotification, after: String?) async throws -> String? {
+        try await store.rangeBoundary(
+            pageTarget(of: notification).target, appID: notification.appID, after: after,
+            skip: configuration.rangeSize)
     }
 
     /// Works a notification whose fan-out starts now (nothing of it has run). A target of one
@@ -65,6 +134,14 @@ extension Dispatcher {
         let first: Batch = if let first { first } else { try await readBatch(of: notification, after: nil) }
         if first.exhausted {
             return try await sendOnlyBatch(first, of: notification, job: job, owner: owner, isStopping: isStopping)
+        }
+        // A target larger than a range is cut into ranges, for every node's workers.
+        if configuration.rangeSize > 0, tokenPage(of: notification, after: nil) == nil,
+            let through = try await rangeBoundary(of: notification, after: nil)
+        {
+            return try await cutIntoRanges(
+                notification, after: nil, index: 0, firstThrough: through, job: job, owner: owner,
+                isStopping: isStopping)
         }
         guard
             let sent = try await sendTarget(
@@ -104,9 +181,11 @@ extension Dispatcher {
     }
 
     /// Works what the notification's pages left pending (retries, local times, offline devices)
-    /// that is due, then waits for the next or closes the notification.
+    /// that is due, then waits for the next or closes the notification. A notification cut into
+    /// ranges (`ranged`) waits for its ranges first.
     private func finishPending(
-        _ notification: PushNotification, job: Job, owner: String, isStopping: @Sendable () -> Bool
+        _ notification: PushNotification, job: Job, owner: String, ranged: Bool = false,
+        isStopping: @Sendable () -> Bool
     ) async throws {
         let metadata = notification.logMetadata
 
@@ -127,19 +206,31 @@ extension Dispatcher {
         }
 
         let settledBefore = settlementsApplied
-        if let next = try await store.nextPending(notificationID: notification.id) {
+        let next = try await store.nextPending(notificationID: notification.id)
+        if ranged {
+            let wait = next.map { min($0, rangesWait(of: notification)) } ?? rangesWait(of: notification)
+            if try await store.releaseWhileRanging(
+                jobID: job.id, owner: owner, notificationID: notification.id, runAt: wait)
+            {
+                return try await rescheduleIfSettled(notification, since: settledBefore)
+            }
+        }
+        if let next {
             // Wake up for the next retry or local time, or at expiry to close the books.
             let runAt = notification.expiresAt.map { min($0, next) } ?? next
             try await store.releaseJob(id: job.id, owner: owner, runAt: runAt, error: nil)
-            // A channel's confirmation settled meanwhile may have been put back to `runAt`: due now.
-            if settlementsApplied != settledBefore {
-                try await store.scheduleJob(kind: "notification", reference: notification.id, runAt: now())
-                wake()
-            }
-            return
+            return try await rescheduleIfSettled(notification, since: settledBefore)
         }
         let counts = try await store.notification(id: notification.id)?.counts ?? notification.counts
         try await close(notification, counts: counts, job: job, owner: owner)
+    }
+
+    /// Makes the notification's job due now when a direct channel's confirmation was settled since
+    /// `settledBefore`: the release just made may have put it back.
+    private func rescheduleIfSettled(_ notification: PushNotification, since settledBefore: Int) async throws {
+        guard settlementsApplied != settledBefore else { return }
+        try await store.scheduleJob(kind: "notification", reference: notification.id, runAt: now())
+        wake()
     }
 
     /// Sets the final status from the counts and finishes the job, in one transaction (with the
@@ -194,8 +285,10 @@ extension Dispatcher {
     /// target order and what a crash can send twice (sent, not committed) stays within one page.
     /// - Returns: What the pages committed, or nil when the job was released (stopping) or its
     ///   lock was lost.
+    /// - Parameter range: The range of the notification the job works (its pages move the range's
+    ///   cursor, and the last finishes the job); nil: the notification's whole target.
     private func sendTarget(
-        of notification: PushNotification, from first: Batch, job: Job, owner: String,
+        of notification: PushNotification, from first: Batch, job: Job, owner: String, range: FanoutRange? = nil,
         isStopping: @Sendable () -> Bool
     ) async throws -> PageTally? {
         let sequencer = CommitSequencer()
@@ -222,7 +315,8 @@ extension Dispatcher {
                 // that exhausts the target carries the cursor `done` itself.
                 let last = batch.last
                 let done = last == nil || batch.exhausted
-                async let upcoming = self.readBatch(of: notification, after: last, exhausted: done)
+                async let upcoming = self.readBatch(
+                    of: notification, after: last, through: range?.through, exhausted: done)
                 while launched - finished >= configuration.pipelineDepth, !lockLost { try await settle() }
                 if lockLost {
                     _ = try? await upcoming
@@ -233,7 +327,8 @@ extension Dispatcher {
                 group.addTask {
                     try await self.sendAndCommit(
                         recipients, preferences: preferences, of: notification, job: job, owner: owner,
-                        cursor: pageCursor, started: started, index: index, sequencer: sequencer)
+                        cursor: pageCursor, range: range?.index, started: started, index: index,
+                        sequencer: sequencer)
                 }
                 launched += 1
                 batch = try await upcoming
@@ -249,9 +344,10 @@ extension Dispatcher {
     /// so the batches after it do not wait for ever.
     private func sendAndCommit(
         _ recipients: [Recipient], preferences: [String: Preferences]?, of notification: PushNotification, job: Job,
-        owner: String, cursor: String, started: Date, index: Int, sequencer: CommitSequencer
+        owner: String, cursor: String, range: Int?, started: Date, index: Int, sequencer: CommitSequencer
     ) async throws -> PageTally {
         var page = PageCommit(jobID: job.id, owner: owner, notificationID: notification.id)
+        page.range = range
         do {
             page.status = .sending
             page.startedAt = started
@@ -268,6 +364,9 @@ extension Dispatcher {
             return PageTally(committed: false)
         }
         page.lockedUntil = leaseEnd()
+        // A range's last page finishes its job (and, the last range left, makes the notification's due).
+        page.finishesJob = range != nil && cursor == "done"
+        page.at = now()
         let committed: Bool
         do {
             committed = try await commitPage(page)
@@ -296,12 +395,13 @@ extension Dispatcher {
         var exhausted = true
     }
 
-    /// The batch after a key (nil: from the start), or an empty one when the target is exhausted.
+    /// The batch after a key (nil: from the start) up to `through` (a range's end; nil: the
+    /// target's), or an empty one when it is exhausted.
     func readBatch(
-        of notification: PushNotification, after key: String?, exhausted: Bool = false
+        of notification: PushNotification, after key: String?, through: String? = nil, exhausted: Bool = false
     ) async throws -> Batch {
         guard !exhausted else { return Batch() }
-        let page = try await nextPage(of: notification, after: key)
+        let page = try await nextPage(of: notification, after: key, through: through)
         let preferences =
             notification.respectPreferences
             ? try await store.preferences(installationIDs: page.recipients.compactMap(\.installationID)) : [:]
@@ -311,22 +411,28 @@ extension Dispatcher {
     /// The next page of the target after the cursor, the page's last key (nil: the target is
     /// exhausted), and whether the target ends with this page.
     func nextPage(
-        of notification: PushNotification, after cursor: String?
+        of notification: PushNotification, after cursor: String?, through: String? = nil
     ) async throws -> (recipients: [Recipient], last: String?, exhausted: Bool) {
         if let page = tokenPage(of: notification, after: cursor) { return page }
-        // A broadcast route takes its service's installations in one send, first.
-        var target = notification.target
-        let broadcast = transports(of: notification.appID).broadcastRecipient(for: notification)
-        if let broadcast {
-            target.services = (target.services ?? Set(PushService.allCases)).subtracting([broadcast.service])
-        }
+        let (target, broadcast) = pageTarget(of: notification)
         var page = try await store.resolve(
-            target, appID: notification.appID, after: cursor, limit: configuration.batchSize
+            target, appID: notification.appID, after: cursor, through: through, limit: configuration.batchSize
         ).map { Recipient($0).routed(by: notification.target) }
         // Keyset pages: a short one is the last.
         let exhausted = page.count < configuration.batchSize
         if cursor == nil, let broadcast { page.insert(broadcast, at: 0) }
         return (page, page.last?.key, exhausted)
+    }
+
+    /// The target the store resolves pages of, and the broadcast route's recipient: a broadcast
+    /// route takes its service's installations in one send, first (on the first page).
+    func pageTarget(of notification: PushNotification) -> (target: NotificationTarget, broadcast: Recipient?) {
+        var target = notification.target
+        let broadcast = transports(of: notification.appID).broadcastRecipient(for: notification)
+        if let broadcast {
+            target.services = (target.services ?? Set(PushService.allCases)).subtracting([broadcast.service])
+        }
+        return (target, broadcast)
     }
 
     /// The next page of a target of raw tokens (nil for a target of installations): read from the

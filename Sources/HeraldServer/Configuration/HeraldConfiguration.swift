@@ -176,11 +176,12 @@ extension HeraldConfiguration {
         public static let postgresCallTimeout = Setting<Int>(
             "postgres.call_timeout_ms", 100...600_000, unit: "milliseconds", default: 10_000,
             """
-            PostgreSQL: how long one store call (a statement, or a transaction) may take. Past it the connection is \
-            closed (the pool opens another) and the call fails: the API answers `503 storage_unavailable`, a job is \
-            released and retried. A session the server ended (`pg_terminate_backend`, a fail-over, a proxy restart) \
-            can otherwise leave a statement waiting for an answer that never comes. Maintenance is not bounded: \
-            migrations, `import`, `export`, the clean-up job and the `VACUUM` after an import.
+            PostgreSQL: how long one store call of `herald serve` (a statement, or a transaction) may take. Past it \
+            the connection is closed (the pool opens another) and the call fails: the API answers \
+            `503 storage_unavailable`, a job is released and retried. A session the server ended \
+            (`pg_terminate_backend`, a fail-over, a proxy restart) can otherwise leave a statement waiting for an \
+            answer that never comes. Maintenance is not bounded: migrations, the clean-up job, and the commands an \
+            operator runs (`import`, `export`, `cleanup`, `keys`, `migrate`).
             """)
         public static let secretKey = Setting<String?>(
             "secret_key", .other("base64, 32 bytes"), secret: true,

@@ -56,6 +56,7 @@ extension EngineConfiguration {
         self.init(
             pageSize: try reader.value(Settings.pageSize),
             pipelineDepth: try reader.value(Settings.pipelineDepth),
+            rangeSize: try reader.value(Settings.rangeSize),
             workers: try reader.value(Settings.workers),
             lease: .seconds(try reader.value(Settings.leaseSeconds)),
             pollInterval: .milliseconds(try reader.value(Settings.pollInterval)),
@@ -84,6 +85,13 @@ extension EngineConfiguration {
         public static let pipelineDepth = Setting<Int>(
             "engine.pipeline_depth", 1...64, default: 4,
             "Batches in flight during a fan-out; a batch is a page divided by this (never more than the page).")
+        public static let rangeSize = Setting<Int>(
+            "engine.range_size", 0...10_000_000, default: 10_000,
+            """
+            A notification reaching more installations than this is cut into ranges of this many, each a job that any \
+            node's workers claim, so every node on a PostgreSQL database works one broadcast (and several workers of \
+            one node do); `0` never cuts (one worker sends the whole target).
+            """)
         public static let workers = Setting<Int>(
             "engine.workers", 0...64, default: 8,
             """
@@ -143,7 +151,8 @@ extension EngineConfiguration {
             "Not per app: setting it stops start-up. The clean-up job's interval is `engine.cleanup.interval_hours`.")
         /// Every setting above but the clean-up job's, in the reference's order.
         public static let all: [any DeclaredSetting] = [
-            pageSize, pipelineDepth, workers, leaseSeconds, pollInterval, retryBase, retryCap, retryMaxAttempts,
+            pageSize, pipelineDepth, rangeSize, workers, leaseSeconds, pollInterval, retryBase, retryCap,
+            retryMaxAttempts,
             unreachablePauseBase, unreachablePauseCap, maxFailures, channelConfirm, channelMaxWait, channelRecheck,
         ]
     }

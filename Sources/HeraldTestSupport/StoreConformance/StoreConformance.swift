@@ -69,6 +69,6 @@ public enum StoreConformance {
     /// Every case, grouped by concern.
     public static let cases: [StoreConformanceCase] =
         registry + cleanup + consoleSessions + jobQueue + ledger + opens + clusterState + events + dialects + insights
-        + pushEndpoints
+        + pushEndpoints + ranges
         + QueryCases.cases + ListingCases.cases
 }
