@@ -34,7 +34,10 @@ struct PostgresQueryTable: Sendable {
     var column: @Sendable (QueryField.Column) -> String?
 
     /// The `installations` table.
-    static let installations = PostgresQueryTable(attributes: "attributes", hasChannels: true) { $0.installationColumn }
+    static let installations = PostgresQueryTable(attributes: "attributes", hasChannels: true) {
+        // What deliveries write lives in a table of its own (see PostgresMigrations.v12InstallationDeliveries).
+        $0 == .lastDeliveredAt ? PostgresStore.lastDelivered() : $0.installationColumn
+    }
 
     /// A dialect's table of JSON records (`id`, `fields`, `created_at`, `updated_at`), as
     /// ``InstallationQuery/matches(record:)`` reads a record.

@@ -43,13 +43,14 @@ extension PostgresStore {
         case .failing(let failures, let before):
             (
                 """
-                failure_count >= $1 AND coalesce(last_delivered_at, created_at) < $2
+                failure_count >= $1 AND coalesce(\(lastDelivered()), created_at) < $2
                     AND coalesce(last_failure_at, 0) > 0
                 """, [failures, before.timeIntervalSince1970]
             )
         case .unseen(let before):
             ("greatest(coalesce(last_seen_at, 0), updated_at) < $1", [before.timeIntervalSince1970])
-        case .undelivered(let before): ("coalesce(last_delivered_at, created_at) < $1", [before.timeIntervalSince1970])
+        case .undelivered(let before):
+            ("coalesce(\(lastDelivered()), created_at) < $1", [before.timeIntervalSince1970])
         }
     }
 

@@ -331,13 +331,17 @@ extension PostgresStore {
     private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {
         switch event {
         case .delivered(let at):
+            // As a page's deliveries are written (CommitHeldPage).
             let time = at.timeIntervalSince1970
+            let reset = try await connection.changes(
+                "UPDATE installations SET failure_count = 0 WHERE id = $1 AND failure_count <> 0", [id])
             try await connection.run(
                 """
-                UPDATE installations SET failure_count = 0, last_delivered_at = $1
-                WHERE id = $2 AND (failure_count <> 0 OR last_delivered_at IS NULL
-                    OR last_delivered_at < $3 OR last_delivered_at > $1)
-                """, [time, id, time - InstallationEvent.deliveredResolution])
+                INSERT INTO installation_deliveries AS known (installation_id, delivered_at) VALUES ($1, $2)
+                ON CONFLICT (installation_id) DO UPDATE SET delivered_at = excluded.delivered_at
+                WHERE known.delivered_at < excluded.delivered_at - $3 OR known.delivered_at > excluded.delivered_at
+                    OR $4
+                """, [id, time, InstallationEvent.deliveredResolution, reset > 0])
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).

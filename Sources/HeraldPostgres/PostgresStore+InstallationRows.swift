@@ -8,9 +8,24 @@ extension PostgresStore {
     static func installationColumns(_ alias: String? = nil) -> String {
         let prefix = alias.map { "\($0)." } ?? ""
         return Self.columnNames.map {
-            $0 == "channels" || $0 == "attributes" ? "\(prefix)\($0)::text AS \($0)" : prefix + $0
+            switch $0 {
+            case "channels", "attributes": "\(prefix)\($0)::text AS \($0)"
+            case "last_delivered_at": "\(lastDelivered(alias)) AS last_delivered_at"
+            default: prefix + $0
+            }
         }
         .joined(separator: ", ")
+    }
+
+    /// An installation's `last_delivered_at`: the later of its column (what its writes and an import
+    /// carry) and its row of `installation_deliveries` (what deliveries write), optionally over a
+    /// table alias.
+    static func lastDelivered(_ alias: String? = nil) -> String {
+        let prefix = alias.map { "\($0)." } ?? "installations."
+        return """
+            greatest(\(prefix)last_delivered_at, (SELECT delivered.delivered_at FROM installation_deliveries delivered \
+            WHERE delivered.installation_id = \(prefix)id))
+            """
     }
 
     private static let columnNames = [

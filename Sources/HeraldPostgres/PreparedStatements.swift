@@ -37,14 +37,21 @@ struct CommitHeldPage: PostgresPreparedStatement {
         renewed AS (
             UPDATE jobs SET locked_until = $3 WHERE id IN (SELECT id FROM job) AND $3 IS NOT NULL AND NOT $4),
         finished AS (DELETE FROM jobs WHERE id IN (SELECT id FROM job) AND $4),
+        reset AS (
+            -- The few failing installations, through their partial index: no other row is written.
+            UPDATE installations SET failure_count = 0
+            WHERE id = ANY($5::text[]) AND failure_count <> 0 AND EXISTS (SELECT 1 FROM job)
+            RETURNING id),
         delivered AS (
-            UPDATE installations SET failure_count = 0, last_delivered_at = page.at
-            FROM unnest($5::text[], $6::float8[]) AS page (id, at)
-            WHERE installations.id = page.id
-                -- Rows delivered to within the resolution are left alone (no new row version, no WAL).
-                AND (failure_count <> 0 OR last_delivered_at IS NULL OR last_delivered_at < page.at - $7
-                    OR last_delivered_at > page.at)
-                AND EXISTS (SELECT 1 FROM job)),
+            INSERT INTO installation_deliveries AS known (installation_id, delivered_at)
+            SELECT DISTINCT ON (page.id) page.id, page.at FROM unnest($5::text[], $6::float8[]) AS page (id, at)
+            WHERE EXISTS (SELECT 1 FROM job)
+            ORDER BY page.id, page.at DESC
+            -- Rows delivered to within the resolution are left alone (no new row version, no WAL),
+            -- unless the delivery reset failures.
+            ON CONFLICT (installation_id) DO UPDATE SET delivered_at = excluded.delivered_at
+            WHERE known.delivered_at < excluded.delivered_at - $7 OR known.delivered_at > excluded.delivered_at
+                OR known.installation_id IN (SELECT id FROM reset)),
         ledger AS (
             INSERT INTO deliveries (notification_id, installation_id, token_suffix, service, outcome, provider_id,
                 reason, attempts, at)

@@ -70,6 +70,51 @@ struct PostgresStoreTests {
         try await database.drop()
     }
 
+    @Test(
+        "A delivery writes installation_deliveries, not the installation row; a deleted installation takes its row there with it"
+    )
+    func deliveriesOffTheRow() async throws {
+        try await PostgresFixture.with { fixture in
+            let store = fixture.store
+            let installation = try await store.register(ios(Fixtures.apnsToken()), appID: "a", now: now).installation
+            let notification = PushNotification(
+                id: "n1", appID: "a", target: NotificationTarget(audience: .all),
+                payload: try NotificationPayload(parsing: .object(["title": .string("t")])), createdAt: now)
+            _ = try await store.insertNotification(notification, runAt: now, idempotencyWindow: .seconds(60))
+            let job = try #require(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "w", now: now, lockedUntil: now.addingTimeInterval(60)))
+            func version() async throws -> String {
+                try await store.read { connection in
+                    try await connection.rows(
+                        "SELECT xmin::text AS v FROM installations WHERE id = $1", [installation.id])
+                }.first?.get("v", as: String.self) ?? ""
+            }
+            let before = try await version()
+            var page = PageCommit(jobID: job.id, owner: "w", notificationID: "n1")
+            page.installationEvents = [(installation.id, .delivered(at: now.addingTimeInterval(5)))]
+            #expect(try await store.commit(page))
+            // The wide row has no new version; the time reads back from the narrow table.
+            #expect(try await version() == before)
+            #expect(
+                try await store.installation(appID: "a", id: installation.id)?.lastDeliveredAt
+                    == now.addingTimeInterval(5))
+            // The failure reset finds the failing rows through their partial index.
+            let plan = try await store.read { connection in
+                try await connection.rows(
+                    "EXPLAIN UPDATE installations SET failure_count = 0 WHERE id = ANY($1) AND failure_count <> 0",
+                    [[installation.id]])
+            }.map { try $0.get("QUERY PLAN", as: String.self) }.joined(separator: "\n")
+            #expect(plan.contains("installations_failing"), "\(plan)")
+
+            #expect(try await store.deleteInstallation(appID: "a", id: installation.id))
+            let left = try await store.read { connection in
+                try await connection.rows("SELECT count(*) AS n FROM installation_deliveries")
+            }.first?.get("n", as: Int64.self)
+            #expect(left == 0)
+        }
+    }
+
     @Test("The URL's settings: host, port, credentials, database, sslmode and pool size")
     func configuration() throws {
         let parsed = try PostgresStoreConfiguration(
