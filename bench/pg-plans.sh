@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The PostgreSQL store's hot statements planned and run against a large database: EXPLAIN (ANALYZE,
 # BUFFERS) of the fan-out's page (`resolve`: everyone, a channel, a user), a range's boundary, a dry
-# run's count, the job claim and the pending deliveries' reads, on
+# run's count, the job claim, the pending deliveries' reads and a page's delivery marks, on
 #   - N installations of one app (default 10,000,000; Herald's schema, made with `herald migrate`, rows
 #     generated in SQL: 32-byte token index and a 60-byte sealed token, a user each, one in ten in the
 #     channel `news`), VACUUM (ANALYZE)d as `herald import` leaves them;
@@ -57,6 +57,8 @@ echo "== generated in $(($(date +%s) - start)) s; installations: $(psql "$url" -
 
 middle=$(psql "$url" -Atc "SELECT id FROM installations ORDER BY id OFFSET $((count / 2)) LIMIT 1")
 user=$(psql "$url" -Atc "SELECT user_id FROM installations WHERE id = '$middle'")
+# A page of 500 ids from the middle, for the delivery marks and failure resets.
+page=$(psql "$url" -Atc "SELECT array_agg(id)::text FROM (SELECT id FROM installations WHERE id > '$middle' ORDER BY id LIMIT 500) page")
 columns="id, platform, service, environment, token_sealed, timezone, bundle_id"
 plan() {
     echo
@@ -81,13 +83,13 @@ plan "resolve, everyone: a page from the middle, within a range" \
     "SELECT $columns FROM installations WHERE app_id = \$1 AND valid AND id > \$2 AND id <= \$3 ORDER BY id LIMIT \$4" \
     "('default', '$middle', 'ffffffff', 500)"
 plan "resolve, a channel (one in ten): a page from the middle" \
-    "SELECT $columns FROM installations WHERE app_id = \$1 AND valid AND id IN (SELECT installation_id FROM installation_channels WHERE app_id = \$1 AND channel = ANY(\$2)) AND id > \$3 ORDER BY id LIMIT \$4" \
+    "SELECT $columns FROM installations WHERE app_id = \$1 AND id > \$3 AND valid AND id IN (SELECT installation_id FROM installation_channels WHERE app_id = \$1 AND channel = ANY(\$2) AND installation_id > \$3) ORDER BY id LIMIT \$4" \
     "('default', '{news}', '$middle', 500)"
 plan "resolve, one user" \
     "SELECT $columns FROM installations WHERE app_id = \$1 AND valid AND user_id = ANY(\$2) ORDER BY id LIMIT \$3" \
     "('default', '{$user}', 500)"
-plan "a range's boundary: the 10,000th id after a key" \
-    "SELECT id FROM installations WHERE app_id = \$1 AND valid AND id > \$2 ORDER BY id LIMIT 1 OFFSET \$3" \
+plan "a range's boundary (everyone): the app's 10,000th id after a key" \
+    "SELECT id FROM installations WHERE app_id = \$1 AND id > \$2 ORDER BY id LIMIT 1 OFFSET \$3" \
     "('default', '$middle', 9999)"
 plan "count (a dry run), a channel" \
     "SELECT service, count(*) AS n FROM installations WHERE app_id = \$1 AND valid AND id IN (SELECT installation_id FROM installation_channels WHERE app_id = \$1 AND channel = ANY(\$2)) GROUP BY service" \
@@ -104,3 +106,9 @@ plan "pending deliveries: the due ones of 1,000,000" \
 plan "pending deliveries: the next one's time" \
     "SELECT min(run_at) AS next FROM pending_deliveries WHERE notification_id = \$1" \
     "('01900000-0000-7000-8000-000000000001')"
+plan "a page's deliveries: 500 rows of installation_deliveries (rolled back)" \
+    "INSERT INTO installation_deliveries AS known (installation_id, delivered_at) SELECT DISTINCT ON (page.id) page.id, page.at FROM unnest(\$1::text[], \$2::float8[]) AS page (id, at) ORDER BY page.id, page.at DESC ON CONFLICT (installation_id) DO UPDATE SET delivered_at = excluded.delivered_at WHERE known.delivered_at < excluded.delivered_at - 3600" \
+    "('$page'::text[], array_fill(1.9e9::float8, ARRAY[500]))"
+plan "a page's failure resets: the failing ones of 500 (rolled back)" \
+    "UPDATE installations SET failure_count = 0 WHERE id = ANY(\$1) AND failure_count <> 0" \
+    "('$page'::text[])"

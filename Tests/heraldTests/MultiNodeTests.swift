@@ -108,12 +108,7 @@ struct MultiNodeTests {
         let first = try await cluster.node()
         let serverKey = try await first.process.line(startingWith: "server key: ")
         let second = try await cluster.node()
-        let sent = try await request(
-            "POST", "\(second.address)/v1/notifications", bearer: serverKey,
-            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
-        #expect(sent.status == 202, "\(sent.body)")
-        let id = try #require(
-            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        let id = try await Self.broadcast(through: second, serverKey: serverKey)
         try await cluster.apns.waitForRequests(count: Self.devices / 4, timeout: .seconds(120))
 
         // The node whose worker holds the job (its owner name carries the process id) dies.
@@ -166,12 +161,7 @@ struct MultiNodeTests {
         let serverKey = try await first.process.line(startingWith: "server key: ")
         let nodes = [first, try await cluster.node(), try await cluster.node()]
         let started = ContinuousClock.now
-        let sent = try await request(
-            "POST", "\(nodes[1].address)/v1/notifications", bearer: serverKey,
-            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
-        #expect(sent.status == 202, "\(sent.body)")
-        let id = try #require(
-            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        let id = try await Self.broadcast(through: nodes[1], serverKey: serverKey)
 
         // Every node sends a share before one of them dies.
         var shares = [0, 0, 0]
@@ -227,6 +217,20 @@ struct MultiNodeTests {
             #expect(try await nodes[index].process.exitStatus() == 0)
         }
         try await cluster.finish()
+    }
+
+    /// Sends a broadcast to every device through a node and returns its id.
+    static func broadcast(
+        through node: (process: HeraldProcess, address: String), serverKey: String
+    ) async throws
+        -> String
+    {
+        let sent = try await request(
+            "POST", "\(node.address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"payload":{"title":"Broadcast"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        return try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
     }
 
     /// Pushes a node's APNs client delivered, from its `/metrics`.

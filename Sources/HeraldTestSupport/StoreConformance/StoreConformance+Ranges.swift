@@ -84,13 +84,7 @@ extension StoreConformance {
             let devices = [try await register(ios(), in: store), try await register(ios(), in: store)]
             let item = notification()
             let job = try await insertAndClaim(item, in: store)
-            for (index, through) in [(0, "k1" as String?), (1, nil)] {
-                let range = FanoutRange(
-                    notificationID: item.id, index: index, after: index == 0 ? nil : "k1", through: through)
-                #expect(
-                    try await store.addRange(
-                        range, jobID: job.id, owner: "w1", now: now, lockedUntil: at(60), waitUntil: at(600)))
-            }
+            try await addTwoRanges(of: item, job: job, in: store)
             let zero = try #require(
                 try await store.claimJob(kinds: ["range"], owner: "r0", now: now, lockedUntil: at(60)))
             let one = try #require(
@@ -157,13 +151,7 @@ extension StoreConformance {
         .init("ranges: cancelling a notification ends its ranges' jobs") { store in
             let item = notification()
             let job = try await insertAndClaim(item, in: store)
-            for (index, through) in [(0, "k1" as String?), (1, nil)] {
-                let range = FanoutRange(
-                    notificationID: item.id, index: index, after: index == 0 ? nil : "k1", through: through)
-                #expect(
-                    try await store.addRange(
-                        range, jobID: job.id, owner: "w1", now: now, lockedUntil: at(60), waitUntil: at(600)))
-            }
+            try await addTwoRanges(of: item, job: job, in: store)
             let held = try #require(
                 try await store.claimJob(kinds: ["range"], owner: "r0", now: now, lockedUntil: at(60)))
             #expect(try await store.cancelNotification(appID: "a", id: item.id, now: at(1))?.status == .canceled)
@@ -178,6 +166,20 @@ extension StoreConformance {
             #expect(try await store.notification(id: item.id)?.counts == NotificationCounts())
         },
     ]
+}
+
+extension StoreConformance {
+    /// Cuts a claimed notification (owner `w1`) into two ranges, split at the key `k1`; its job
+    /// waits until 600.
+    static func addTwoRanges(of item: PushNotification, job: Job, in store: any HeraldStore) async throws {
+        for (index, through) in [(0, "k1" as String?), (1, nil)] {
+            let range = FanoutRange(
+                notificationID: item.id, index: index, after: index == 0 ? nil : "k1", through: through)
+            #expect(
+                try await store.addRange(
+                    range, jobID: job.id, owner: "w1", now: now, lockedUntil: at(60), waitUntil: at(600)))
+        }
+    }
 }
 
 extension Job {
