@@ -61,9 +61,12 @@ struct ChannelRelayTests {
                     ]))
                 return event
             }
-            #expect(try await pair.b.runDueJobs() == 1)
+            // One job; twice when the device's confirmation came back before B's worker had released
+            // it (the release then finds the delivery due and makes the job due again).
+            let ran = try await pair.b.runDueJobs()
+            #expect((1...2).contains(ran), "\(ran) jobs")
             let event = await device.value
-            // The confirmation comes back to node B through the relay, after B's job has returned.
+            // The confirmation comes back to node B through the relay, now or after B's job has returned.
             try await pair.a.settled([sent], api, on: pair.b)
             #expect(event?["event"]?.objectValue?["message"] == .string("across"), "\(String(describing: event))")
             #expect(pair.a.engine.apns.requests.isEmpty)

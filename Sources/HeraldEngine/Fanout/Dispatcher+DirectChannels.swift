@@ -15,9 +15,6 @@ struct ChannelSettlements {
     var expected: Set<Key> = []
     /// Settlements that came while their delivery was expected: applied when its page has committed.
     var early: [Key: PendingDelivery.Reason] = [:]
-    /// How many settlements were applied since the start: a worker releasing a job compares it
-    /// before and after, so that one applied meanwhile is not pushed back to the window's end.
-    var applied = 0
 }
 
 // The direct channel inside a page: what its results record, and how confirming deliveries settle.
@@ -167,7 +164,6 @@ extension Dispatcher {
                 state.early[key] = reason
                 return true
             }
-            state.applied += 1
             return false
         }
         guard !early else { return }
@@ -212,7 +208,4 @@ extension Dispatcher {
             await settle(notificationID: key.notificationID, installationID: key.recipient, as: reason)
         }
     }
-
-    /// How many settlements were applied since the start (see ``ChannelSettlements/applied``).
-    var settlementsApplied: Int { settlements.withLock { $0.applied } }
 }

@@ -205,30 +205,31 @@ extension Dispatcher {
             }
         }
 
-        let settledBefore = settlementsApplied
         let next = try await store.nextPending(notificationID: notification.id)
         if ranged {
             let wait = next.map { min($0, rangesWait(of: notification)) } ?? rangesWait(of: notification)
             if try await store.releaseWhileRanging(
                 jobID: job.id, owner: owner, notificationID: notification.id, runAt: wait)
             {
-                return try await rescheduleIfSettled(notification, since: settledBefore)
+                return try await rescheduleIfDue(notification)
             }
         }
         if let next {
             // Wake up for the next retry or local time, or at expiry to close the books.
             let runAt = notification.expiresAt.map { min($0, next) } ?? next
             try await store.releaseJob(id: job.id, owner: owner, runAt: runAt, error: nil)
-            return try await rescheduleIfSettled(notification, since: settledBefore)
+            return try await rescheduleIfDue(notification)
         }
         let counts = try await store.notification(id: notification.id)?.counts ?? notification.counts
         try await close(notification, counts: counts, job: job, owner: owner)
     }
 
-    /// Makes the notification's job due now when a direct channel's confirmation was settled since
-    /// `settledBefore`: the release just made may have put it back.
-    private func rescheduleIfSettled(_ notification: PushNotification, since settledBefore: Int) async throws {
-        guard settlementsApplied != settledBefore else { return }
+    /// Makes the notification's job due now when one of its pending deliveries is: a direct
+    /// channel's confirmation settled while the job was held moves its delivery and the job to now,
+    /// and the release just made may have put the job back to the window's end. Read after the
+    /// release, so a settlement written later moves the released job itself.
+    private func rescheduleIfDue(_ notification: PushNotification) async throws {
+        guard let next = try await store.nextPending(notificationID: notification.id), next <= now() else { return }
         try await store.scheduleJob(kind: "notification", reference: notification.id, runAt: now())
         wake()
     }
