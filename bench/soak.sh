@@ -44,7 +44,10 @@
 #     as an orphan or CLOSE_WAIT, checked tightly.) A bounded series settles after warm-up; an unbounded one
 #     keeps rising, and at a steady rate 20 % between the two windows is far past noise;
 #   - the generator's error rate (5xx + connection errors over requests) exceeds SOAK_MAX_ERROR_RATE
-#     (0.001), or Herald exited before the end.
+#     (0.001), or Herald exited before the end;
+#   - a run of 45 minutes or more breaks the long-haul rules: RSS at the end more than 10 % from RSS at
+#     minute 30; latency p50 or CPU per request in the last 30 minutes more than 10 % from minutes 30–60
+#     (shorter than 90 minutes: minutes 30 to the middle against the middle to the end); any error.
 # Series that must grow (notifications kept for retention_days, the database file, the ledger) are shown and
 # marked "expected"; request rates, 4xx, latency and the generator's own figures are informative (the
 # generator's RSS is checked like Herald's, so a leak of its own cannot pass for Herald's).

@@ -12,6 +12,10 @@ The rule (also in bench/soak.sh's header): skip the first 10 % of the samples (w
              CLOSE_WAIT), queued jobs, the oldest due age, pending deliveries, jobs, installations, channels
              (limit 20 %, slack per series in SERIES below), the generator's RSS; or errors (5xx + connection
              errors) above --max-error-rate of the requests.
+The long-haul rules (a run of 45 minutes or more; `--no-long-haul` leaves them out): Herald's RSS at the end
+(the last 2 minutes) within 10 % of its RSS at minute 30 (minutes 29–31); the request latency p50 and the CPU
+per request (Herald's CPU % / requests per second) of the last 30 minutes within 10 % of minutes 30–60 (a run
+shorter than 90 minutes compares minutes 30 to its middle with its middle to the end); and no error at all.
 Series marked "expected" grow by design (notifications kept for retention_days, the ledger, the database
 file); the rest is informative. Exit status: 0 pass, 1 fail, 2 too few samples to judge (< 10).
 """
@@ -96,6 +100,7 @@ def main():
     parser.add_argument("--summary", help="the generator's summary.json (totals of requests and errors)")
     parser.add_argument("--devices", type=int, default=5000, help="SOAK_DEVICES: the installations' slack is 10 %%")
     parser.add_argument("--max-error-rate", type=float, default=0.001)
+    parser.add_argument("--no-long-haul", action="store_true", help="leave out the long-haul rules")
     args = parser.parse_args()
 
     with open(args.csv) as f:
@@ -160,6 +165,8 @@ def main():
     print(f"errors: {errors:,} of {requests:,} requests ({rate * 100:.3f} %, limit {args.max_error_rate * 100:.3f} %)")
     if rate > args.max_error_rate:
         failures.append(f"error rate {rate * 100:.3f} % > {args.max_error_rate * 100:.3f} %")
+    if not args.no_long_haul and t[-1] >= 45 * 60:
+        failures += long_haul(rows, t, errors)
     if totals and totals.get("skipped"):
         print(f"note: the generator skipped {totals['skipped']:,} requests at its in-flight cap (Herald stalled, "
               f"or the generator could not keep up)")
@@ -171,6 +178,49 @@ def main():
         return 1
     print("verdict: PASS — nothing checked grows without bound, errors within the limit")
     return 0
+
+
+def long_haul(rows, t, errors):
+    """The long-haul rules (see the module's doc); returns what fails."""
+    def window_mean(column, start, end, derive=None):
+        values = []
+        for row, at in zip(rows, t):
+            if start <= at < end:
+                value = derive(row) if derive else number(row[column])
+                if value is not None:
+                    values.append(value)
+        return mean(values)
+
+    def per_request(row):
+        rate, cpu = number(row["req_per_s"]), number(row["cpu_pct"])
+        return cpu / rate * 10 if rate and cpu is not None else None  # ms of CPU per request
+
+    end = t[-1]
+    failures = []
+    print(f"long-haul rules over {end / 60:.0f} minutes:")
+    rss30, rss_end = window_mean("rss_mb", 29 * 60, 31 * 60), window_mean("rss_mb", end - 120, end + 1)
+    checks = [("Herald RSS at the end against minute 30", "MB", rss30, rss_end)]
+    middle = 60 * 60 if end >= 90 * 60 else (30 * 60 + end) / 2
+    first, last = (30 * 60, middle), (end - 30 * 60 if end >= 90 * 60 else middle, end + 1)
+    for title, unit, column, derive in [("latency p50", "ms", "lat_p50_ms", None),
+                                        ("CPU per request", "ms", None, per_request)]:
+        a = window_mean(column, *first, derive)
+        b = window_mean(column, *last, derive)
+        checks.append((f"{title}, minutes {last[0] / 60:.0f}–{end / 60:.0f} against {first[0] / 60:.0f}–{first[1] / 60:.0f}",
+                       unit, a, b))
+    for title, unit, before, after in checks:
+        if before is None or after is None:
+            failures.append(f"{title}: no samples")
+            continue
+        change = (after - before) / before * 100 if before else 0.0
+        verdict = "ok" if abs(change) <= 10 else "FAIL"
+        print(f"  {title}: {before:,.4g} → {after:,.4g} {unit} ({change:+.1f} %, within ±10 %: {verdict})")
+        if verdict == "FAIL":
+            failures.append(f"{title} moved {change:+.1f} %")
+    print(f"  errors: {errors:,} (none allowed)")
+    if errors:
+        failures.append(f"{errors:,} errors in a long haul")
+    return failures
 
 
 def plot(rows, png, marks):
