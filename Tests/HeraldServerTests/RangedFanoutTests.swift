@@ -101,6 +101,41 @@ struct RangedFanoutTests {
     }
 
     @Test(
+        "A worker that died while cutting: once its lease runs out, the next one cuts on from the last range stored",
+        arguments: ["sqlite", "postgres"])
+    func cuttingResumes(_ storeKind: String) async throws {
+        try await Self.withHarness(storeKind) { harness, api in
+            let tokens = try await Self.registerDevices(120, api)
+            let id = try await api.send(#"{"target":{"all":true},"payload":{"title":"Everyone"}}"#)
+            let store = harness.server.store
+            let now = harness.server.clock.now
+            // The first range stored, then the worker gone.
+            let parent = try #require(
+                try await store.claimJob(
+                    kinds: ["notification"], owner: "dead", now: now, lockedUntil: now.addingTimeInterval(60)))
+            let through = try await store.rangeBoundary(
+                NotificationTarget(audience: .all), appID: "demo", after: nil, skip: Self.engine.rangeSize)
+            let first = FanoutRange(notificationID: id, index: 0, after: nil, through: through)
+            #expect(
+                try await store.addRange(
+                    first, jobID: parent.id, owner: "dead", now: now, lockedUntil: now.addingTimeInterval(60),
+                    waitUntil: now.addingTimeInterval(600)))
+            #expect(try await store.cursor(notificationID: id) == FanoutRange.ranging)
+
+            harness.server.clock.advance(by: 61)
+            try await harness.drain()
+            #expect(try await store.fanoutRanges(notificationID: id).map(\.index) == [0, 1, 2])
+            let received = harness.apns.requests.compactMap(\.token)
+            #expect(received.count == 120)
+            #expect(Set(received) == Set(tokens))
+            let record = try await api.notification(id)
+            #expect(record.string("status") == "done")
+            #expect(record.int("counts.targeted") == 120)
+            #expect(record.int("counts.sent") == 120)
+        }
+    }
+
+    @Test(
         "A cancel ends the ranges; an expiry counts every range's recipients expired",
         arguments: ["sqlite", "postgres"])
     func cancelAndExpiry(_ storeKind: String) async throws {

@@ -42,9 +42,10 @@ extension Dispatcher {
         if cursor == FanoutRange.ranging {
             // Cut further (an expired notification too: its ranges count their recipients expired).
             let last = try await store.fanoutRanges(notificationID: notification.id).last
-            return try await cutIntoRanges(
-                notification, after: last?.through, index: (last?.index ?? -1) + 1, job: job, owner: owner,
-                isStopping: isStopping)
+            let next = FanoutRange(
+                notificationID: notification.id, index: (last?.index ?? -1) + 1, after: last?.through,
+                through: try await rangeBoundary(of: notification, after: last?.through))
+            return try await cutIntoRanges(notification, from: next, job: job, owner: owner, isStopping: isStopping)
         }
         if let expiresAt = notification.expiresAt, now() >= expiresAt {
             return try await expire(notification, cursor: cursor, job: job, owner: owner)
@@ -76,21 +77,16 @@ extension Dispatcher {
             of: notification, from: first, job: job, owner: owner, range: range, isStopping: isStopping)
     }
 
-    /// Cuts a notification's target into ranges of ``EngineConfiguration/rangeSize`` recipients
-    /// from `after` on, each stored with a job any node's worker claims; the last one releases the
-    /// notification's job until its ranges are done.
-    /// - Parameter firstThrough: The first range's end when the caller found it already.
+    /// Cuts a notification's target into ranges of ``EngineConfiguration/rangeSize`` recipients,
+    /// from `first` on, each stored with a job any node's worker claims; the last one (open-ended)
+    /// releases the notification's job until its ranges are done.
     private func cutIntoRanges(
-        _ notification: PushNotification, after start: String?, index first: Int, firstThrough: String? = nil,
-        job: Job, owner: String, isStopping: @Sendable () -> Bool
+        _ notification: PushNotification, from first: FanoutRange, job: Job, owner: String,
+        isStopping: @Sendable () -> Bool
     ) async throws {
-        var (after, index, known) = (start, first, firstThrough)
+        var range = first
         while true {
             if isStopping() { return try await store.releaseJob(id: job.id, owner: owner, runAt: now(), error: nil) }
-            let through =
-                if let found = known { found } else { try await rangeBoundary(of: notification, after: after) }
-            known = nil
-            let range = FanoutRange(notificationID: notification.id, index: index, after: after, through: through)
             guard
                 try await store.addRange(
                     range, jobID: job.id, owner: owner, now: now(), lockedUntil: leaseEnd(),
@@ -100,12 +96,15 @@ extension Dispatcher {
                     "job lock lost; another worker has the notification", metadata: notification.logMetadata)
             }
             wake()
-            guard let through else { break }
-            (after, index) = (through, index + 1)
+            guard let through = range.through else { break }
+            range = FanoutRange(
+                notificationID: notification.id, index: range.index + 1, after: through,
+                through: try await rangeBoundary(of: notification, after: through))
         }
         logger.debug(
             "notification cut into ranges",
-            metadata: notification.logMetadata.merging(["herald.ranges": "\(index + 1)"], uniquingKeysWith: { $1 }))
+            metadata: notification.logMetadata.merging(
+                ["herald.ranges": "\(range.index + 1)"], uniquingKeysWith: { $1 }))
     }
 
     /// Until when a notification's job waits for its ranges: the commit that finishes the last one
@@ -135,13 +134,12 @@ extension Dispatcher {
         if first.exhausted {
             return try await sendOnlyBatch(first, of: notification, job: job, owner: owner, isStopping: isStopping)
         }
-        // A target larger than a range is cut into ranges, for every node's workers.
-        if configuration.rangeSize > 0, tokenPage(of: notification, after: nil) == nil,
+        // A target of installations larger than a range is cut into ranges, for every node's workers.
+        if configuration.rangeSize > 0, !notification.target.isRawTokens,
             let through = try await rangeBoundary(of: notification, after: nil)
         {
-            return try await cutIntoRanges(
-                notification, after: nil, index: 0, firstThrough: through, job: job, owner: owner,
-                isStopping: isStopping)
+            let first = FanoutRange(notificationID: notification.id, index: 0, after: nil, through: through)
+            return try await cutIntoRanges(notification, from: first, job: job, owner: owner, isStopping: isStopping)
         }
         guard
             let sent = try await sendTarget(
@@ -565,4 +563,12 @@ extension Dispatcher {
             logsSuccesses: logsSuccesses(appID: notification.appID), random: { Double.random(in: $0) })
     }
 
+}
+
+extension NotificationTarget {
+    /// Whether the audience is raw tokens: read from the notification itself, no installations to cut.
+    fileprivate var isRawTokens: Bool {
+        if case .tokens = audience { return true }
+        return false
+    }
 }
