@@ -58,7 +58,9 @@
 # SOAK_CHANNELS (50), SOAK_WS_CLIENTS (40), SOAK_INTERVAL (10 s), SOAK_MAX_INFLIGHT (256),
 # SOAK_HTTP_CONNECTIONS (64, the generator's keep-alive pool),
 # SOAK_MAX_ERROR_RATE (0.001), SOAK_MIX (route weights, e.g. "register=40 refresh=30 delete=… send_user=80"),
-# SOAK_ENGINE (YAML flow mapping of engine settings, e.g. "{workers: 4}").
+# SOAK_ENGINE (YAML flow mapping of engine settings, e.g. "{workers: 4}"),
+# SOAK_SQLITE_FROM (a SQLite database, its .key file beside it, to start from instead of an empty one: with
+# bench/soak_history.py's history of a long run, a short soak shows whether a request costs more on full tables).
 # Runs scripts/bootstrap (the tools environment has aiohttp and matplotlib) and installs nginx-light
 # with apt when it is missing.
 # Short runs (a few minutes) see SQLite's page caches fill while the database grows (RSS rises by some 40 MB
@@ -211,6 +213,10 @@ if [ -n "$database" ]; then
     db_probe=$database
 else
     store_line="database: $work/herald.sqlite"
+    if [ -n "${SOAK_SQLITE_FROM:-}" ]; then
+        cp "$SOAK_SQLITE_FROM" "$work/herald.sqlite"
+        cp "$SOAK_SQLITE_FROM.key" "$work/herald.sqlite.key"
+    fi
     secret_line=""
     db_probe=$work/herald.sqlite
 fi

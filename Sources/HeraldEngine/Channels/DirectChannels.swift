@@ -82,10 +82,19 @@ public final class DirectChannels: Sendable {
     /// The engine's clock: what confirm deadlines are set and compared by.
     let now: @Sendable () -> Date
     let state: Mutex<State>
-    private let connected = Mutex<(@Sendable (Session) async -> Void)?>(nil)
-    private let settled = Mutex<Settle?>(nil)
+    private let hooks = Mutex(Hooks())
     /// What runs when a confirming delivery of this node's engine settles.
-    var settledAction: Settle? { settled.withLock { $0 } }
+    var settledAction: Settle? { hooks.withLock { $0.settled } }
+
+    /// What the engine asked to run when a channel opens and when a delivery settles. The closures
+    /// are fields of a struct, never the value of the `Mutex` itself: a closure read out of a
+    /// generic container through an `inout` access is re-abstracted and written back wrapped in
+    /// two more thunks, so each read made every later call one level deeper (a confirmation
+    /// then cost time and task memory in proportion to all the reads before it).
+    private struct Hooks {
+        var connected: (@Sendable (Session) async -> Void)?
+        var settled: Settle?
+    }
 
     /// Creates the node's channels.
     /// - Parameters:
@@ -112,12 +121,12 @@ public final class DirectChannels: Sendable {
 
     /// What runs when a channel opens (the engine wakes what waits for the device).
     func onConnect(_ action: @escaping @Sendable (Session) async -> Void) {
-        connected.withLock { $0 = action }
+        hooks.withLock { $0.connected = action }
     }
 
     /// What runs when a confirming delivery of this node's engine settles (the engine records it).
     func onSettle(_ action: @escaping Settle) {
-        settled.withLock { $0 = action }
+        hooks.withLock { $0.settled = action }
     }
 
     /// Opens the installation's channel; one already open is torn down first (what waited on it
@@ -144,7 +153,7 @@ public final class DirectChannels: Sendable {
             await settle(waiting, as: .channelReplaced)
         }
         await hold(installationID)
-        await connected.withLock { $0 }?(session)
+        await hooks.withLock { $0.connected }?(session)
         return session
     }
 

@@ -65,7 +65,7 @@ public final class ObservedAPNsServer: MockHTTP2Server {
 
     /// Installs the hook called for every later answer (nil: none).
     public func onAnswer(_ hook: AnswerHook?) {
-        observer.hook.withLock { $0 = hook }
+        observer.hook.withLock { $0.run = hook }
     }
 
     /// How many answers the mock has given.
@@ -86,12 +86,17 @@ public final class ObservedAPNsServer: MockHTTP2Server {
     }
 
     private final class Observer: Sendable {
-        let hook = Mutex<AnswerHook?>(nil)
+        /// The hook, a field of a struct: a closure read straight out of a `Mutex` is re-abstracted
+        /// and written back one thunk deeper on every read (see `DirectChannels.Hooks`).
+        let hook = Mutex(Hook())
+        struct Hook {
+            var run: AnswerHook?
+        }
         let count = Atomic<Int>(0)
 
         func answered(_ request: TestHTTPRequest, status: Int) {
             let number = count.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
-            guard let hook = hook.withLock({ $0 }) else { return }
+            guard let hook = hook.withLock({ $0.run }) else { return }
             let token: String? =
                 switch APNsRequestRules.deviceToken(inPath: request.path) {
                 case .success(let token): token
