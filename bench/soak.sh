@@ -21,7 +21,9 @@
 #      CLOSE_WAIT); the gauges and counters of GET /metrics (queue jobs due/running/scheduled, oldest due
 #      age, channel connections, active requests, provider pools, accepted/finished notifications and
 #      deliveries per interval); table sizes (installations, pending deliveries, jobs, notifications,
-#      deliveries; SQLite by a read-only connection, PostgreSQL through psql when it is installed) and
+#      deliveries; SQLite by a read-only connection, PostgreSQL through psql when it is installed; the two
+#      that grow by design, notifications and deliveries, every 30th sample, as counting them costs more as
+#      they grow) and
 #      the database's size on disk; the stand-in's receipts; and the generator's own figures — requests
 #      done, errors (any 5xx or connection error) and 4xx per interval, latency p50/p99, WebSocket
 #      pushes/reconnects/errors, its own RSS, CPU, event-loop lag and the requests it had to skip because

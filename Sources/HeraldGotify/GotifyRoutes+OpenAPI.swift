@@ -54,10 +54,13 @@ extension GotifyRoutes {
                             "priority": .integer(), "extras": .anyObject(), "date": .string(format: .dateTime),
                         ]))
             ),
-            failure(400, "No message, a priority that is not an integer, or a body of no known type."),
+            failure(
+                400,
+                "No message, a message over 4,096 bytes (Gotify's field error), a priority that is not an integer, or a body of no known type."
+            ),
             failure(401, "No token, or not a publish key."),
             failure(403, "The app turns Gotify off (app.<id>.gotify.enabled)."),
-            failure(413, "The body or the message is too large."),
+            failure(413, "The body is larger than the server takes."),
             failure(429, "Past app.<id>.gotify.messages_per_minute for the token, or too many refused tokens."),
             failure(500, "Herald could not take the message."),
         ])

@@ -186,9 +186,11 @@ public final class PostgresStore: Store, Service, Sendable {
     }
 
     /// Runs `body` on a pooled connection within ``PostgresStoreConfiguration/callTimeout``
-    /// (`postgres.call_timeout_ms`), unless `unbounded`. Past the deadline the statement being waited
-    /// for is abandoned and the connection closed (the pool replaces it); the call throws
-    /// `storage_unavailable` (the API's `503`, a job released to be retried).
+    /// (`postgres.call_timeout_ms`), unless `unbounded`. The deadline covers the wait for a
+    /// connection and the statements. Past it, a call still waiting for a connection gives up its
+    /// place in the pool's queue; a call on a connection has the statement it waits for abandoned and
+    /// the connection closed (the pool replaces it). Either way the call throws `storage_unavailable`
+    /// (the API's `503`, a job released to be retried).
     ///
     /// Why: PostgresNIO hands each statement to its channel with `channel.write(task, promise: nil)`.
     /// When the server has just ended the session (`pg_terminate_backend`, a fail-over, a proxy
@@ -196,19 +198,50 @@ public final class PostgresStore: Store, Service, Sendable {
     /// the write fails silently and the statement's promise is never completed, so the call would
     /// wait for ever (`ConnectionLossTests`; closing the connection then does not help, the statement
     /// never reached its handler). A connection already seen closed is refused at once; the deadline
-    /// covers the race. The timer is the connection's event loop's; a prepared statement, awaited through
-    /// PostgresNIO's async API, runs in a task of its own so that it can be abandoned (``CallDeadline``).
+    /// covers the race. And while the server restarts, or every connection is busy, the pool queues a
+    /// lease for as long as it takes. The lease runs in a child task, so that the deadline can cancel
+    /// it (the pool then drops the request); the statement timer is the connection's event loop's; a
+    /// prepared statement, awaited through PostgresNIO's async API, runs in a task of its own so that
+    /// it can be abandoned (``CallDeadline``).
     private func bounded<Result: Sendable>(
         unbounded: Bool, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let deadline = (unbounded ? nil : configuration.callTimeout).map { CallDeadline(limit: $0) }
+        guard let limit = unbounded ? nil : configuration.callTimeout else {
+            return try await onConnection(deadline: nil, body)
+        }
+        let deadline = CallDeadline(limit: limit)
+        return try await withoutActuallyEscaping(body) { body in
+            // The group awaits both children before it returns: `body` does not outlive this call.
+            let call = CallBody(run: body)
+            return try await withThrowingTaskGroup(of: Result?.self) { group in
+                group.addTask { try await self.onConnection(deadline: deadline, call.run) }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    guard deadline.expireUnlessLeased() else { return nil }
+                    throw deadline.error
+                }
+                while let outcome = try await group.next() {
+                    guard let result = outcome else { continue }
+                    group.cancelAll()
+                    return result
+                }
+                throw deadline.error
+            }
+        }
+    }
+
+    /// Leases a connection and runs `body` on it, within `deadline` once leased (see ``bounded(unbounded:_:)``).
+    private func onConnection<Result: Sendable>(
+        deadline: CallDeadline?, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         do {
             return try await client.withConnection { connection in
                 guard !connection.isClosed else {
                     throw HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
                 }
                 guard let deadline else { return try await body(connection) }
-                let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(deadline.limit.nanoseconds)) {
+                guard deadline.leased() else { throw deadline.error }
+                let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(deadline.remaining.nanoseconds)) {
                     deadline.expire()
                     let _: EventLoopFuture<Void> = connection.close()
                 }
@@ -218,11 +251,21 @@ public final class PostgresStore: Store, Service, Sendable {
         } catch {
             guard let deadline, deadline.expired else { throw PostgresConnection.storeError(error) }
             logger.warning(
-                "a PostgreSQL call passed its deadline: its connection was closed",
-                metadata: ["herald.deadline_ms": "\(deadline.limit.milliseconds)"])
+                "a PostgreSQL call passed its deadline",
+                metadata: [
+                    "herald.deadline_ms": "\(deadline.limit.milliseconds)",
+                    "herald.waited_for": deadline.wasLeased
+                        ? "PostgreSQL (its connection was closed)" : "a pooled connection",
+                ])
             throw deadline.error
         }
     }
+}
+
+/// A store call's body, handed to the child task that leases its connection; the task group that
+/// runs it awaits it before the call returns.
+private struct CallBody<Result>: @unchecked Sendable {
+    let run: (PostgresConnection) async throws -> Result
 }
 
 /// The deadline of the store call running in this task (``PostgresStore/bounded(unbounded:_:)``): once
@@ -234,6 +277,8 @@ final class CallDeadline: Sendable {
 
     private struct State {
         var expired = false
+        /// The call has its connection: the wait for one is over.
+        var leased = false
         /// Fails what the call waits for now.
         var abandon: (@Sendable (any Error) -> Void)?
     }
@@ -249,6 +294,34 @@ final class CallDeadline: Sendable {
     }
 
     var expired: Bool { state.withLock { $0.expired } }
+
+    /// When the call started: the deadline counts from here, the wait for a connection included.
+    private let start = ContinuousClock.now
+
+    /// What is left of the deadline (zero once it passed).
+    var remaining: Duration { max(.zero, limit - (ContinuousClock.now - start)) }
+
+    /// Whether the call got its connection.
+    var wasLeased: Bool { state.withLock { $0.leased } }
+
+    /// The call got its connection; false when the deadline passed while it waited.
+    func leased() -> Bool {
+        state.withLock { state in
+            guard !state.expired else { return false }
+            state.leased = true
+            return true
+        }
+    }
+
+    /// The deadline passed while the call waited for a connection: it expires, and true; false
+    /// when the call has its connection (its statement timer then decides).
+    func expireUnlessLeased() -> Bool {
+        state.withLock { state in
+            guard !state.leased else { return false }
+            state.expired = true
+            return true
+        }
+    }
 
     /// The deadline passed: what the call waits for fails now, and anything it waits for later at once.
     func expire() {

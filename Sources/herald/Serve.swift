@@ -39,6 +39,7 @@ struct Serve: AsyncParsableCommand {
     var port: Int?
 
     func run() async throws {
+        MallocArenas.limit(environment: ProcessInfo.processInfo.environment)
         var overrides: [AbsoluteConfigKey: ConfigValue] = [:]
         typealias Declared = HeraldConfiguration.Settings
         if let host { overrides[AbsoluteConfigKey(Declared.host.components)] = .init(.string(host), isSecret: false) }

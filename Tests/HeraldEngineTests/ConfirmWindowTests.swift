@@ -141,6 +141,38 @@ struct ConfirmWindowTests {
         #expect(node.settled.value.map(\.0) == ["n1", "n2", "n3", "n4"])
     }
 
+    /// Herald kept its callbacks as the value of a `Mutex` once: each read re-abstracted the closure
+    /// through `withLock`'s `inout` and wrote it back wrapped in two more thunks (two more heap
+    /// contexts), so every confirmation, which reads the callback, made every later one a level
+    /// deeper: the soak's memory and CPU grew with the confirmations since start, and some tens of
+    /// thousands of reads later releasing the chain overflowed the stack. Reading it must keep
+    /// nothing: 40,000 reads kept 2-4 MB then. The least growth of three rounds is taken, so
+    /// that memory something else touched during one round does not count.
+    @Test("reading the settle callback keeps nothing: 40,000 reads leave the process's memory where it was")
+    func readingTheCallbackKeepsNothing() async throws {
+        let channels = DirectChannels(confirmWindow: .seconds(10), node: "n", now: { Date(timeIntervalSince1970: 0) })
+        let settled = Locked(0)
+        channels.onSettle { _, _, _ in settled.mutate { $0 += 1 } }
+        for _ in 0..<1_000 { _ = channels.settledAction }
+        var growth: [Int] = []
+        for _ in 0..<3 {
+            let before = try Self.residentBytes()
+            for _ in 0..<40_000 { _ = channels.settledAction }
+            growth.append(try Self.residentBytes() - before)
+        }
+        #expect(growth.min()! < 1 << 20, "40,000 reads of the callback kept \(growth.map { $0 >> 10 }) KiB")
+        await channels.settledAction?("n1", "i1", .confirmed)
+        #expect(settled.value == 1)
+    }
+
+    /// The process's resident memory (`/proc/self/statm`, its second field in pages).
+    static func residentBytes() throws -> Int {
+        let statm = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8)
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { throw TestFailure("unreadable statm: \(statm)") }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     @Test("relay across nodes: the holder's confirmation and its missed window come back to the sending node")
     func relayAcrossNodes() async throws {
         let relay = InMemoryRelay()

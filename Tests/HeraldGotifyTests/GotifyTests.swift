@@ -101,6 +101,11 @@ struct GotifyTests {
             let missing = try await PublishingHarness.curl(["http://\(host)/message?token=\(key)", "-F", "title=x"])
             #expect(missing.status == 400)
             #expect(missing.body.contains("Field 'message' is required"), "\(missing.body)")
+            let long = try await PublishingHarness.curl([
+                "http://\(host)/message?token=\(key)", "-F", "message=" + String(repeating: "x", count: 4_097),
+            ])
+            #expect(long.status == 400, "a message over 4,096 bytes is a field error, as the OpenAPI says")
+            #expect(long.body.contains("Field 'message' is longer than 4096 bytes"), "\(long.body)")
             #expect(try await PublishingHarness.pushes(harness, to: token).count == 3)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
+import Logging
 import PostgresNIO
 import Testing
 
@@ -300,6 +301,50 @@ struct PostgresStoreTests {
             let count = try await fixture.store.count(
                 try NotificationTarget(parsing: .object(["all": .bool(true)])), appID: "a")
             #expect(count[.apns] == 10_000)
+        }
+    }
+
+    @Test(
+        "a call that cannot get a pooled connection fails within its deadline as storage_unavailable; the pool serves the next"
+    )
+    func waitForAConnectionIsBounded() async throws {
+        try await PostgresFixture.with { fixture in
+            // Two connections: the job-signal listener holds one, a long statement the other.
+            var configuration = try PostgresStoreConfiguration(url: fixture.database.url, maximumConnections: 2)
+            configuration.callTimeout = .milliseconds(500)
+            let store = try PostgresStore(
+                configuration: configuration, cipher: fixture.cipher, logger: Logger(label: "test"))
+            store.start()
+            func wait(until condition: () async throws -> Bool) async throws {
+                for _ in 0..<200 {
+                    if try await condition() { return }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                throw HeraldError.storageUnavailable("the connections never became busy")
+            }
+            func busy(_ pattern: String) async throws -> Int {
+                try await fixture.store.read { connection in
+                    try await connection.rows(
+                        """
+                        SELECT count(*) AS n FROM pg_stat_activity
+                        WHERE datname = current_database() AND query LIKE $1 AND pid <> pg_backend_pid()
+                        """, [pattern])
+                }.first.map { try $0.get("n", as: Int.self) } ?? 0
+            }
+            // The fixture's own store listens too: two listeners, then the long statement.
+            try await wait { try await busy("LISTEN%") >= 2 }
+            let holder = Task { try await store.read(unbounded: true) { try await $0.run("SELECT pg_sleep(3)") } }
+            try await wait { try await busy("SELECT pg_sleep%") >= 1 }
+
+            let error = await #expect(throws: HeraldError.self) {
+                try await store.read { try await $0.run("SELECT 1") }
+            }
+            #expect(error?.code == "storage_unavailable", "\(String(describing: error))")
+            #expect(!holder.isCancelled)
+            _ = try await holder.value
+            // The abandoned request left the pool as it was: the next call gets the connection.
+            #expect(try await store.read { try await $0.rows("SELECT 1") }.count == 1)
+            await store.close()
         }
     }
 }

@@ -176,11 +176,13 @@ extension HeraldConfiguration {
         public static let postgresCallTimeout = Setting<Int>(
             "postgres.call_timeout_ms", 100...600_000, unit: "milliseconds", default: 10_000,
             """
-            PostgreSQL: how long one store call of `herald serve` (a statement, or a transaction) may take. Past it \
-            the connection is closed (the pool opens another) and the call fails: the API answers \
-            `503 storage_unavailable`, a job is released and retried. A session the server ended \
+            PostgreSQL: how long one store call of `herald serve` (a statement, or a transaction) may take, the wait \
+            for a pooled connection included. Past it a call still waiting for a connection leaves the pool's queue, \
+            and a call on a connection has that connection closed (the pool opens another); the call fails: the API \
+            answers `503 storage_unavailable`, a job is released and retried. A session the server ended \
             (`pg_terminate_backend`, a fail-over, a proxy restart) can otherwise leave a statement waiting for an \
-            answer that never comes. Maintenance is not bounded: migrations, the clean-up job, and the commands an \
+            answer that never comes, and a server restarting or a pool whose connections are all busy a call \
+            waiting for a connection. Maintenance is not bounded: migrations, the clean-up job, and the commands an \
             operator runs (`import`, `export`, `cleanup`, `keys`, `migrate`).
             """)
         public static let secretKey = Setting<String?>(
