@@ -164,6 +164,8 @@ class Stats:
 class Soak:
     def __init__(self, args):
         self.args = args
+        self.database_samples = 0
+        self.growing_counts = {}  # the last counts of GROWING, repeated between the samples that count them
         self.url = args.url.rstrip("/")
         self.server = {"Authorization": f"Bearer {args.server_key}", "Content-Type": "application/json"}
         self.client = {"Authorization": f"Bearer {args.client_key}", "Content-Type": "application/json"}
@@ -592,14 +594,13 @@ class Soak:
 
     def database(self):
         """Table counts and size: SQLite read-only (a fresh connection each time), PostgreSQL through psql."""
-        self.database_samples = getattr(self, "database_samples", 0) + 1
-        counted = getattr(self, "growing_counts", {})
-        fresh = not counted or self.database_samples % self.GROWING_EVERY == 1
+        self.database_samples += 1
+        fresh = not self.growing_counts or self.database_samples % self.GROWING_EVERY == 1
         tables = ["installations", "pending_deliveries", "jobs"] + (list(self.GROWING) if fresh else [])
         result = self.count_tables(tables)
         if fresh and all(t in result for t in self.GROWING):
             self.growing_counts = {t: result[t] for t in self.GROWING}
-        for table, count in getattr(self, "growing_counts", {}).items():
+        for table, count in self.growing_counts.items():
             result.setdefault(table, count)
         return result
 
