@@ -24,7 +24,9 @@
 #      deliveries; SQLite by a read-only connection, PostgreSQL through psql when it is installed; the two
 #      that grow by design, notifications and deliveries, every 30th sample, as counting them costs more as
 #      they grow) and
-#      the database's size on disk; the stand-in's receipts; and the generator's own figures — requests
+#      the database's size on disk; on PostgreSQL, the server's own figures (its processes' CPU, blocks read
+#      and hit, dead row versions, autovacuum runs: a cost that follows the tables shows there first); the
+#      stand-in's receipts; and the generator's own figures — requests
 #      done, errors (any 5xx or connection error) and 4xx per interval, latency p50/p99, WebSocket
 #      pushes/reconnects/errors, its own RSS, CPU, event-loop lag and the requests it had to skip because
 #      SOAK_MAX_INFLIGHT were in flight (if that column is not 0, the generator, not Herald, was the limit);

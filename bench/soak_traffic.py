@@ -57,6 +57,10 @@ COLUMNS = [
     "deliveries_retry", "deliveries_invalid", "deliveries_failed", "http_errors_metric",
     # the database
     "db_installations", "db_pending", "db_jobs", "db_notifications", "db_deliveries", "db_mb",
+    # the PostgreSQL server (empty on SQLite, which runs inside Herald): its processes' CPU, the blocks its
+    # statements read from outside shared_buffers and found in them (per interval), its tables' dead row
+    # versions, and the autovacuum/autoanalyze runs (per interval)
+    "pg_cpu_pct", "pg_blks_read", "pg_blks_hit", "pg_dead_rows", "pg_autovacuums",
     # the provider stand-in (per interval)
     "sink_apns", "sink_apns_bad", "sink_fcm", "sink_oauth", "sink_other",
     # the generator (per interval)
@@ -166,6 +170,7 @@ class Soak:
         self.args = args
         self.database_samples = 0
         self.growing_counts = {}  # the last counts of GROWING, repeated between the samples that count them
+        self.postmaster = None  # the PostgreSQL server's pid, found through its checkpointer
         self.url = args.url.rstrip("/")
         self.server = {"Authorization": f"Bearer {args.server_key}", "Content-Type": "application/json"}
         self.client = {"Authorization": f"Bearer {args.client_key}", "Content-Type": "application/json"}
@@ -610,17 +615,26 @@ class Soak:
             if not shutil.which("psql"):
                 return {}
             query = "; ".join(f"select count(*) from {t}" for t in tables) + \
-                "; select pg_database_size(current_database())"
+                "; select pg_database_size(current_database())" \
+                "; select blks_read, blks_hit from pg_stat_database where datname = current_database()" \
+                "; select coalesce(sum(n_dead_tup), 0), coalesce(sum(autovacuum_count + autoanalyze_count), 0)" \
+                " from pg_stat_user_tables" \
+                "; select coalesce(max(pid), 0) from pg_stat_activity where backend_type = 'checkpointer'"
             try:
-                out = subprocess.run(["psql", target, "-Atq", "-c", query], capture_output=True, text=True,
-                                     timeout=30).stdout.split()
+                out = subprocess.run(["psql", target, "-Atq", "-F", " ", "-c", query], capture_output=True,
+                                     text=True, timeout=30).stdout.split()
                 counts = [int(x) for x in out]
             except (subprocess.SubprocessError, ValueError):
                 return {}
-            if len(counts) != len(tables) + 1:
+            if len(counts) != len(tables) + 6:
                 return {}
-            result = dict(zip(tables, counts[:-1]))
-            result["db_mb"] = counts[-1] / 1e6
+            result = dict(zip(tables, counts))
+            size, blks_read, blks_hit, dead, vacuums, checkpointer = counts[len(tables):]
+            result.update(db_mb=size / 1e6, pg_blks_read=blks_read, pg_blks_hit=blks_hit, pg_dead_rows=dead,
+                          pg_autovacuums=vacuums)
+            cpu = self.postgres_cpu(checkpointer)
+            if cpu is not None:
+                result["pg_cpu_s"] = cpu
             return result
         result = {}
         try:
@@ -640,6 +654,33 @@ class Soak:
                 pass
         result["db_mb"] = size / 1e6
         return result
+
+    def postgres_cpu(self, checkpointer):
+        """The CPU seconds of the PostgreSQL server on this machine (its postmaster, the children it has, and
+        those it reaped), or None when it is elsewhere."""
+        def stat(pid):
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()
+
+        try:
+            if self.postmaster is None and checkpointer:
+                self.postmaster = int(stat(checkpointer)[1])
+            if not self.postmaster:
+                return None
+            fields = stat(self.postmaster)
+        except (OSError, ValueError, IndexError):
+            return None
+        ticks = sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = stat(entry)
+            except OSError:
+                continue
+            if int(fields[1]) == self.postmaster:
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def sink(self):
         counts = collections.Counter()
@@ -673,6 +714,7 @@ class Soak:
         previous_metrics = await self.metrics() or collections.Counter()
         _, previous_cpu = self.proc()
         _, _, previous_own_cpu = self.own()
+        previous_database = {}
         previous_time = loop.time()
         self.sink_offset = 0
         self.sink()
@@ -708,6 +750,12 @@ class Soak:
                 def delta(name):
                     return round(metrics.get(name, 0) - previous_metrics.get(name, 0)) if metrics else ""
 
+                def database_delta(name):
+                    now_value, before = database.get(name), previous_database.get(name)
+                    return now_value - before if now_value is not None and before is not None else ""
+
+                pg_cpu = database_delta("pg_cpu_s")
+
                 def pct(k):
                     return f"{latencies[min(len(latencies) - 1, int(k * len(latencies)))] * 1000:.2f}" \
                         if latencies else ""
@@ -740,6 +788,10 @@ class Soak:
                     "db_notifications": database.get("notifications", ""),
                     "db_deliveries": database.get("deliveries", ""),
                     "db_mb": f"{database['db_mb']:.1f}" if "db_mb" in database else "",
+                    "pg_cpu_pct": f"{pg_cpu / elapsed * 100:.1f}" if pg_cpu != "" else "",
+                    "pg_blks_read": database_delta("pg_blks_read"), "pg_blks_hit": database_delta("pg_blks_hit"),
+                    "pg_dead_rows": database.get("pg_dead_rows", ""),
+                    "pg_autovacuums": database_delta("pg_autovacuums"),
                     **{k: sink.get(k, 0) for k in ("sink_apns", "sink_apns_bad", "sink_fcm", "sink_oauth", "sink_other")},
                     "requests": requests, "req_per_s": f"{requests / elapsed:.1f}", "errors": errors,
                     "errors_4xx": errors_4xx, "lat_p50_ms": pct(0.5), "lat_p99_ms": pct(0.99),
@@ -754,6 +806,7 @@ class Soak:
                 if metrics:
                     previous_metrics = metrics
                 previous_cpu, previous_own_cpu = cpu, own_cpu
+                previous_database = database
                 csv.write(",".join(str(row[c]) for c in COLUMNS) + "\n")
                 csv.flush()
                 print(f"[{row['t']:>7}s] rss {row['rss_mb']} MB  fds {row['fds']}  tcp {row['tcp_total']} "

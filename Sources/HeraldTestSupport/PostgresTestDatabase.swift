@@ -30,6 +30,15 @@ public struct PostgresTestDatabase: Sendable {
         return try await create(on: components, copying: template)
     }
 
+    /// Creates a database with a random name on another cluster than `HERALD_TEST_POSTGRES`'s, given its URL.
+    /// - Throws: When the URL is not one, or the cluster cannot be reached.
+    public static func create(server serverURL: String) async throws -> PostgresTestDatabase {
+        guard let components = URLComponents(string: serverURL) else {
+            throw PostgresTestDatabaseError("not a PostgreSQL URL: \(serverURL)")
+        }
+        return try await create(on: components, copying: nil)
+    }
+
     private static func components() async throws -> URLComponents {
         let serverURL = try await serverURL()
         guard let components = URLComponents(string: serverURL) else {

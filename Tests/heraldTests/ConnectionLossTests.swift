@@ -7,12 +7,12 @@ import Testing
 #endif
 
 /// PostgreSQL ending Herald's sessions under load (what a fail-over or a connection proxy's restart does):
-/// every backend of the database terminated again and again while registrations, sends and a broadcast
-/// run against a `herald serve` process.
+/// every backend of the database terminated again and again, or the whole server restarted again and again,
+/// while registrations, sends and a broadcast run against a `herald serve` process.
 @Suite("PostgreSQL ends Herald's connections mid-traffic", .serialized)
 struct ConnectionLossTests {
-    /// How long the backends are terminated again and again: 6 s in CI, `HERALD_CONNECTION_LOSS_SECONDS`
-    /// for a longer run.
+    /// How long the backends are terminated, or PostgreSQL restarted, again and again: 6 s in CI,
+    /// `HERALD_CONNECTION_LOSS_SECONDS` for a longer run.
     static let seconds = ProcessInfo.processInfo.environment["HERALD_CONNECTION_LOSS_SECONDS"].flatMap(Int.init) ?? 6
     /// The node's deadline for one store call (`postgres.call_timeout_ms`).
     static let callTimeoutMilliseconds = 2000
@@ -25,8 +25,47 @@ struct ConnectionLossTests {
     )
     func terminateBackends() async throws {
         let cluster = try await Cluster.start(pageSize: 50)
+        try await Self.survive(on: cluster, disruption: "backends terminated") { _ in
+            let rows = try cluster.query(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    + "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            try await Task.sleep(for: .milliseconds(200))
+            return rows.first.flatMap { Int($0) } ?? 0
+        }
+    }
+
+    @Test(
+        "PostgreSQL restarted again and again (fast and immediate shutdowns) during sends, registrations and a broadcast: every request is answered (201, 202 or 503), nothing accepted is lost, the node recovers without a restart"
+    )
+    func restartPostgres() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let server = environment["HERALD_TEST_POSTGRES_RESTARTABLE"], !server.isEmpty,
+            let restart = environment["HERALD_TEST_POSTGRES_RESTART"], !restart.isEmpty
+        else {
+            throw PostgresTestDatabaseError(
+                "HERALD_TEST_POSTGRES_RESTARTABLE and HERALD_TEST_POSTGRES_RESTART are unset: scripts/test sets them "
+                    + "(HERALD_PG_PROFILE=restart scripts/postgres starts the cluster; its restart command is "
+                    + "`env HERALD_PG_PROFILE=restart scripts/postgres restart`)")
+        }
+        let cluster = try await Cluster.start(pageSize: 50, server: server)
+        try await Self.survive(on: cluster, disruption: "restarts of PostgreSQL") { round in
+            // A clean shutdown (sessions ended, a checkpoint), then a crash and its recovery, in turn.
+            let mode = round % 2 == 0 ? "fast" : "immediate"
+            let (status, _, errors) = try await ScriptProcess.run(["sh", "-c", "\(restart) \(mode)"])
+            #expect(status == 0, "\(restart) \(mode): \(errors)")
+            try await Task.sleep(for: .seconds(1))
+            return 1
+        }
+    }
+
+    /// Sends, registrations and a broadcast through one node while `disrupt` runs again and again for ``seconds``
+    /// (given its round, 0, 1, 2…, and returning how many disruptions it made); then every request must have been answered with
+    /// 201, 202 or 503, the node must be ready again without a restart, and everything accepted delivered.
+    static func survive(
+        on cluster: Cluster, disruption: String, _ disrupt: @escaping @Sendable (_ round: Int) async throws -> Int
+    ) async throws {
         let audience = (0..<300).map { _ in Fixtures.apnsToken() }
-        // A slow provider: the broadcast's pages span the terminations.
+        // A slow provider: the broadcast's pages span the disruptions.
         for token in audience { cluster.apns.script(token: token, .success(after: .milliseconds(20))) }
         try await cluster.importDevices(audience)
         let node = try await cluster.node(environment: [
@@ -40,16 +79,14 @@ struct ConnectionLossTests {
         let broadcastID = try #require(Self.id(broadcast.body))
 
         let end = ContinuousClock.now + .seconds(Self.seconds)
-        let terminator = Task {
-            var terminated = 0
+        let disruptor = Task {
+            var disruptions = 0
+            var round = 0
             while ContinuousClock.now < end {
-                let rows = try cluster.query(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        + "WHERE datname = current_database() AND pid <> pg_backend_pid()")
-                terminated += rows.first.flatMap { Int($0) } ?? 0
-                try await Task.sleep(for: .milliseconds(200))
+                disruptions += try await disrupt(round)
+                round += 1
             }
-            return terminated
+            return disruptions
         }
         // One device registered and sent to after another, as an app backend would.
         var accepted: [(id: String, token: String)] = []
@@ -74,9 +111,9 @@ struct ConnectionLossTests {
                 refusals.append(sent.body)
             }
         }
-        let terminated = try await terminator.value
-        print("connection-loss: \(terminated) backends terminated in \(Self.seconds) s; answers \(statuses)")
-        #expect(terminated > 0)
+        let disruptions = try await disruptor.value
+        print("connection-loss: \(disruptions) \(disruption) in \(Self.seconds) s; answers \(statuses)")
+        #expect(disruptions > 0)
         #expect(Set(statuses.keys).isSubset(of: [201, 202, 503]), "\(statuses): \(refusals.prefix(3))")
         #expect(!accepted.isEmpty)
 

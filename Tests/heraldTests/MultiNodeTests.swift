@@ -15,12 +15,17 @@ struct Cluster {
     let apns: MockAPNsServer
     let config: String
 
-    /// - Parameter engine: More `engine:` settings, one `key: value` per line.
+    /// - Parameters:
+    ///   - engine: More `engine:` settings, one `key: value` per line.
+    ///   - server: The PostgreSQL cluster's URL, when not `HERALD_TEST_POSTGRES`'s.
     static func start(
-        pageSize: Int = 500, lease: Int = 3, extra: String = "", engine: [String] = []
+        pageSize: Int = 500, lease: Int = 3, extra: String = "", engine: [String] = [], server: String? = nil
     ) async throws -> Self {
         let directory = try TemporaryDirectory()
-        let database = try await PostgresTestDatabase.create()
+        let database =
+            if let server { try await PostgresTestDatabase.create(server: server) } else {
+                try await PostgresTestDatabase.create()
+            }
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
         let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
