@@ -260,7 +260,10 @@ echo "== soak: ${seconds}s at ${rate} req/s, samples every ${SOAK_INTERVAL:-10}s
     echo "seconds=$seconds rate=$rate devices=${SOAK_DEVICES:-5000} users=${SOAK_USERS:-2000} channels=${SOAK_CHANNELS:-50}"
     echo "ws_clients=${SOAK_WS_CLIENTS:-40} interval=${SOAK_INTERVAL:-10} mix=${SOAK_MIX:-default} engine=${SOAK_ENGINE:-"{}"}"
     echo "herald=$herald ($(stat -c %y "$herald" 2>/dev/null)) commit=$(git rev-parse --short HEAD 2>/dev/null)"
-    echo "store=${database:+postgres}${database:-sqlite} started=$(date -u +%FT%TZ) load=$(cut -d' ' -f1-3 /proc/loadavg)"
+    # The database URL without its user and password (a password is a secret: never written out).
+    store=sqlite
+    [ -z "$database" ] || store="postgres $(sed -E 's#//[^/@]*@#//#' <<<"$database")"
+    echo "store=$store started=$(date -u +%FT%TZ) load=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out/run.txt"
 
 traffic_status=0
