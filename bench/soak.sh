@@ -254,15 +254,15 @@ chmod 600 "$work/herald.yaml"
 bench_serve "$work/herald.yaml" "$work/serve.log"
 port=${url##*:}
 port=${port%%/*}
-echo "== herald $($herald --version 2>/dev/null || echo '') pid $server_pid at $url; stand-in on :$sink_port; store ${database:-SQLite (temporary)}"
+# The store as written out: a database URL without its user and password (a password is never written out).
+store=sqlite
+[ -z "$database" ] || store="postgres $(sed -E 's#//[^/@]*@#//#' <<<"$database")"
+echo "== herald $($herald --version 2>/dev/null || echo '') pid $server_pid at $url; stand-in on :$sink_port; store $store"
 echo "== soak: ${seconds}s at ${rate} req/s, samples every ${SOAK_INTERVAL:-10}s -> $out"
 {
     echo "seconds=$seconds rate=$rate devices=${SOAK_DEVICES:-5000} users=${SOAK_USERS:-2000} channels=${SOAK_CHANNELS:-50}"
     echo "ws_clients=${SOAK_WS_CLIENTS:-40} interval=${SOAK_INTERVAL:-10} mix=${SOAK_MIX:-default} engine=${SOAK_ENGINE:-"{}"}"
     echo "herald=$herald ($(stat -c %y "$herald" 2>/dev/null)) commit=$(git rev-parse --short HEAD 2>/dev/null)"
-    # The database URL without its user and password (a password is a secret: never written out).
-    store=sqlite
-    [ -z "$database" ] || store="postgres $(sed -E 's#//[^/@]*@#//#' <<<"$database")"
     echo "store=$store started=$(date -u +%FT%TZ) load=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out/run.txt"
 
