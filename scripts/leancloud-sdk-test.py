@@ -181,6 +181,23 @@ def main():
     check(counter.get("badge") == 6, f"badge from the fetchWhenSave answer: {counter.get('badge')}, not 6")
     check(fetched(ios.id).get("badge") == 6, "badge read back after Increment")
 
+    # 003: an installation marked invalid is valid again once the app saves it (the SDK's save is
+    # PUT /1.1/classes/_Installation/<id>); the master key changes valid only by setting it.
+    as_app(master=True)
+    marked = Installation.create_without_data(ios.id)
+    marked.set("valid", False)
+    step("mark the iOS installation invalid (master key)", marked.save)
+    check(fetched(ios.id).get("valid") is False, "valid after the master key set it false")
+    edited = Installation.create_without_data(ios.id)
+    edited.set("appVersion", "1.9")
+    step("a master-key save that does not set valid", edited.save)
+    check(fetched(ios.id).get("valid") is False, "a master-key save without valid leaves it invalid")
+    as_app()
+    opened = Installation.create_without_data(ios.id)
+    opened.set("appVersion", "2.0")
+    step("the app saves its installation (app key)", opened.save)
+    check(fetched(ios.id).get("valid") is True, "an installation the app updated is valid again")
+
     # A custom field on both, saved in one batch, then queried.
     ios.set("herald_run", run)
     ios.set("scores", True)

@@ -19,7 +19,9 @@ public enum APNsResponseClassifier {
             return .invalidToken(
                 reason: wire, since: timestamp.map { Date(timeIntervalSince1970: Double($0) / 1000) })
         case (400, .badDeviceToken?), (400, .deviceTokenNotForTopic?):
-            return .invalidToken(reason: wire, since: nil)
+            // Malformed, or not this topic's (a development build's token sent to production): rejected,
+            // not gone.
+            return .rejectedToken(reason: wire)
         case (429, _), (500, _), (503, _):
             return .retry(reason: wire, after: after)
         case (403, _):

@@ -4,9 +4,11 @@ import HeraldCore
 
 /// The document's preference fields over native ``Preferences``: `enabled_cameras` are the enabled
 /// sources, `enabled_object_types` the enabled categories, `quiet_hours_enabled`/`_start`/`_end` the
-/// quiet hours (none while disabled), `sound_enabled` itself, and `timezone` the device's own time
-/// zone (the installation's), which quiet hours are read in. Everything is validated by the native
-/// rules; their errors are renamed to the document's fields.
+/// quiet hours (switched off, their times are kept: `enabled: false`), `sound_enabled` itself, and
+/// `timezone` the device's own time zone (the installation's), which quiet hours are read in. A
+/// device that never set the times has 22:00 to 07:00 (Herald's choice, from the document's
+/// examples). Everything is validated by the native rules; their errors are renamed to the
+/// document's fields.
 package enum ArgusAIPreferences {
     /// The members a `PUT /api/v1/push/mobile/preferences` body changes (with `device_id`).
     package static let fields: Set<String> = [
@@ -21,10 +23,13 @@ package enum ArgusAIPreferences {
         ("quiet_hours", "quiet_hours_end"),
     ]
 
+    /// The quiet hours of a device that never set them: the document's example times.
+    package static let defaultQuietHours = (start: "22:00", end: "07:00")
+
     /// `current` with the members present in `body` applied (absent members keep their value; a null
-    /// list means every camera or type).
-    /// - Throws: `HeraldError` naming the document's field at fault; quiet hours enabled without a
-    ///   start or end are `missing_field`.
+    /// list means every camera or type; quiet hours keep their times, stored or the defaults, when only
+    /// switched on or off).
+    /// - Throws: `HeraldError` naming the document's field at fault.
     package static func apply(_ body: JSONObjectReader, over current: Preferences) throws(HeraldError) -> Preferences {
         guard case .object(var native) = current.json else { return current }
         if body.contains("enabled_cameras") {
@@ -36,23 +41,16 @@ package enum ArgusAIPreferences {
         if body.contains("sound_enabled") {
             native["sound_enabled"] = try body.bool("sound_enabled").map(JSONValue.bool)
         }
-        let start = try body.string("quiet_hours_start") ?? current.quietHours?.start.text
-        let end = try body.string("quiet_hours_end") ?? current.quietHours?.end.text
-        if try body.bool("quiet_hours_enabled") ?? (current.quietHours != nil) {
+        let stored = current.quietHours
+        let start = try body.string("quiet_hours_start") ?? stored?.start.text
+        let end = try body.string("quiet_hours_end") ?? stored?.end.text
+        let enabled = try body.bool("quiet_hours_enabled") ?? (stored?.enabled ?? false)
+        if start != nil || end != nil || enabled {
+            // Off, the times are kept (as given, else as stored); on, the defaults fill what was never set.
             native["quiet_hours"] = .object([
-                "start": start.map(JSONValue.string) ?? .null, "end": end.map(JSONValue.string) ?? .null,
-                "timezone": current.quietHours?.timezone.map(JSONValue.string) ?? .null,
+                "start": .string(start ?? defaultQuietHours.start), "end": .string(end ?? defaultQuietHours.end),
+                "timezone": stored?.timezone.map(JSONValue.string) ?? .null, "enabled": .bool(enabled),
             ])
-        } else {
-            native["quiet_hours"] = .null
-            // Times sent with quiet hours off are still checked, though nothing keeps them.
-            for (key, text) in [("quiet_hours_start", start), ("quiet_hours_end", end)] {
-                if let text, body.contains(key), Preferences.TimeOfDay(text) == nil {
-                    throw .invalidValue(
-                        key, code: "invalid_time",
-                        "Field '\(key)' must be a time of day as HH:mm on a 24-hour clock, like 22:00.")
-                }
-            }
         }
         do throws(HeraldError) {
             return try Preferences(parsing: .object(native))
@@ -71,9 +69,9 @@ package enum ArgusAIPreferences {
             "token_id": .string(installation.id),
             "enabled_cameras": names(preferences.enabledSources),
             "enabled_object_types": names(preferences.enabledCategories),
-            "quiet_hours_enabled": .bool(quietHours != nil),
-            "quiet_hours_start": quietHours.map { .string($0.start.text) } ?? .null,
-            "quiet_hours_end": quietHours.map { .string($0.end.text) } ?? .null,
+            "quiet_hours_enabled": .bool(quietHours?.enabled ?? false),
+            "quiet_hours_start": .string(quietHours?.start.text ?? defaultQuietHours.start),
+            "quiet_hours_end": .string(quietHours?.end.text ?? defaultQuietHours.end),
             "timezone": .string(quietHours?.timezone ?? installation.timezone ?? "UTC"),
             "sound_enabled": .bool(preferences.soundEnabled),
         ])

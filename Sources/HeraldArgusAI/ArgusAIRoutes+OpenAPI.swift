@@ -57,7 +57,8 @@ extension ArgusAIRoutes {
                         requiring: ["id", "device_token_updated", "updated_at"],
                         [
                             "id": .string,
-                            "device_token_updated": .boolean(description: "false when the token was the same"),
+                            "device_token_updated": .boolean(
+                                description: "true: the update succeeded (the same token too)"),
                             "updated_at": .dateTime(),
                         ]))
             )
@@ -170,7 +171,14 @@ extension ArgusAIRoutes {
                     "token_id": .string,
                     "enabled_cameras": names, "enabled_object_types": names,
                     "quiet_hours_enabled": .boolean,
-                    "quiet_hours_start": .nullableString(), "quiet_hours_end": .nullableString(),
+                    "quiet_hours_start": .string(
+                        description: "kept while quiet hours are off; 22:00 when never set",
+                        pattern: APISchemas.timePattern,
+                        examples: ["22:00"]),
+                    "quiet_hours_end": .string(
+                        description: "kept while quiet hours are off; 07:00 when never set",
+                        pattern: APISchemas.timePattern,
+                        examples: ["07:00"]),
                     "timezone": .string(description: "the device's IANA time zone, which quiet hours use"),
                     "sound_enabled": .boolean,
                 ]),

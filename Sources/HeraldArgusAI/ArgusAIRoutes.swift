@@ -125,7 +125,6 @@ package struct ArgusAIRoutes: Dialect {
         }
         guard var installation = chosen else { throw refusal ?? HeraldError.notFound("Device") }
         let previous = installation
-        let changed = installation.token != .device(token)
         installation.token = .device(token)
         installation.valid = true
         installation.invalidatedAt = nil
@@ -141,7 +140,8 @@ package struct ArgusAIRoutes: Dialect {
             ])
         return .json(
             .object([
-                "id": .string(updated.id), "device_token_updated": .bool(changed),
+                // The document's answer: true once the update succeeded, whether or not the token differed.
+                "id": .string(updated.id), "device_token_updated": .bool(true),
                 "updated_at": ArgusAIDeviceView.timestamp(updated.updatedAt),
             ]))
     }

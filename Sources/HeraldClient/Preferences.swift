@@ -12,16 +12,19 @@ public struct Preferences: Sendable, Equatable, Codable {
         public var end: String
         /// IANA zone; nil means the installation's, else UTC.
         public var timeZone: String?
+        /// False keeps the times without holding anything back; nil means on.
+        public var enabled: Bool?
 
         /// Creates a window.
-        public init(start: String, end: String, timeZone: String? = nil) {
+        public init(start: String, end: String, timeZone: String? = nil, enabled: Bool? = nil) {
             self.start = start
             self.end = end
             self.timeZone = timeZone
+            self.enabled = enabled
         }
 
         enum CodingKeys: String, CodingKey {
-            case start, end
+            case start, end, enabled
             case timeZone = "timezone"
         }
     }

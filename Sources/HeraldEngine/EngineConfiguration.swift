@@ -42,6 +42,10 @@ public struct EngineConfiguration: Sendable {
     /// Ledger policy per app id; apps not listed use `defaultDeliveryLog`.
     public var deliveryLog: [String: DeliveryLog]
     public var defaultDeliveryLog: DeliveryLog
+    /// What a token the provider rejected does to its installation, per app id; apps not listed
+    /// invalidate it (``RejectedTokenRule/invalidate``). Installations registered with
+    /// `delete_when_invalid` count it as a failure whatever the app's rule.
+    public var rejectedTokens: [String: RejectedTokenRule]
     /// How often the clean-up job runs; nil never schedules it.
     public var cleanupInterval: Duration?
     /// The clean-up rules of every app without its own (`engine.cleanup.*`).
@@ -69,6 +73,7 @@ public struct EngineConfiguration: Sendable {
         unreachablePause: (base: Duration, cap: Duration) = (.seconds(1), .seconds(30)), maxFailures: Int = 5,
         idempotencyWindow: Duration = .seconds(86_400),
         deliveryLog: [String: DeliveryLog] = [:], defaultDeliveryLog: DeliveryLog = .failures,
+        rejectedTokens: [String: RejectedTokenRule] = [:],
         cleanupInterval: Duration? = .seconds(86_400), cleanupPolicy: CleanupPolicy = CleanupPolicy(),
         cleanupPolicies: [String: CleanupPolicy] = [:],
         channelConfirmWindow: Duration = .seconds(10), channelMaxWait: Duration = .seconds(28 * 86_400),
@@ -86,6 +91,7 @@ public struct EngineConfiguration: Sendable {
         self.idempotencyWindow = idempotencyWindow
         self.deliveryLog = deliveryLog
         self.defaultDeliveryLog = defaultDeliveryLog
+        self.rejectedTokens = rejectedTokens
         self.cleanupInterval = cleanupInterval
         self.cleanupPolicy = cleanupPolicy
         self.cleanupPolicies = cleanupPolicies

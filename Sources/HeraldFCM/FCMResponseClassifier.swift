@@ -42,7 +42,8 @@ public enum FCMResponseClassifier {
         case "UNREGISTERED":
             return .invalidToken(reason: code, since: nil)
         case "INVALID_ARGUMENT" where error?.fieldViolations.contains("message.token") == true:
-            return .invalidToken(reason: code, since: nil)
+            // A token FCM cannot parse: rejected, not gone (UNREGISTERED is the token that went).
+            return .rejectedToken(reason: code)
         case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL", "RESOURCE_EXHAUSTED":
             return .retry(reason: code, after: after)
         case "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED", "UNAUTHENTICATED":

@@ -25,9 +25,17 @@ extension LeanCloudRoutes {
         let now = self.now()
         var result = try await dispatcher.registrations.register(
             save.registration, appID: caller.appID, now: now, previous: existing)
-        if let valid = save.valid, valid != result.installation.valid {
-            var changed = result.installation
+        // 003: the app's own save makes an installation valid again, as a re-registration does; the master
+        // key changes `valid` only when it sets it, so its save keeps an invalid installation invalid.
+        var changed = result.installation
+        if let valid = save.valid {
             changed.valid = valid
+        } else if caller.master, let existing, !existing.valid {
+            changed.valid = false
+            changed.invalidatedAt = existing.invalidatedAt
+            changed.failureCount = existing.failureCount
+        }
+        if changed != result.installation {
             result.installation =
                 try await dispatcher.registrations.update(changed, from: result.installation, now: now) ?? changed
         }
@@ -74,7 +82,12 @@ extension LeanCloudRoutes {
         changed.service = save.registration.service
         changed.token = save.registration.token
         save.registration.profile.apply(to: &changed)
-        if let valid = save.valid { changed.valid = valid }
+        if let valid = save.valid {
+            changed.valid = valid
+        } else if !caller.master {
+            // 003: an installation marked invalid is valid again once the app updates it (its updatedAt moves).
+            changed.revalidate()
+        }
         guard let installation = try await dispatcher.registrations.update(changed, from: previous, now: now()) else {
             throw LeanCloudFailure.objectNotFound(LeanCloudInstallation.className, id)
         }

@@ -356,14 +356,36 @@ extension PostgresStore {
             try await connection.run(
                 "DELETE FROM installations WHERE id = $1 AND NOT valid AND delete_when_invalid", [id])
         case .failed(let reason, let at, let maxFailures):
-            try await connection.run(
-                """
-                UPDATE installations SET failure_count = failure_count + 1, last_failure_at = $1,
-                    last_failure_reason = $2,
-                    valid = CASE WHEN failure_count + 1 >= $3 THEN FALSE ELSE valid END,
-                    invalidated_at = CASE WHEN failure_count + 1 >= $3 AND valid THEN $1 ELSE invalidated_at END
-                WHERE id = $4
-                """, [at.timeIntervalSince1970, reason, maxFailures, id])
+            try await countFailure(reason: reason, at: at, maxFailures: maxFailures, of: id, where: "TRUE", connection)
+        case .rejected(let reason, let at, let maxFailures, let rule):
+            // Rejected, not gone: invalidated by the app's rule, never deleted; an installation registered
+            // with delete_when_invalid counts it as a failure whatever the rule.
+            if rule == .invalidate {
+                try await connection.run(
+                    """
+                    UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
+                        last_failure_reason = $2
+                    WHERE id = $3 AND NOT delete_when_invalid
+                    """, [at.timeIntervalSince1970, reason, id])
+            }
+            try await countFailure(
+                reason: reason, at: at, maxFailures: maxFailures, of: id,
+                where: rule == .invalidate ? "delete_when_invalid" : "TRUE", connection)
         }
+    }
+
+    /// One failure against installation `id` (when `condition` holds): `maxFailures` in a row deactivate it.
+    private func countFailure(
+        reason: String, at: Date, maxFailures: Int, of id: String, where condition: String,
+        _ connection: PostgresConnection
+    ) async throws {
+        try await connection.run(
+            """
+            UPDATE installations SET failure_count = failure_count + 1, last_failure_at = $1,
+                last_failure_reason = $2,
+                valid = CASE WHEN failure_count + 1 >= $3 THEN FALSE ELSE valid END,
+                invalidated_at = CASE WHEN failure_count + 1 >= $3 AND valid THEN $1 ELSE invalidated_at END
+            WHERE id = $4 AND \(condition)
+            """, [at.timeIntervalSince1970, reason, maxFailures, id])
     }
 }

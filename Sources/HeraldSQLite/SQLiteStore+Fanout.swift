@@ -402,17 +402,37 @@ extension SQLiteStore {
                 sql: "DELETE FROM installations WHERE id = ? AND valid = 0 AND delete_when_invalid = 1",
                 arguments: [id])
         case .failed(let reason, let at, let maxFailures):
-            try db.cachedExecute(
-                sql: """
-                    UPDATE installations SET failure_count = failure_count + 1, last_failure_at = ?,
-                        last_failure_reason = ?,
-                        valid = CASE WHEN failure_count + 1 >= ? THEN 0 ELSE valid END,
-                        invalidated_at = CASE WHEN failure_count + 1 >= ? AND valid = 1 THEN ? ELSE invalidated_at END
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    at.timeIntervalSince1970, reason, maxFailures, maxFailures, at.timeIntervalSince1970, id,
-                ])
+            try countFailure(reason: reason, at: at, maxFailures: maxFailures, of: id, where: "1", db)
+        case .rejected(let reason, let at, let maxFailures, let rule):
+            // Rejected, not gone: invalidated by the app's rule, never deleted; an installation registered
+            // with delete_when_invalid counts it as a failure whatever the rule.
+            if rule == .invalidate {
+                try db.cachedExecute(
+                    sql: """
+                        UPDATE installations SET valid = 0, invalidated_at = ?, last_failure_at = ?,
+                            last_failure_reason = ?
+                        WHERE id = ? AND delete_when_invalid = 0
+                        """,
+                    arguments: [at.timeIntervalSince1970, at.timeIntervalSince1970, reason, id])
+            }
+            try countFailure(
+                reason: reason, at: at, maxFailures: maxFailures, of: id,
+                where: rule == .invalidate ? "delete_when_invalid = 1" : "1", db)
         }
+    }
+
+    /// One failure against installation `id` (when `condition` holds): `maxFailures` in a row deactivate it.
+    private func countFailure(
+        reason: String, at: Date, maxFailures: Int, of id: String, where condition: String, _ db: Database
+    ) throws {
+        try db.cachedExecute(
+            sql: """
+                UPDATE installations SET failure_count = failure_count + 1, last_failure_at = ?,
+                    last_failure_reason = ?,
+                    valid = CASE WHEN failure_count + 1 >= ? THEN 0 ELSE valid END,
+                    invalidated_at = CASE WHEN failure_count + 1 >= ? AND valid = 1 THEN ? ELSE invalidated_at END
+                WHERE id = ? AND \(condition)
+                """,
+            arguments: [at.timeIntervalSince1970, reason, maxFailures, maxFailures, at.timeIntervalSince1970, id])
     }
 }

@@ -260,7 +260,7 @@ struct ConfigCheck: AsyncParsableCommand {
     private static func connected(_ outcome: DeliveryOutcome) -> String? {
         switch outcome {
         case .delivered: "accepted"
-        case .invalidToken(let reason, _): "token refused as expected (\(reason))"
+        case .invalidToken(let reason, _), .rejectedToken(let reason): "token refused as expected (\(reason))"
         case .retry, .configurationFailure, .rejected: nil
         }
     }
@@ -270,7 +270,7 @@ struct ConfigCheck: AsyncParsableCommand {
         case .retry(let reason, _): "not reachable or failing: \(reason)"
         case .configurationFailure(let reason): "credentials refused: \(reason)"
         case .rejected(let reason): "refused the probe: \(reason)"
-        case .delivered, .invalidToken: "connected"
+        case .delivered, .invalidToken, .rejectedToken: "connected"
         }
     }
 

@@ -76,8 +76,8 @@ struct APNsClientTests {
         let since = Date(timeIntervalSince1970: 1_750_000_000)
         let cases: [(MockAPNsServer.ScriptedResponse, DeliveryOutcome)] = [
             (.unregistered(since: since), .invalidToken(reason: "Unregistered", since: since)),
-            (.badDeviceToken, .invalidToken(reason: "BadDeviceToken", since: nil)),
-            (.deviceTokenNotForTopic, .invalidToken(reason: "DeviceTokenNotForTopic", since: nil)),
+            (.badDeviceToken, .rejectedToken(reason: "BadDeviceToken")),
+            (.deviceTokenNotForTopic, .rejectedToken(reason: "DeviceTokenNotForTopic")),
             (.tooManyRequests(retryAfter: 7), .retry(reason: "TooManyRequests", after: .seconds(7))),
             (.internalServerError, .retry(reason: "InternalServerError", after: nil)),
             (.serviceUnavailable(), .retry(reason: "ServiceUnavailable", after: nil)),

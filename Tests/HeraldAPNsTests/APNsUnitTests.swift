@@ -25,8 +25,9 @@ struct APNsUnitTests {
             outcome(410, .unregistered, timestamp: 1_700_000_000_000)
                 == .invalidToken(reason: "Unregistered", since: Date(timeIntervalSince1970: 1_700_000_000)))
         #expect(outcome(410, .expiredToken) == .invalidToken(reason: "ExpiredToken", since: nil))
-        #expect(outcome(400, .badDeviceToken) == .invalidToken(reason: "BadDeviceToken", since: nil))
-        #expect(outcome(400, .deviceTokenNotForTopic) == .invalidToken(reason: "DeviceTokenNotForTopic", since: nil))
+        // Rejected, not gone: a token that is not the topic's may be a development build's (002).
+        #expect(outcome(400, .badDeviceToken) == .rejectedToken(reason: "BadDeviceToken"))
+        #expect(outcome(400, .deviceTokenNotForTopic) == .rejectedToken(reason: "DeviceTokenNotForTopic"))
         #expect(
             outcome(429, .tooManyRequests, retryAfter: 30) == .retry(reason: "TooManyRequests", after: .seconds(30)))
         #expect(outcome(500, .internalServerError) == .retry(reason: "InternalServerError", after: nil))

@@ -80,7 +80,9 @@ struct ArgusAIDialectTests {
             #expect(try await api.call(.get, "/v1/installations/\(id)").string("token") == newToken)
             let same = try await api.call(
                 .put, Self.tokenPath, bearer: annLater, body: #"{"device_token": "\#(newToken)"}"#)
-            #expect(same["device_token_updated"] == .bool(false))
+            // The document's answer: true whenever the update succeeded, the same token included (002).
+            #expect(same.status == .ok)
+            #expect(same["device_token_updated"] == .bool(true))
 
             let deleted = try await api.call(.delete, Self.tokenPath, bearer: annLater)
             #expect(deleted.status == .noContent)
@@ -107,7 +109,7 @@ struct ArgusAIDialectTests {
                     == (try JSONValue.literal(
                         """
                         {"id": "\(id)", "token_id": "\(id)", "enabled_cameras": null, "enabled_object_types": null,
-                         "quiet_hours_enabled": false, "quiet_hours_start": null, "quiet_hours_end": null,
+                         "quiet_hours_enabled": false, "quiet_hours_start": "22:00", "quiet_hours_end": "07:00",
                          "timezone": "UTC", "sound_enabled": true}
                         """)))
 
@@ -160,23 +162,27 @@ struct ArgusAIDialectTests {
                     == (try JSONValue.literal(
                         """
                         {"enabled_sources": null, "enabled_categories": ["person", "vehicle"],
-                         "quiet_hours": {"start": "22:00", "end": "07:00", "timezone": null},
+                         "quiet_hours": {"start": "22:00", "end": "07:00", "timezone": null, "enabled": true},
                          "quiet_hours_mode": "skip", "sound_enabled": true, "muted_until": null}
                         """)))
             #expect(try await api.call(.get, "/v1/installations/\(id)").string("timezone") == "America/New_York")
 
-            // Quiet hours off: none in the engine; sound off.
+            // Quiet hours off: kept in the engine, switched off, and answered as stored (002); sound off.
             let off = try await api.call(
                 .put, Self.preferencesPath, bearer: ann,
                 body:
                     #"{"device_id": "\#(ArgusAIHarness.deviceID)", "quiet_hours_enabled": false, "sound_enabled": false}"#
             )
             #expect(off["quiet_hours_enabled"] == .bool(false))
-            #expect(off["quiet_hours_start"] == .null)
+            #expect(off["quiet_hours_start"] == .string("22:00"))
+            #expect(off["quiet_hours_end"] == .string("07:00"))
             #expect(off["sound_enabled"] == .bool(false))
             #expect(off["enabled_object_types"] == .array([.string("person"), .string("vehicle")]))
             let nativeOff = try await api.call(.get, "/v1/installations/\(id)/preferences")
-            #expect(nativeOff["quiet_hours"] == .null)
+            #expect(
+                nativeOff["quiet_hours"]
+                    == (try JSONValue.literal(
+                        #"{"start": "22:00", "end": "07:00", "timezone": null, "enabled": false}"#)))
             #expect(nativeOff["sound_enabled"] == .bool(false))
 
             // Bad values are refused with the document's field names, and change nothing.
@@ -185,7 +191,6 @@ struct ArgusAIDialectTests {
                     #""quiet_hours_enabled": true, "quiet_hours_start": "25:00", "quiet_hours_end": "07:00""#,
                     "invalid_time", "quiet_hours_start"
                 ),
-                (#""quiet_hours_enabled": true"#, "missing_field", "quiet_hours_start"),
                 (#""timezone": "Mars/Olympus""#, "invalid_timezone", "timezone"),
                 (#""enabled_cameras": "cam-1""#, "invalid_type", "enabled_cameras"),
                 (#""enabled_object_types": [""]"#, "invalid_length", "enabled_object_types[0]"),
@@ -209,6 +214,44 @@ struct ArgusAIDialectTests {
             #expect(postWithBadField.status == .badRequest)
             #expect(postWithBadField.errorField == "quiet_hours_start")
             #expect(try await api.call(.get, "/v1/installations/\(id)/preferences").json == nativeOff.json)
+
+            // Times changed while off are kept; `quiet_hours_enabled: true` alone switches them back on.
+            let moved = try await api.call(
+                .put, Self.preferencesPath, bearer: ann,
+                body: #"{"device_id": "\#(ArgusAIHarness.deviceID)", "quiet_hours_start": "23:30"}"#)
+            #expect(moved["quiet_hours_enabled"] == .bool(false))
+            #expect(moved["quiet_hours_start"] == .string("23:30"))
+            let on = try await api.call(
+                .put, Self.preferencesPath, bearer: ann,
+                body: #"{"device_id": "\#(ArgusAIHarness.deviceID)", "quiet_hours_enabled": true}"#)
+            #expect(on.status == .ok)
+            #expect(on["quiet_hours_enabled"] == .bool(true))
+            #expect(on["quiet_hours_start"] == .string("23:30"))
+            #expect(on["quiet_hours_end"] == .string("07:00"))
+            #expect(
+                try await api.call(.get, "/v1/installations/\(id)/preferences")["quiet_hours"]
+                    == (try JSONValue.literal(#"{"start": "23:30", "end": "07:00", "timezone": null, "enabled": true}"#))
+            )
+        }
+    }
+
+    @Test("Quiet hours switched on by a device that never set them take 22:00 to 07:00 (002's example times)")
+    func quietHoursDefaults() async throws {
+        let harness = try await ArgusAIHarness()
+        let ann = try await harness.server.userToken("ann")
+        try await harness.run { api in
+            let id = try await api.argusRegister(ArgusAIHarness.registration(), as: ann)
+            let on = try await api.call(
+                .put, Self.preferencesPath, bearer: ann,
+                body: #"{"device_id": "\#(ArgusAIHarness.deviceID)", "quiet_hours_enabled": true}"#)
+            #expect(on.status == .ok)
+            #expect(on["quiet_hours_enabled"] == .bool(true))
+            #expect(on["quiet_hours_start"] == .string("22:00"))
+            #expect(on["quiet_hours_end"] == .string("07:00"))
+            #expect(
+                try await api.call(.get, "/v1/installations/\(id)/preferences")["quiet_hours"]
+                    == (try JSONValue.literal(#"{"start": "22:00", "end": "07:00", "timezone": null, "enabled": true}"#))
+            )
         }
     }
 

@@ -286,6 +286,96 @@ struct ArgusAIEventTests {
     }
 
     @Test(
+        "APNs 400 BadDeviceToken / DeviceTokenNotForTopic, FCM INVALID_ARGUMENT: logged and counted for ArgusAI devices, deactivated at 5, never deleted; native ones invalidated (002)"
+    )
+    func rejectedTokensCounted() async throws {
+        let engine = try await EngineHarness(
+            engine: EngineConfiguration(retryPolicy: RetryPolicy(maxAttempts: 1), cleanupInterval: nil))
+        let harness = ArgusAIHarness(engine: engine, settings: Self.settings)
+        let ann = try await harness.server.userToken("ann")
+        let fcmToken = Fixtures.fcmToken()
+        let nativeToken = Fixtures.apnsToken()
+        try await harness.run { api in
+            // A TestFlight build's token sent to production: APNs says it is not the topic's.
+            let ios = try await api.argusRegister(ArgusAIHarness.registration(bundleID: EngineHarness.topic), as: ann)
+            let android = try await api.argusRegister(
+                ArgusAIHarness.registration(
+                    deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: fcmToken, platform: "android",
+                    service: "fcm"), as: ann)
+            _ = try await api.call(
+                .post, Self.preferencesPath, bearer: ann,
+                body: #"{"device_id":"\#(ArgusAIHarness.deviceID)","enabled_object_types":["person"]}"#)
+            let native = try await api.register(#"{"platform":"ios","token":"\#(nativeToken)","user_id":"ann"}"#)
+            engine.apns.script(token: ArgusAIHarness.deviceToken, .deviceTokenNotForTopic)
+            engine.apns.script(token: nativeToken, .badDeviceToken)
+            engine.fcm.script(token: fcmToken, .invalidToken)
+            let targets = #"{"installation_ids":["\#(ios)","\#(android)"]}"#
+            let first = try await api.send(
+                #"{"target":{"installation_ids":["\#(ios)","\#(android)","\#(native)"]},"payload":{"title":"x"}}"#)
+            try await engine.drain()
+            let record = try await api.notification(first)
+            #expect(record.int("counts.invalid") == 3)
+            // The ArgusAI devices are kept, with the failure counted and its reason.
+            let kept = try await api.call(.get, "/v1/installations/\(ios)")
+            #expect(kept["valid"] == .bool(true))
+            #expect(kept["failure_count"] == .number(1))
+            #expect(kept.string("last_failure_reason") == "DeviceTokenNotForTopic")
+            let keptAndroid = try await api.call(.get, "/v1/installations/\(android)")
+            #expect(keptAndroid["failure_count"] == .number(1))
+            #expect(keptAndroid.string("last_failure_reason") == "INVALID_ARGUMENT")
+            // The native installation follows the app's rule (invalidate, the default).
+            let invalidated = try await api.call(.get, "/v1/installations/\(native)")
+            #expect(invalidated["valid"] == .bool(false))
+            #expect(invalidated["failure_count"] == .number(0))
+
+            // Four more failures in a row: deactivated (is_active false), still listed, preferences kept.
+            for _ in 0..<4 {
+                _ = try await api.send(#"{"target":\#(targets),"payload":{"title":"x"}}"#)
+                try await engine.drain()
+            }
+            let devices = try await api.call(.get, "/api/v1/devices", bearer: ann)["devices"]?.arrayValue ?? []
+            let rows = devices.compactMap { $0.objectValue }.filter { [ios, android].contains($0["id"]?.stringValue) }
+            #expect(rows.count == 2)
+            #expect(rows.allSatisfy { $0["is_active"] == .bool(false) && $0["failure_count"] == .number(5) })
+            let preferences = try await api.call(
+                .post, Self.preferencesPath, bearer: ann, body: #"{"device_id":"\#(ArgusAIHarness.deviceID)"}"#)
+            #expect(preferences["enabled_object_types"] == .array([.string("person")]))
+            // A deactivated device is not sent to.
+            let before = engine.apns.requests.count + engine.fcm.requests.count
+            _ = try await api.send(#"{"target":\#(targets),"payload":{"title":"x"}}"#)
+            try await engine.drain()
+            #expect(engine.apns.requests.count + engine.fcm.requests.count == before)
+        }
+    }
+
+    @Test("app.<id>.rejected_tokens count: a native installation's rejected token counts as a failure too")
+    func rejectedTokensCountedByTheApp() async throws {
+        let engine = try await EngineHarness(
+            engine: EngineConfiguration(
+                retryPolicy: RetryPolicy(maxAttempts: 1), rejectedTokens: ["demo": .count], cleanupInterval: nil))
+        let token = Fixtures.apnsToken()
+        let gone = Fixtures.apnsToken()
+        try await engine.run { api in
+            let id = try await api.register(#"{"platform":"ios","token":"\#(token)"}"#)
+            let goneID = try await api.register(#"{"platform":"ios","token":"\#(gone)"}"#)
+            engine.apns.script(token: token, .badDeviceToken, times: 1)
+            engine.apns.script(token: gone, .unregistered(since: engine.server.clock.now.addingTimeInterval(60)))
+            _ = try await api.send(#"{"target":{"all":true},"payload":{"title":"x"}}"#)
+            try await engine.drain()
+            let counted = try await api.call(.get, "/v1/installations/\(id)")
+            #expect(counted["valid"] == .bool(true))
+            #expect(counted["failure_count"] == .number(1))
+            #expect(counted.string("last_failure_reason") == "BadDeviceToken")
+            // A token that is gone invalidates whatever the rule.
+            #expect(try await api.call(.get, "/v1/installations/\(goneID)")["valid"] == .bool(false))
+            // The next delivery succeeds and resets the count.
+            _ = try await api.send(#"{"target":{"installation_ids":["\#(id)"]},"payload":{"title":"y"}}"#)
+            try await engine.drain()
+            #expect(try await api.call(.get, "/v1/installations/\(id)")["failure_count"] == .number(0))
+        }
+    }
+
+    @Test(
         "APNs 410 / FCM UNREGISTERED: \"Delete token\" for ArgusAI devices after the ledger records it; native ones stay"
     )
     func deadTokensDeleted() async throws {

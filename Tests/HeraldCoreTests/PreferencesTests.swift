@@ -189,7 +189,23 @@ struct PreferencesParsingTests {
         #expect(preferences.json.objectValue?["muted_until"] == .string("2026-12-24T07:00:00Z"))
         #expect(
             preferences.json.objectValue?["quiet_hours"]
-                == .object(["start": .string("22:00"), "end": .string("07:00"), "timezone": .null]))
+                == .object([
+                    "start": .string("22:00"), "end": .string("07:00"), "timezone": .null, "enabled": .bool(true),
+                ]))
+        // Switched off, the times are kept and hold nothing back.
+        let off = try Preferences(
+            parsing: json(#"{"quiet_hours": {"start": "00:00", "end": "23:59", "enabled": false}}"#))
+        #expect(off.quietHours?.enabled == false)
+        #expect(off.quietHours?.start.text == "00:00")
+        #expect(try Preferences(parsing: off.json) == off)
+        #expect(
+            off.decide(
+                source: nil, category: nil, interruptionLevel: nil, installationTimeZone: nil,
+                now: Date(timeIntervalSince1970: 1_780_000_000)) == .deliver(soundEnabled: true))
+        let bad = #expect(throws: HeraldError.self) {
+            try Preferences(parsing: json(#"{"quiet_hours": {"start": "22:00", "end": "07:00", "enabled": "no"}}"#))
+        }
+        #expect(bad?.field == "quiet_hours.enabled")
         let fractional = Preferences(mutedUntil: at("2026-12-24T07:00:00Z").addingTimeInterval(0.25))
         #expect(fractional.json.objectValue?["muted_until"] == .string("2026-12-24T07:00:00.25Z"))
     }

@@ -11,12 +11,12 @@ struct OutcomeRecorderTests {
 
     func recorder(
         _ notification: PushNotification = EngineFixtures.notification(), logsSuccesses: Bool = false,
-        maxAttempts: Int = 3
+        maxAttempts: Int = 3, rejectedTokens: RejectedTokenRule = .invalidate
     ) -> OutcomeRecorder {
         OutcomeRecorder(
             notification: notification,
             retryPolicy: RetryPolicy(base: .seconds(10), cap: .seconds(60), maxAttempts: maxAttempts),
-            maxFailures: 5, logsSuccesses: logsSuccesses, random: { $0.upperBound })
+            maxFailures: 5, rejectedTokens: rejectedTokens, logsSuccesses: logsSuccesses, random: { $0.upperBound })
     }
 
     func page() -> PageCommit { PageCommit(jobID: 1, owner: "w", notificationID: "n-1") }
@@ -49,6 +49,23 @@ struct OutcomeRecorderTests {
         #expect(commit.ledger.map(\.outcome) == [.invalid])
         #expect(
             commit.installationEvents.map(\.event) == [.invalidated(reason: "Unregistered", since: since, at: noon)])
+    }
+
+    @Test("A rejected token: counted invalid, in the ledger, and the installation's event carries the app's rule")
+    func rejectedToken() {
+        for rule in RejectedTokenRule.allCases {
+            var commit = page()
+            _ = recorder(rejectedTokens: rule).record(
+                .init(.rejectedToken(reason: "BadDeviceToken")), of: EngineFixtures.recipient(), into: &commit,
+                now: noon)
+            #expect(commit.counts.invalid == 1)
+            #expect(commit.ledger.map(\.outcome) == [.invalid])
+            #expect(commit.ledger.first?.reason == "BadDeviceToken")
+            #expect(
+                commit.installationEvents.map(\.event) == [
+                    .rejected(reason: "BadDeviceToken", at: noon, maxFailures: 5, rule: rule)
+                ])
+        }
     }
 
     @Test("A transient failure waits for its retry; a provider-wide one with Retry-After also pauses the provider")

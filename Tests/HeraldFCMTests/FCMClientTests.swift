@@ -92,7 +92,7 @@ struct FCMClientTests {
         let harness = try await Harness()
         let cases: [(MockFCMServer.ScriptedResponse, DeliveryOutcome)] = [
             (.unregistered, .invalidToken(reason: "UNREGISTERED", since: nil)),
-            (.invalidToken, .invalidToken(reason: "INVALID_ARGUMENT", since: nil)),
+            (.invalidToken, .rejectedToken(reason: "INVALID_ARGUMENT")),
             (.quotaExceeded(retryAfter: 30), .retry(reason: "QUOTA_EXCEEDED", after: .seconds(30))),
             (.unavailable(), .retry(reason: "UNAVAILABLE", after: nil)),
             (.internalError, .retry(reason: "INTERNAL", after: nil)),

@@ -40,7 +40,7 @@ struct FCMUnitTests {
             outcome(404, error("NOT_FOUND", code: "UNREGISTERED")) == .invalidToken(reason: "UNREGISTERED", since: nil))
         #expect(
             outcome(400, error("INVALID_ARGUMENT", code: "INVALID_ARGUMENT", field: "message.token"))
-                == .invalidToken(reason: "INVALID_ARGUMENT", since: nil))
+                == .rejectedToken(reason: "INVALID_ARGUMENT"))
         #expect(
             outcome(400, error("INVALID_ARGUMENT", code: "INVALID_ARGUMENT", field: "message.data"))
                 == .rejected(reason: "INVALID_ARGUMENT"))

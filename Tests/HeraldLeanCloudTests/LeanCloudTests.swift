@@ -505,6 +505,60 @@ struct LeanCloudTests {
         }
     }
 
+    @Test(
+        "An invalidated installation is valid again once the app updates it; the master key changes valid only by setting it (003)"
+    )
+    func updatedInstallationIsValidAgain() async throws {
+        let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
+        try await harness.run { api in
+            let lc = Self.lc(harness, api)
+            let token = Fixtures.apnsToken()
+            let id = try await lc.save(#"{"deviceType":"ios","deviceToken":"\#(token)","channels":["public"]}"#)
+            // APNs says the token is gone: the installation is invalid, and pushes skip it.
+            harness.apns.script(
+                token: token, .unregistered(since: harness.server.clock.now.addingTimeInterval(60)), times: 1)
+            _ = try await lc.push(#"{"channels":["public"],"data":{"alert":"first"}}"#)
+            try await harness.drain()
+            func valid() async throws -> JSONValue? {
+                try await lc.call(.get, "/1.1/installations/\(id)")["valid"]
+            }
+            #expect(try await valid() == .bool(false))
+
+            // The master key's writes that do not set valid leave it invalid: a field, and a save by token.
+            let edited = try await lc.call(.put, "/1.1/installations/\(id)", auth: .masterKey, body: #"{"badge":3}"#)
+            #expect(edited.status == .ok)
+            #expect(try await valid() == .bool(false))
+            let resaved = try await lc.call(
+                .post, "/1.1/installations", auth: .masterKey,
+                body: #"{"deviceType":"ios","deviceToken":"\#(token)","badge":4}"#)
+            #expect(resaved.status == .ok)
+            #expect(try await valid() == .bool(false))
+            let invalidatedAt = try await api.call(.get, "/v1/installations/\(id)")["invalidated_at"]
+            #expect(invalidatedAt != nil && invalidatedAt != .null)
+
+            // The guide's channels update, with the app key (X-AVOSCloud-*): the app was opened, the
+            // installation is valid again, with its failures forgotten.
+            let updated = try await lc.call(
+                .put, "/1.1/installations/\(id)", auth: .legacy, body: #"{"channels":["Giants"]}"#)
+            #expect(updated.status == .ok)
+            #expect(try await valid() == .bool(true))
+            let native = try await api.call(.get, "/v1/installations/\(id)")
+            #expect(native["invalidated_at"] == .null)
+            #expect(native["failure_count"] == .number(0))
+            _ = try await lc.push(#"{"channels":["Giants"],"data":{"alert":"second"}}"#)
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 2)
+
+            // The master key sets it explicitly, either way.
+            let off = try await lc.call(.put, "/1.1/installations/\(id)", auth: .masterKey, body: #"{"valid":false}"#)
+            #expect(off.status == .ok)
+            #expect(try await valid() == .bool(false))
+            let on = try await lc.call(.put, "/1.1/installations/\(id)", auth: .masterKey, body: #"{"valid":true}"#)
+            #expect(on.status == .ok)
+            #expect(try await valid() == .bool(true))
+        }
+    }
+
     @Test("push_time schedules; a push expired before sending is never sent")
     func scheduling() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())

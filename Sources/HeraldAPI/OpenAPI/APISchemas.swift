@@ -20,6 +20,8 @@ package enum APISchemas {
                 "start": .string(pattern: timePattern, examples: ["22:00"]),
                 "end": .string(pattern: timePattern, examples: ["07:00"]),
                 "timezone": .string(description: "IANA zone; default the installation's, else UTC"),
+                "enabled": .boolean(
+                    description: "false keeps the times without holding anything back; default true"),
             ])
         let counts = JSONSchema.object(
             requiring: Set(countNames),

@@ -52,7 +52,7 @@ extension Preferences {
         if let enabledCategories, let category, !enabledCategories.contains(category) {
             return .skip(reason: PreferenceDecision.SkipReason.categoryDisabled)
         }
-        if !critical, let quietHours {
+        if !critical, let quietHours, quietHours.enabled {
             let zone =
                 quietHours.timezone.flatMap(TimeZone.init(identifier:))
                 ?? installationTimeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0)!

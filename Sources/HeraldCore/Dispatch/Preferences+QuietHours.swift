@@ -46,7 +46,8 @@ extension Preferences {
 
     /// A daily window, from `start` (inclusive) to `end` (exclusive) on the local clock, in which
     /// notifications are held back. A window whose end is before its start crosses midnight
-    /// (22:00 to 07:00); a window whose start equals its end is empty (parsing refuses it).
+    /// (22:00 to 07:00); a window whose start equals its end is empty (parsing refuses it). A window
+    /// switched off (`enabled: false`) keeps its times and holds nothing back until switched on again.
     public struct QuietHours: Sendable, Equatable {
         /// When the window opens.
         public var start: TimeOfDay
@@ -54,15 +55,18 @@ extension Preferences {
         public var end: TimeOfDay
         /// The IANA time zone of the local clock; nil to use the installation's zone (UTC if it has none).
         public var timezone: String?
+        /// Whether the window holds notifications back; one switched off keeps its times.
+        public var enabled: Bool
 
         /// The members a quiet-hours object may carry.
-        public static let fields: Set<String> = ["start", "end", "timezone"]
+        public static let fields: Set<String> = ["start", "end", "timezone", "enabled"]
 
         /// Creates a window.
-        public init(start: TimeOfDay, end: TimeOfDay, timezone: String? = nil) {
+        public init(start: TimeOfDay, end: TimeOfDay, timezone: String? = nil, enabled: Bool = true) {
             self.start = start
             self.end = end
             self.timezone = timezone
+            self.enabled = enabled
         }
 
         /// Parses and validates a quiet-hours object.
@@ -75,6 +79,7 @@ extension Preferences {
             end = try Self.readTime(object, "end")
             timezone = try object.string("timezone")
             if let timezone { try InstallationRules.validateTimeZone(timezone, field: object.name("timezone")) }
+            enabled = try object.bool("enabled") ?? true
             guard start != end else {
                 throw .invalidValue(
                     object.path, code: "invalid_quiet_hours",
@@ -86,7 +91,7 @@ extension Preferences {
         public var json: JSONValue {
             .object([
                 "start": .string(start.text), "end": .string(end.text),
-                "timezone": timezone.map(JSONValue.string) ?? .null,
+                "timezone": timezone.map(JSONValue.string) ?? .null, "enabled": .bool(enabled),
             ])
         }
 

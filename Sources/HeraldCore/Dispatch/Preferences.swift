@@ -9,7 +9,8 @@ import Foundation
 /// JSON members (all optional; absent or null means the default):
 /// - `enabled_sources` (array of strings or null): the sources delivered; null delivers every source.
 /// - `enabled_categories` (array of strings or null): the categories delivered; null delivers all.
-/// - `quiet_hours` (object or null): `{"start": "22:00", "end": "07:00", "timezone": "Europe/Paris"}`.
+/// - `quiet_hours` (object or null): `{"start": "22:00", "end": "07:00", "timezone": "Europe/Paris",
+///   "enabled": true}` (`enabled` defaults to true; false keeps the times without holding anything back).
 /// - `quiet_hours_mode` (`"skip"` or `"defer"`, default `"skip"`): what quiet hours do to a notification.
 /// - `sound_enabled` (boolean, default true).
 /// - `muted_until` (RFC 3339 date-time with an offset, or null).

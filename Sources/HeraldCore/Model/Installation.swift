@@ -175,10 +175,15 @@ extension Installation {
         environment = registration.environment
         token = registration.token
         registration.profile.apply(to: &self)
+        revalidate()
+        lastSeenAt = now
+        updatedAt = now
+    }
+
+    /// Makes the installation valid again with its failure count reset: the device showed it is in use.
+    public mutating func revalidate() {
         valid = true
         invalidatedAt = nil
         failureCount = 0
-        lastSeenAt = now
-        updatedAt = now
     }
 }

@@ -198,6 +198,11 @@ public enum InstallationEvent: Sendable, Equatable {
     case invalidated(reason: String, since: Date?, at: Date)
     /// A failure that counts against the device; `maxFailures` in a row deactivate it.
     case failed(reason: String, at: Date, maxFailures: Int)
+    /// The provider rejected the token (``DeliveryOutcome/rejectedToken(reason:)``): with
+    /// ``RejectedTokenRule/invalidate`` the installation is invalidated as by `invalidated` (never
+    /// deleted), with ``RejectedTokenRule/count`` — and always for an installation registered with
+    /// `delete_when_invalid` — it counts as `failed`.
+    case rejected(reason: String, at: Date, maxFailures: Int, rule: RejectedTokenRule)
 }
 
 /// One transaction's worth of dispatch results.

@@ -108,27 +108,14 @@ public enum InstallationRules {
         }
     }
 
-    /// Checks an IANA time zone name.
+    /// Checks a time-zone name: one of the IANA database's zone or link names (``TimeZoneNames``),
+    /// kept as given. Abbreviations (`PST`), offsets (`GMT+5`) and `Factory` are refused.
     public static func validateTimeZone(_ name: String, field: String = "timezone") throws(HeraldError) {
-        guard knownTimeZones.contains(name) else {
+        guard TimeZoneNames.accepted.contains(name) else {
             throw .invalidValue(
                 field, code: "invalid_timezone", "'\(name)' is not an IANA time zone name (like Europe/Paris).")
         }
     }
-
-    private static let knownTimeZones: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC", "GMT"])
-        .union(etcTimeZones)
-
-    /// The IANA `Etc/` zones (UTC under other names and the fixed offsets), which phones and Linux
-    /// hosts report (`Etc/UTC`) but Foundation does not list among its known identifiers.
-    static let etcTimeZones: Set<String> = {
-        let names =
-            [
-                "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0", "Etc/GMT-0",
-                "Etc/Greenwich",
-            ] + (1...12).map { "Etc/GMT+\($0)" } + (1...14).map { "Etc/GMT-\($0)" }
-        return Set(names.filter { TimeZone(identifier: $0) != nil })
-    }()
 
     /// Checks a locale as phones report it and returns its BCP 47 tag: language (2–3 letters), then
     /// script, region and variants (`en`, `pt-BR`, `zh-Hans-CN`, `es-419`, `ca-ES-valencia`), with

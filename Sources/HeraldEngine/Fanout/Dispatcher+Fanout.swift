@@ -560,6 +560,7 @@ extension Dispatcher {
     func outcomeRecorder(for notification: PushNotification) -> OutcomeRecorder {
         OutcomeRecorder(
             notification: notification, retryPolicy: configuration.retryPolicy, maxFailures: configuration.maxFailures,
+            rejectedTokens: configuration.rejectedTokens[notification.appID] ?? .invalidate,
             logsSuccesses: logsSuccesses(appID: notification.appID), random: { Double.random(in: $0) })
     }
 

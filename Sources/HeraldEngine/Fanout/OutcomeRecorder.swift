@@ -14,6 +14,8 @@ struct OutcomeRecorder: Sendable {
     let notification: PushNotification
     let retryPolicy: RetryPolicy
     let maxFailures: Int
+    /// What a token the provider rejected does to its installation (the app's rule).
+    let rejectedTokens: RejectedTokenRule
     /// Whether successes get ledger rows (`delivery_log: all`).
     let logsSuccesses: Bool
     /// Draws the retry jitter (tests fix it).
@@ -64,6 +66,17 @@ struct OutcomeRecorder: Sendable {
             commit.ledger.append(record(recipient, .invalid, reason: reason, attempts: attempt, at: now))
             if let installationID {
                 commit.installationEvents.append((installationID, .invalidated(reason: reason, since: since, at: now)))
+            }
+        case .rejectedToken(let reason):
+            // The provider's word is recorded as it is; what it does to the installation is the app's rule.
+            commit.counts.invalid += 1
+            commit.ledger.append(record(recipient, .invalid, reason: reason, attempts: attempt, at: now))
+            if let installationID {
+                commit.installationEvents.append(
+                    (
+                        installationID,
+                        .rejected(reason: reason, at: now, maxFailures: maxFailures, rule: rejectedTokens)
+                    ))
             }
         case .retry(let reason, let after):
             if result.providerWide, let after {

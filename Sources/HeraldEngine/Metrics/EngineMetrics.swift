@@ -44,7 +44,7 @@ final class DeliveryTally: Sendable {
     func add(_ outcome: DeliveryOutcome, service: PushService) {
         switch outcome {
         case .delivered: add(service, "delivered", "")
-        case .invalidToken(let reason, _): add(service, "invalid", reason)
+        case .invalidToken(let reason, _), .rejectedToken(let reason): add(service, "invalid", reason)
         case .retry(let reason, _): add(service, "retry", reason)
         // Herald's own settings are at fault; the sentence says which, the label need not.
         case .configurationFailure: add(service, "failed", "configuration")

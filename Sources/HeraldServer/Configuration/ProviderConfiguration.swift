@@ -11,6 +11,8 @@ public struct ProviderConfiguration: Sendable {
     private var settings: [String: any Sendable] = [:]
     /// Which outcomes the ledger keeps.
     public var deliveryLog: EngineConfiguration.DeliveryLog
+    /// What a token the provider rejected does to its installation.
+    public var rejectedTokens: RejectedTokenRule = .invalidate
 
     /// Creates an app's provider settings with none configured.
     public init(deliveryLog: EngineConfiguration.DeliveryLog = .failures) {
@@ -25,6 +27,7 @@ public struct ProviderConfiguration: Sendable {
             settings[provider.settingsKey] = try provider.readSettings(appID: appID, reader: reader)
         }
         deliveryLog = try reader.value(Settings.deliveryLog, app: appID)
+        rejectedTokens = try reader.value(Settings.rejectedTokens, app: appID)
     }
 
     /// The ledger's settings of an app.
@@ -32,6 +35,16 @@ public struct ProviderConfiguration: Sendable {
         public static let deliveryLog = Setting<EngineConfiguration.DeliveryLog>(
             "app.<id>.delivery_log", choices: [.failures, .all], default: .failures,
             "Whether the ledger keeps every delivery's outcome (`all`) or only the failures (`failures`).")
+        public static let rejectedTokens = Setting<RejectedTokenRule>(
+            "app.<id>.rejected_tokens", choices: RejectedTokenRule.allCases, default: .invalidate,
+            """
+            What a token the provider rejects as malformed or not the app's (APNs `400 BadDeviceToken` or \
+            `DeviceTokenNotForTopic`, FCM `INVALID_ARGUMENT` on the token: often a development build's token sent to \
+            production) does to its installation: `invalidate` it at once, or `count` it as one of its failures \
+            (`engine.max_failures` in a row deactivate it). A token that is gone (APNs 410, FCM `UNREGISTERED`) always \
+            invalidates. Installations registered through ArgusAI count it whatever this says (its document: "Log but \
+            don't delete on other failures").
+            """)
     }
 
     /// The settings keys of the providers the app configures (`apns`, `fcm`, …), sorted.

@@ -45,6 +45,7 @@ public enum SettingsCatalog {
                     """,
                 [Server.apps] + AppConfiguration.Settings.all + [
                     Server.registrationsPerMinute, ProviderConfiguration.Settings.deliveryLog,
+                    ProviderConfiguration.Settings.rejectedTokens,
                 ]),
             SettingsSection(
                 "User tokens",

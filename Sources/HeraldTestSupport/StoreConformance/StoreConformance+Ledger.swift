@@ -482,6 +482,43 @@ extension StoreConformance {
                 [(renewed.id, .invalidated(reason: "Unregistered", since: at(150), at: at(200)))], in: store)
             #expect(try await store.installation(appID: "a", id: renewed.id)?.valid == false)
         },
+        .init("ledger: a rejected token invalidates by the app's rule or counts; it never deletes") { store in
+            let native = try await register(ios(), in: store)
+            let counted = try await register(ios(), in: store)
+            var deleting = ios()
+            deleting.deleteWhenInvalid = true
+            let argus = try await register(deleting, in: store)
+            try await applyEvents(
+                [
+                    (native.id, .rejected(reason: "BadDeviceToken", at: at(200), maxFailures: 2, rule: .invalidate)),
+                    (counted.id, .rejected(reason: "BadDeviceToken", at: at(200), maxFailures: 2, rule: .count)),
+                    (
+                        argus.id,
+                        .rejected(reason: "DeviceTokenNotForTopic", at: at(200), maxFailures: 2, rule: .invalidate)
+                    ),
+                ], in: store)
+            let invalidated = try #require(try await store.installation(appID: "a", id: native.id))
+            #expect(!invalidated.valid)
+            #expect(invalidated.invalidatedAt == at(200))
+            #expect(invalidated.failureCount == 0)
+            #expect(invalidated.lastFailureReason == "BadDeviceToken")
+            for id in [counted.id, argus.id] {
+                let once = try #require(try await store.installation(appID: "a", id: id))
+                #expect(once.valid)
+                #expect(once.failureCount == 1)
+                #expect(once.lastFailureAt == at(200))
+            }
+            #expect(
+                try await store.installation(appID: "a", id: argus.id)?.lastFailureReason == "DeviceTokenNotForTopic")
+            // The second failure in a row deactivates; nothing is deleted.
+            try await applyEvents(
+                [(argus.id, .rejected(reason: "BadDeviceToken", at: at(300), maxFailures: 2, rule: .invalidate))],
+                in: store)
+            let deactivated = try #require(try await store.installation(appID: "a", id: argus.id))
+            #expect(!deactivated.valid)
+            #expect(deactivated.failureCount == 2)
+            #expect(deactivated.invalidatedAt == at(300))
+        },
         .init("ledger: deliveries list in order of record, in keyset pages, optionally by outcome") { store in
             let item = notification()
             let job = try await insertAndClaim(item, in: store)
