@@ -12,15 +12,24 @@ public struct Preferences: Sendable, Equatable, Codable {
         public var end: String
         /// IANA zone; nil means the installation's, else UTC.
         public var timeZone: String?
-        /// False keeps the times without holding anything back; nil means on.
-        public var enabled: Bool?
+        /// False keeps the times without holding anything back.
+        public var enabled: Bool
 
         /// Creates a window.
-        public init(start: String, end: String, timeZone: String? = nil, enabled: Bool? = nil) {
+        public init(start: String, end: String, timeZone: String? = nil, enabled: Bool = true) {
             self.start = start
             self.end = end
             self.timeZone = timeZone
             self.enabled = enabled
+        }
+
+        /// Decodes a window; one without `enabled` (an older server's) is on.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            start = try container.decode(String.self, forKey: .start)
+            end = try container.decode(String.self, forKey: .end)
+            timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+            enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
         }
 
         enum CodingKeys: String, CodingKey {
