@@ -144,6 +144,23 @@ def main():
         TargetArn=endpoints["APNS_SANDBOX"], MessageStructure="json",
         Message=json.dumps({"default": "默认消息（终端）"}))["MessageId"]
 
+    # A publish to an endpoint needs `default` or that endpoint's own key (a topic's needs `default`):
+    # AWS's FCM example sends GCM alone to an Android endpoint.
+    aws_fcm = {"fcmV1Message": {"message": {"notification": {"title": "Hello", "body": "This is a test."},
+                                            "data": {"dataKey": "example"}}}}
+    messages["gcm-only"] = sns.publish(
+        TargetArn=endpoints["GCM"], MessageStructure="json", Message=json.dumps({"GCM": json.dumps(aws_fcm)}))[
+        "MessageId"]
+    # A legacy GCM payload: its notification keys reach FCM v1 under FCM v1's names (android_channel_id is
+    # channel_id, Android's visibility 1 is PUBLIC); the iOS-only badge is not sent to Android.
+    legacy = {"notification": {"title": "Legacy", "body": "from the GCM key", "android_channel_id": "alerts",
+                               "visibility": 1, "icon": "ic_stat_alert", "color": "#336699", "sound": "default",
+                               "tag": "legacy", "click_action": "OPEN_ALERT", "badge": "2"},
+              "data": {"legacy": "1"}}
+    messages["legacy"] = sns.publish(
+        TargetArn=endpoints["GCM"], MessageStructure="json", Message=json.dumps({"GCM": json.dumps(legacy)}))[
+        "MessageId"]
+
     # Errors, as SNS answers them.
     expect_error("SignatureDoesNotMatch", client(secret=SECRET + "x").list_topics)
     expect_error("InvalidClientTokenId", client(key="AKIDUNKNOWN000000000").list_topics)
@@ -152,8 +169,19 @@ def main():
     expect_error("NotFound", sns.publish, TargetArn=unknown, Message="hi")
     expect_error("InvalidParameter", sns.publish, TargetArn=endpoints["GCM"], MessageStructure="json",
                  Message="{not json")
-    expect_error("InvalidParameter", sns.publish, TargetArn=endpoints["GCM"], MessageStructure="json",
-                 Message=json.dumps({"GCM": "{}"}))
+    # Without `default`: a topic's message is refused with SNS's topic text, an endpoint's without its own key
+    # with the text that names that key.
+    error = expect_error("InvalidParameter", sns.publish, TopicArn=topic, MessageStructure="json",
+                         Message=json.dumps({"GCM": json.dumps(aws_fcm)}))
+    check(error.response["Error"]["Message"]
+          == "Invalid parameter: Message Structure - No default entry in JSON message body",
+          f"topic without default: {error.response['Error']['Message']}")
+    for platform, other in [("GCM", "APNS"), ("APNS_SANDBOX", "APNS"), ("APNS", "GCM")]:
+        error = expect_error("InvalidParameter", sns.publish, TargetArn=endpoints[platform], MessageStructure="json",
+                             Message=json.dumps({other: json.dumps(aws_fcm if other == "GCM" else apns)}))
+        check(error.response["Error"]["Message"]
+              == f"Invalid parameter: JSON must contain an entry for 'default' or '{platform}'.",
+              f"{platform} endpoint without default or its key: {error.response['Error']['Message']}")
 
     # Disabling, unsubscribing and deleting.
     sns.set_endpoint_attributes(EndpointArn=endpoints["APNS"], Attributes={"Enabled": "false"})

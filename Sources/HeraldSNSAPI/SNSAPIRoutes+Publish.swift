@@ -12,11 +12,13 @@ extension SNSAPIRoutes {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: PhoneNumber Reason: SMS is not supported")
         }
         let target: NotificationTarget
+        var endpointKey: String?
         switch (parameters["TargetArn"], parameters["TopicArn"]) {
         case (let arn?, nil) where !arn.isEmpty:
             let (installation, _) = try await endpoint(call, parameter: "TargetArn")
             guard installation.valid else { throw SNSAPIFailure.endpointDisabled() }
             target = NotificationTarget(audience: .installationIDs([installation.id]))
+            endpointKey = Self.platformKey(of: installation).rawValue
         case (nil, let arn?) where !arn.isEmpty:
             let topic = try await topic(call, parameter: "TopicArn")
             target = NotificationTarget(audience: .channels([topic.name]))
@@ -31,8 +33,8 @@ extension SNSAPIRoutes {
             throw SNSAPIFailure.invalidParameter("Invalid parameter: Message too long")
         }
         let translated = try SNSPublishMessage(
-            message: message, structure: parameters["MessageStructure"], attributes: parameters.messageAttributes(),
-            now: now())
+            message: message, structure: parameters["MessageStructure"], endpointKey: endpointKey,
+            attributes: parameters.messageAttributes(), now: now())
         var request = SendRequest(
             target: target, payload: translated.payload, source: Self.settingsKey, respectPreferences: false)
         request.dialect = Self.settingsKey
@@ -42,5 +44,12 @@ extension SNSAPIRoutes {
         case .dryRun:
             throw SNSAPIFailure.internalError()
         }
+    }
+
+    /// The key of a structured message an endpoint reads: the one its installation's delivery resolves
+    /// (``SNSPublishMessage``) — `GCM` on Android, `APNS_SANDBOX` for a sandbox Apple token, else `APNS`.
+    static func platformKey(of installation: Installation) -> PlatformKind {
+        if installation.service == .fcm { return .gcm }
+        return installation.environment == .sandbox ? .apnsSandbox : .apns
     }
 }

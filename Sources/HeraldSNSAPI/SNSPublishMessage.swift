@@ -5,15 +5,16 @@ import HeraldCore
 /// `Publish`'s message as a native payload, resolved per recipient as SNS resolves it.
 ///
 /// A plain `Message` is the `default` text. With `MessageStructure=json`, `Message` is a JSON object
-/// of strings: `default` (required), and the platform keys, each a payload written as a JSON string.
+/// of strings: `default` and the platform keys, each a payload written as a JSON string. As SNS, a
+/// topic's message needs `default`; one to an endpoint needs `default` or that endpoint's own key.
 /// Each recipient gets the key of its own platform and environment — production Apple endpoints
 /// `APNS`, sandbox ones `APNS_SANDBOX`, Android `GCM` — delivered as given; a recipient whose key is
 /// absent gets the `default` text, on Apple devices exactly as SNS sends it:
 /// `{"aps":{"alert":"<default>"}}`. In the native payload: the body is the default text, the `apns`
 /// overrides hold the production resolution, `apns_sandbox` the sandbox one (when it differs), and
-/// the `fcm` overrides Android's (`{"fcmV1Message": {"message": {…}}}` or the legacy
-/// `{"notification": {…}, "data": {…}}`). The `AWS.SNS.MOBILE.*` message attributes become APNs
-/// headers and FCM's TTL.
+/// the `fcm` overrides Android's (`{"fcmV1Message": {"message": {…}}}`, or the legacy
+/// `{"notification": {…}, "data": {…}}` translated to FCM v1's names: ``SNSLegacyGCM``). The
+/// `AWS.SNS.MOBILE.*` message attributes become APNs headers and FCM's TTL.
 package struct SNSPublishMessage {
     /// The native payload.
     package var payload: NotificationPayload
@@ -22,12 +23,15 @@ package struct SNSPublishMessage {
     package static let platformKeys = ["default", "APNS", "APNS_SANDBOX", "GCM"]
 
     /// Translates a message.
+    /// - Parameter endpointKey: the platform key of the endpoint a publish targets (`APNS`,
+    ///   `APNS_SANDBOX` or `GCM`); `nil` for a topic.
     /// - Throws: `SNSAPIFailure` `InvalidParameter` with SNS's wording for a malformed message.
     package init(
-        message: String, structure: String?, attributes: [String: SNSQueryParameters.MessageAttribute], now: Date
+        message: String, structure: String?, endpointKey: String? = nil,
+        attributes: [String: SNSQueryParameters.MessageAttribute], now: Date
     ) throws(SNSAPIFailure) {
         payload = NotificationPayload()
-        let text: String
+        let text: String?
         var members: [String: JSONValue] = [:]
         switch structure {
         case nil, "":
@@ -36,20 +40,30 @@ package struct SNSPublishMessage {
             guard case .object(let object)? = try? JSONValue.parse(Array(message.utf8)) else {
                 throw .invalidParameter("Invalid parameter: Message Structure - JSON message body failed to parse")
             }
-            guard case .string(let value)? = object["default"] else {
+            // SNS ignores a key whose value is not a string. A topic's message must have `default` (a
+            // subscriber may lack its key); an endpoint's may do without when it has the endpoint's own key.
+            if case .string(let value)? = object["default"] {
+                text = value
+            } else if let endpointKey {
+                guard case .string? = object[endpointKey] else {
+                    throw .invalidParameter(
+                        "Invalid parameter: JSON must contain an entry for 'default' or '\(endpointKey)'.")
+                }
+                text = nil
+            } else {
                 throw .invalidParameter("Invalid parameter: Message Structure - No default entry in JSON message body")
             }
-            text = value
             members = object
         default:
             throw .invalidParameter("Invalid parameter: MessageStructure Reason: must be json")
         }
         // The default text is the body: what a recipient without its platform's key shows.
         payload.body = text
+        var overrides: [String: JSONValue] = [:]
         let production = try Self.apns(members, key: "APNS", default: text)
         let sandbox = try Self.apns(members, key: "APNS_SANDBOX", default: text)
-        var overrides: [String: JSONValue] = ["apns": .object(production)]
-        if sandbox != production { overrides[NotificationPayload.apnsSandboxOverrides] = .object(sandbox) }
+        if let production { overrides["apns"] = .object(production) }
+        if let sandbox, sandbox != production { overrides[NotificationPayload.apnsSandboxOverrides] = .object(sandbox) }
         var fcm: [String: JSONValue] = [:]
         if members["GCM"] != nil { fcm = try Self.fcm(try Self.object(members["GCM"], key: "GCM")) }
         // As SNS delivers it: nothing added (no Herald notification id).
@@ -63,12 +77,19 @@ package struct SNSPublishMessage {
 
     /// The APNs overrides of the recipients of `key` (`APNS` or `APNS_SANDBOX`): its payload as
     /// given, or, when the message has no such key, the default text as SNS sends it — a string
-    /// alert and nothing else.
+    /// alert and nothing else. `nil` when there is neither: only an endpoint of another platform
+    /// receives such a message.
     private static func apns(
-        _ members: [String: JSONValue], key: String, default text: String
-    ) throws(SNSAPIFailure) -> [String: JSONValue] {
-        var overrides: [String: JSONValue] = ["aps": .object(["alert": .string(text)])]
-        if let value = members[key] { overrides = try apns(try object(value, key: key)) }
+        _ members: [String: JSONValue], key: String, default text: String?
+    ) throws(SNSAPIFailure) -> [String: JSONValue]? {
+        var overrides: [String: JSONValue]
+        if let value = members[key] {
+            overrides = try apns(try object(value, key: key))
+        } else if let text {
+            overrides = ["aps": .object(["alert": .string(text)])]
+        } else {
+            return nil
+        }
         overrides["herald"] = .null
         return overrides
     }
@@ -124,33 +145,7 @@ package struct SNSPublishMessage {
                 if let value = message[key] { overrides[key] = value }
             }
         } else {
-            // The legacy HTTP API's shape: notification, data and a few delivery options.
-            var android: [String: JSONValue] = [:]
-            if case .object(let notification)? = object["notification"] {
-                var alert: [String: JSONValue] = [:]
-                var extra: [String: JSONValue] = [:]
-                for (key, value) in notification {
-                    switch key {
-                    case "title", "body": alert[key] = value
-                    case "image": alert["image"] = value
-                    default: extra[key] = value
-                    }
-                }
-                overrides["notification"] = .object(alert)
-                if !extra.isEmpty { android["notification"] = .object(extra) }
-            }
-            if let data = object["data"] {
-                guard case .object = data else {
-                    throw .invalidParameter(
-                        "Invalid parameter: Message Reason: Invalid notification for protocol GCM: data must be an "
-                            + "object")
-                }
-                overrides["data"] = data
-            }
-            if case .number(let seconds)? = object["time_to_live"] { android["ttl"] = .string("\(seconds)s") }
-            if case .string(let key)? = object["collapse_key"] { android["collapse_key"] = .string(key) }
-            if case .string(let priority)? = object["priority"] { android["priority"] = .string(priority) }
-            if !android.isEmpty { overrides["android"] = .object(android) }
+            overrides = try SNSLegacyGCM(object).overrides
         }
         if case .object(var notification)? = overrides["notification"] {
             for key in ["title", "body"] where notification[key] == nil { notification[key] = .null }

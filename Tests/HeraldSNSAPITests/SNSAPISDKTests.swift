@@ -18,7 +18,7 @@ struct SNSAPISDKTests {
         .deletingLastPathComponent().appendingPathComponent("scripts/sns-sdk-test.py").path
 
     @Test(
-        "boto3 creates applications, endpoints and topics, publishes (each endpoint its environment's key), and sees SNS's errors"
+        "boto3 creates applications, endpoints and topics, publishes (each endpoint its environment's key, alone or beside default; legacy GCM in FCM v1's names), and sees SNS's errors"
     )
     func boto3() async throws {
         let harness = try await EngineHarness(dialects: SNSCaller.dialects)
@@ -32,10 +32,11 @@ struct SNSAPISDKTests {
                 let result = try JSONValue.parse(Array(output.utf8)).objectValue ?? [:]
                 try await harness.drain()
                 // APNs: two endpoint publishes, the "news" topic's two devices, the "mixed" topic's two
-                // devices twice, and the sandbox endpoint's default-only message. FCM: one endpoint
-                // publish and three topic messages.
+                // devices twice, and the sandbox endpoint's default-only message. FCM: three endpoint
+                // publishes (two with only the GCM key) and three topic messages; the publishes SNS refuses
+                // sent nothing.
                 #expect(harness.apns.requests.count == 9)
-                #expect(harness.fcm.requests.count == 4)
+                #expect(harness.fcm.requests.count == 6)
                 let tokens = result["tokens"]?.objectValue ?? [:]
                 /// What APNs received for an endpoint's token.
                 func payloads(_ platform: String) -> [JSONValue] {
@@ -76,6 +77,25 @@ struct SNSAPISDKTests {
                 #expect(
                     mixedFCM?["notification"] == .object(["title": .string("你好，Android"), "body": .string("这是提醒内容")]))
                 #expect(messages.contains { $0["notification"] == .object(["body": .string("默认消息（仅APNS）")]) })
+                // AWS's FCM example, GCM alone to an Android endpoint: delivered as given.
+                let example = messages.first { $0["data"]?.objectValue?["dataKey"] != nil }
+                #expect(
+                    example?["notification"]
+                        == .object(["title": .string("Hello"), "body": .string("This is a test.")]))
+                #expect(example?["data"] == .object(["dataKey": .string("example")]))
+                // The legacy GCM payload in FCM v1's names.
+                let legacy = messages.first { $0["data"]?.objectValue?["legacy"] != nil }
+                #expect(
+                    legacy?["notification"]
+                        == .object(["title": .string("Legacy"), "body": .string("from the GCM key")]))
+                #expect(
+                    legacy?["android"]?.objectValue?["notification"]
+                        == .object([
+                            "channel_id": .string("alerts"), "visibility": .string("PUBLIC"),
+                            "icon": .string("ic_stat_alert"), "color": .string("#336699"), "sound": .string("default"),
+                            "tag": .string("legacy"), "click_action": .string("OPEN_ALERT"),
+                        ]))
+                #expect(harness.fcm.requests.allSatisfy { $0.status == 200 })
             }
         } catch {
             await harness.stop()

@@ -208,18 +208,59 @@ struct SNSAPITests {
             let second = harness.fcm.requests.last?.json?.objectValue?["message"]?.objectValue
             #expect(second?["notification"]?.objectValue?["body"] == .string("Plain text"))
 
+            // To an endpoint, `default` or the endpoint's own key; SNS names the key it looked for.
             let noDefault = try await sns.call(
-                "Publish", [("TargetArn", ios), ("MessageStructure", "json"), ("Message", #"{"APNS":"{}"}"#)])
+                "Publish", [("TargetArn", ios), ("MessageStructure", "json"), ("Message", #"{"GCM":"{}"}"#)])
             #expect(noDefault.errorCode == "InvalidParameter")
             #expect(
-                noDefault.value("Message")
-                    == "Invalid parameter: Message Structure - No default entry in JSON message body")
+                noDefault.value("Message") == "Invalid parameter: JSON must contain an entry for 'default' or 'APNS'.")
             let malformed = try await sns.call(
                 "Publish", [("TargetArn", ios), ("MessageStructure", "json"), ("Message", "{nope")])
             #expect(malformed.status == .badRequest)
             #expect(malformed.errorCode == "InvalidParameter")
             let empty = try await sns.call("Publish", [("TargetArn", ios)])
             #expect(empty.errorCode == "InvalidParameter")
+        }
+    }
+
+    @Test("A legacy GCM notification reaches FCM v1 under its names; GCM alone is enough for an Android endpoint")
+    func legacyGCM() async throws {
+        let harness = try await EngineHarness(dialects: SNSCaller.dialects)
+        try await harness.run { api in
+            let sns = SNSCaller(client: api.client, clock: harness.server.clock)
+            let (_, android) = try await Self.iosAndAndroidEndpoints(sns)
+            let legacy = #"""
+                {"notification":{"body":"Motion","android_channel_id":"cameras","visibility":-1,"subtitle":"iOS only",
+                "badge":"3","bodyLocKey":"motion","title_loc_args":"[\"Porch\"]","notification_count":2,
+                "unknown_key":"x"},"data":{"camera":"porch"},"time_to_live":60,"priority":"high"}
+                """#
+            let secret = try await sns.ok(
+                "Publish",
+                [("TargetArn", android), ("MessageStructure", "json"), ("Message", try Self.json(["GCM": legacy]))])
+            let messageID = try #require(secret.value("MessageId"))
+            let concealed = #"{"notification":{"title":"Hi","visibility":0}}"#
+            _ = try await sns.ok(
+                "Publish",
+                [("TargetArn", android), ("MessageStructure", "json"), ("Message", try Self.json(["GCM": concealed]))])
+            try await harness.drain()
+            #expect(harness.fcm.requests.map(\.status) == [200, 200])
+            let messages = harness.fcm.requests.compactMap { $0.json?.objectValue?["message"]?.objectValue }
+            let first = try #require(messages.first { $0["data"]?.objectValue?["camera"] != nil })
+            // No default text: the notification is the GCM key's own.
+            #expect(first["notification"] == .object(["body": .string("Motion")]))
+            let config = first["android"]?.objectValue
+            #expect(
+                config?["notification"]
+                    == .object([
+                        "channel_id": .string("cameras"), "visibility": .string("SECRET"),
+                        "bodyLocKey": .string("motion"), "title_loc_args": .array([.string("Porch")]),
+                        "notification_count": .number(2),
+                    ]))
+            #expect(config?["ttl"] == .string("60s"))
+            #expect(config?["priority"] == .string("high"))
+            let second = try #require(messages.first { $0["notification"]?.objectValue?["title"] != nil })
+            #expect(second["android"]?.objectValue?["notification"] == .object(["visibility": .string("PRIVATE")]))
+            #expect(try await api.notification(messageID).status == .ok)
         }
     }
 
@@ -359,8 +400,12 @@ struct SNSAPITests {
             #expect(badToken.status == .badRequest)
             #expect(badToken.errorCode == "InvalidParameter")
             let endpoint = try await Self.endpoint(sns, application: application, token: Fixtures.apnsToken())
-            for message in [#"{"default":"#, #"{"APNS":"{}"}"#, #"["default"]"#, #"{"default":"x","APNS":{"aps":{}}}"#]
-            {
+            let badMessages = [
+                #"{"default":"#, #"{"GCM":"{}"}"#, #"{"APNS":{"aps":{}}}"#, #"["default"]"#,
+                #"{"default":"x","APNS":{"aps":{}}}"#,
+                #"{"default":"x","GCM":"{\"notification\":{\"visibility\":2}}"}"#,
+            ]
+            for message in badMessages {
                 let reply = try await sns.call(
                     "Publish", [("TargetArn", endpoint), ("MessageStructure", "json"), ("Message", message)])
                 #expect(reply.status == .badRequest, "\(message)")

@@ -125,6 +125,31 @@ struct MockFCMServerTests {
         }
     }
 
+    @Test("Every AndroidNotification field, by either name, with enums by name or number, is accepted")
+    func androidNotificationFields() async throws {
+        try await FCMHarness.run { fcm async throws in
+            let reply = try await fcm.send(
+                #"""
+                {"message":{"token":"\#(Fixtures.fcmToken())","android":{"direct_boot_ok":true,
+                 "fcmOptions":{"analyticsLabel":"l"},"notification":{
+                 "title":"t","body":"b","icon":"i","color":"#ff0000","sound":"default","tag":"x",
+                 "click_action":"OPEN","body_loc_key":"k","body_loc_args":["a"],"titleLocKey":"k",
+                 "title_loc_args":[],"channel_id":"alerts","ticker":"t","sticky":true,
+                 "event_time":"2026-11-29T10:00:00.5Z","localOnly":false,"notification_priority":"PRIORITY_HIGH",
+                 "default_sound":true,"default_vibrate_timings":false,"default_light_settings":false,
+                 "vibrate_timings":["0.5s","1s"],"visibility":"PUBLIC","notificationCount":3,
+                 "light_settings":{"color":{"red":1,"green":0.5,"blue":0},"light_on_duration":"1s",
+                 "lightOffDuration":"2s"},"image":"https://example.com/a.png","bypass_proxy_notification":false,
+                 "proxy":2}}}}
+                """#, accessToken: fcm.accessToken())
+            #expect(reply.status == 200, "\(reply.string("error", "message") ?? "")")
+            let secret = try await fcm.send(
+                #"{"message":{"token":"\#(Fixtures.fcmToken())","android":{"notification":{"visibility":3}}}}"#,
+                accessToken: fcm.accessToken())
+            #expect(secret.status == 200)
+        }
+    }
+
     @Test("A send to another project gets 403 PERMISSION_DENIED")
     func wrongProject() async throws {
         try await FCMHarness.run { fcm async throws in
@@ -296,6 +321,38 @@ struct MessageFailure: Sendable, CustomTestStringConvertible {
         MessageFailure(
             name: "unknown priority", body: #"{"message":{"token":"\#(token)","android":{"priority":"urgent"}}}"#,
             messageContains: "Invalid value at 'message.android.priority'", field: "message.android.priority"),
+        MessageFailure(
+            name: "legacy key in android.notification",
+            body: #"{"message":{"token":"\#(token)","android":{"notification":{"android_channel_id":"alerts"}}}}"#,
+            messageContains: #"Unknown name "android_channel_id" at 'message.android.notification'"#,
+            field: "message.android.notification"),
+        MessageFailure(
+            name: "visibility not one of the enum's names",
+            body: #"{"message":{"token":"\#(token)","android":{"notification":{"visibility":"VISIBLE"}}}}"#,
+            messageContains: "Invalid value at 'message.android.notification.visibility'",
+            field: "message.android.notification.visibility"),
+        MessageFailure(
+            name: "visibility as Android's -1 (legacy SECRET)",
+            body: #"{"message":{"token":"\#(token)","android":{"notification":{"visibility":-1}}}}"#,
+            messageContains: "Invalid value at 'message.android.notification.visibility'",
+            field: "message.android.notification.visibility"),
+        MessageFailure(
+            name: "notification_count not an integer",
+            body: #"{"message":{"token":"\#(token)","android":{"notification":{"notification_count":"many"}}}}"#,
+            messageContains: "Invalid value at 'message.android.notification.notification_count' (TYPE_INT32)",
+            field: "message.android.notification.notification_count"),
+        MessageFailure(
+            name: "body_loc_args not a list of strings",
+            body: #"{"message":{"token":"\#(token)","android":{"notification":{"body_loc_args":["a",1]}}}}"#,
+            messageContains: "Invalid value at 'message.android.notification.body_loc_args[1]' (TYPE_STRING)",
+            field: "message.android.notification.body_loc_args[1]"),
+        MessageFailure(
+            name: "android.notification not an object",
+            body: #"{"message":{"token":"\#(token)","android":{"notification":"alerts"}}}"#,
+            messageContains: "Invalid value at 'message.android.notification'", field: "message.android.notification"),
+        MessageFailure(
+            name: "unknown android field", body: #"{"message":{"token":"\#(token)","android":{"channel_id":"x"}}}"#,
+            messageContains: #"Unknown name "channel_id" at 'message.android'"#, field: "message.android"),
         MessageFailure(
             name: "unknown message field", body: #"{"message":{"token":"\#(token)","badge":1}}"#,
             messageContains: #"Unknown name "badge" at 'message'"#, field: "message"),

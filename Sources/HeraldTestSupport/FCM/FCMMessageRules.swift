@@ -111,7 +111,7 @@ enum FCMMessageRules {
 
     /// A `map<string, string>` field: an object whose values are all strings. Google's transcoder names the
     /// offending entry by position; the mock counts positions in sorted key order, as it keeps no key order.
-    private static func checkStringMap(_ value: JSONValue?, at field: String) -> GoogleRPCError? {
+    static func checkStringMap(_ value: JSONValue?, at field: String) -> GoogleRPCError? {
         guard let value else { return nil }
         guard case .object(let entries) = value else {
             return .invalidValue(at: field, type: "map<string, string>", value: render(value))
@@ -143,38 +143,6 @@ enum FCMMessageRules {
         return checkStrings(fields, names: ["title", "body", "image"], at: "message.notification")
     }
 
-    private static func checkAndroid(_ value: JSONValue?) -> GoogleRPCError? {
-        guard let value else { return nil }
-        guard case .object(let fields) = value else {
-            return .invalidValue(
-                at: "message.android", type: "type.googleapis.com/google.firebase.fcm.v1.AndroidConfig",
-                value: render(value))
-        }
-        if let error = checkStrings(
-            fields, names: ["collapse_key", "collapseKey", "restricted_package_name", "restrictedPackageName"],
-            at: "message.android")
-        {
-            return error
-        }
-        if let priority = fields["priority"] {
-            guard case .string(let text) = priority, ["normal", "high"].contains(text.lowercased()) else {
-                return .invalidValue(
-                    at: "message.android.priority",
-                    type: "type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority", value: render(priority))
-            }
-        }
-        if let ttl = fields["ttl"] {
-            guard case .string(let text) = ttl, let seconds = durationSeconds(text) else {
-                return .invalidValue(
-                    at: "message.android.ttl", type: "type.googleapis.com/google.protobuf.Duration", value: render(ttl))
-            }
-            if seconds > maximumTTLSeconds {
-                return .invalidArgument("TTL must be between 0 and 4 weeks", field: "message.android.ttl")
-            }
-        }
-        return checkStringMap(fields["data"], at: "message.android.data")
-    }
-
     private static func checkAPNs(_ value: JSONValue?) -> GoogleRPCError? {
         guard let value else { return nil }
         guard case .object(let fields) = value else {
@@ -199,7 +167,7 @@ enum FCMMessageRules {
             ?? checkStringMap(fields["data"], at: "message.webpush.data")
     }
 
-    private static func checkStrings(
+    static func checkStrings(
         _ fields: [String: JSONValue], names: [String], at parent: String
     ) -> GoogleRPCError? {
         for name in names {
@@ -239,7 +207,7 @@ enum FCMMessageRules {
             }
     }
 
-    private static func render(_ value: JSONValue) -> String {
+    static func render(_ value: JSONValue) -> String {
         String(decoding: value.serialized(), as: UTF8.self)
     }
 }
