@@ -26,6 +26,8 @@ public final class Dispatcher: Sendable {
     /// Small notifications accepted here, handed to this node's workers in memory.
     let handoff = LocalHandoff()
     private let counts = Mutex(WorkCounts())
+    /// Who is told of each committed page, by notification source (``observeCommits(source:_:)``).
+    let commitObservers = Mutex(CommitObservers())
 
     /// Creates an engine over a store and the apps' transports.
     /// - Parameters:

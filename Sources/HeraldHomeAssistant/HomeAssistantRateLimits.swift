@@ -4,6 +4,13 @@ import HeraldCore
 
 /// The `rateLimits` object of the relay's answers: a push token's counts for the current UTC day,
 /// the daily maximum, what is left, and when the day ends (Home Assistant logs all of it).
+///
+/// As the document's reference relay counts them: `successful` is what the provider took and
+/// `errors` what was refused — by the relay after the token was known (over the limit, too large,
+/// misconfigured: counted as it answers) or by the provider (counted when the engine records its
+/// answer, usually after the relay answered `201`, so an answer's `successful` and `errors` do not
+/// yet hold its own push). `maximum` and `remaining` count what the relay accepted, at once, so the
+/// `429` never waits for the provider; `total` is every request counted (accepted and refused).
 package struct HomeAssistantRateLimits: Sendable, Equatable {
     package var usage: RelayUsage
     package var maximum: Int
@@ -11,14 +18,14 @@ package struct HomeAssistantRateLimits: Sendable, Equatable {
     package var resetsAt: Date
 
     /// Notifications still accepted today.
-    package var remaining: Int { max(0, maximum - usage.successful) }
+    package var remaining: Int { max(0, maximum - usage.accepted) }
 
     /// The object, every key always present; `resetsAt` is ISO 8601 in UTC with milliseconds
     /// (`2026-11-26T00:00:00.000Z`), as the `mobile_app` document's example shows.
     package var json: JSONValue {
         .object([
-            "successful": .number(JSONNumber(usage.successful)),
-            "errors": .number(JSONNumber(usage.errors)),
+            "successful": .number(JSONNumber(usage.delivered)),
+            "errors": .number(JSONNumber(usage.refused + usage.failed)),
             "total": .number(JSONNumber(usage.total)),
             "maximum": .number(JSONNumber(maximum)),
             "remaining": .number(JSONNumber(remaining)),

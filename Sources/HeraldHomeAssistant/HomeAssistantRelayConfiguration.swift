@@ -14,6 +14,10 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
     public static let defaultNewTokensPerMinute = 60
     /// The configurable range of ``newTokensPerMinute`` (0: no limit).
     public static let newTokensPerMinuteRange = 0...100_000
+    /// Hours between retries of a token the provider invalidated, by default.
+    public static let defaultInvalidRetryHours = 24
+    /// The configurable range of ``invalidRetryHours`` (0: never retried; a year at most).
+    public static let invalidRetryHoursRange = 0...8_760
 
     /// Whether the relay serves this app's push tokens.
     public var relay: Bool
@@ -31,12 +35,15 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
     public var apnsEnvironment: PushEnvironment
     /// Tokens Herald has never seen that one client address may register a minute (0: no limit).
     public var newTokensPerMinute: Int
+    /// Hours between two sends to a token the provider invalidated (0: never): the relay pushes to it
+    /// again at most this often, and a delivery revives its installation.
+    public var invalidRetryHours: Int
 
     /// Creates the settings.
     public init(
         relay: Bool = false, maximumPerDay: Int = Self.defaultMaximumPerDay, registeredOnly: Bool = false,
         companionAppIDs: [String] = [], apnsEnvironment: PushEnvironment = .production,
-        newTokensPerMinute: Int = Self.defaultNewTokensPerMinute
+        newTokensPerMinute: Int = Self.defaultNewTokensPerMinute, invalidRetryHours: Int = Self.defaultInvalidRetryHours
     ) {
         self.relay = relay
         self.maximumPerDay = maximumPerDay
@@ -44,6 +51,7 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
         self.companionAppIDs = companionAppIDs
         self.apnsEnvironment = apnsEnvironment
         self.newTokensPerMinute = newTokensPerMinute
+        self.invalidRetryHours = invalidRetryHours
     }
 
     /// Reads app `appID`'s ``Settings``.
@@ -61,6 +69,7 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
         }
         apnsEnvironment = try reader.value(Settings.apnsEnvironment, app: appID)
         newTokensPerMinute = try reader.value(Settings.newTokensPerMinute, app: appID)
+        invalidRetryHours = try reader.value(Settings.invalidRetryHours, app: appID)
     }
 
     /// An app's Home Assistant push relay settings.
@@ -91,16 +100,24 @@ public struct HomeAssistantRelayConfiguration: Sendable, Equatable {
             "app.<id>.home_assistant.apns_environment", choices: [.sandbox, .production], default: .production,
             """
             Home Assistant push relay: the APNs environment of the Apple tokens it registers (a store or TestFlight \
-            build is `production`).
+            build is `production`); a reload that changes it moves the APNs installations it registered.
             """)
         public static let newTokensPerMinute = Setting<Int>(
             "app.<id>.home_assistant.new_tokens_per_minute", HomeAssistantRelayConfiguration.newTokensPerMinuteRange,
             default: HomeAssistantRelayConfiguration.defaultNewTokensPerMinute,
             "Home Assistant push relay: tokens never seen that one client address may register a minute (`0`: no limit)."
         )
+        public static let invalidRetryHours = Setting<Int>(
+            "app.<id>.home_assistant.invalid_retry_hours", HomeAssistantRelayConfiguration.invalidRetryHoursRange,
+            default: HomeAssistantRelayConfiguration.defaultInvalidRetryHours,
+            """
+            Home Assistant push relay: hours between pushes to a token the provider invalidated (`0`: never); a \
+            delivery revives its installation. A reload retries every invalidated token at once.
+            """)
         /// Every setting above, in the reference's order.
         public static let all: [any DeclaredSetting] = [
             relay, maximumPerDay, registeredOnly, companionAppIDs, apnsEnvironment, newTokensPerMinute,
+            invalidRetryHours,
         ]
     }
 }

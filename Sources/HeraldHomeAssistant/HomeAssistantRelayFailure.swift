@@ -73,14 +73,15 @@ package struct HomeAssistantRelayFailure: Error, Sendable {
             retryAfter: retryAfter)
     }
 
-    /// The provider said the token is dead; the installation is invalidated.
+    /// The provider said the token is dead; the installation is invalidated (and its retry is not due).
     package static func invalidatedToken() -> Self {
         Self(
             status: .gone, errorType: "InvalidToken",
             errorMessage: "The push service no longer accepts this device's token",
             message:
                 "The push service reported this device's token as no longer valid. Open the Companion app so it "
-                + "registers a new token, then reload the mobile_app integration.")
+                + "registers a new token, then reload the mobile_app integration. Herald tries the token again once "
+                + "a day (home_assistant.invalid_retry_hours) and after its configuration is reloaded.")
     }
 
     /// The notification does not fit the provider's limit.

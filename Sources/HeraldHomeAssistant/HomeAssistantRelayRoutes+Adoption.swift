@@ -86,6 +86,8 @@ extension HomeAssistantRelayRoutes {
                 bundleID: platform.isApple ? short(push.registration.appID) : nil))
         let installation = try await dispatcher.registrations.register(registration, appID: app.id, now: now())
             .installation
+        // It follows the relay's APNs environment: a reload that changes it moves the installation.
+        try await store.markRelayAdopted(appID: app.id, installationID: installation.id)
         logger.info(
             "home assistant push token registered",
             metadata: [

@@ -7,14 +7,24 @@ extension HomeAssistantRelayRoutes {
     /// The `rateLimits` object.
     package static let rateLimitsSchema = JSONSchema.object(
         requiring: ["successful", "errors", "total", "maximum", "remaining", "resetsAt"],
-        description: "The push token's counts for the current UTC day.",
+        description: """
+            The push token's counts for the current UTC day. The provider's answers count when the engine records \
+            them, usually after the relay answered: an answer's successful and errors do not hold its own push yet.
+            """,
         [
-            "successful": .integer(description: "notifications accepted today", minimum: (0, exclusive: false)),
+            "successful": .integer(
+                description: "notifications the provider took today", minimum: (0, exclusive: false)),
             "errors": .integer(
-                description: "requests refused today (over the limit, or failed)", minimum: (0, exclusive: false)),
-            "total": .integer(description: "successful + errors", minimum: (0, exclusive: false)),
-            "maximum": .integer(description: "notifications accepted per UTC day", minimum: (1, exclusive: false)),
-            "remaining": .integer(description: "maximum - successful, at least 0", minimum: (0, exclusive: false)),
+                description: "requests refused today: by the relay (over the limit, too large, misconfigured) or by "
+                    + "the provider", minimum: (0, exclusive: false)),
+            "total": .integer(
+                description: "requests counted today: accepted by the relay, and refused by it",
+                minimum: (0, exclusive: false)),
+            "maximum": .integer(
+                description: "notifications the relay accepts per UTC day", minimum: (1, exclusive: false)),
+            "remaining": .integer(
+                description: "maximum - notifications the relay accepted today, at least 0",
+                minimum: (0, exclusive: false)),
             "resetsAt": .string(
                 format: .dateTime, description: "the next UTC midnight, like 2026-11-26T00:00:00.000Z"),
         ])
@@ -77,8 +87,9 @@ extension HomeAssistantRelayRoutes {
             providers (APNs environment app.<id>.home_assistant.apns_environment), at most \
             app.<id>.home_assistant.new_tokens_per_minute (60) new tokens a minute per client address. An app with \
             app.<id>.home_assistant.registered_only = true relays only tokens registered through another API. A \
-            token the provider refused is answered InvalidToken without a provider request until the app \
-            registers a new one. The notification goes through the engine (durable, retried, \
+            token the provider refused is answered InvalidToken without a provider request, but for one push every \
+            app.<id>.home_assistant.invalid_retry_hours (24) and the first after a reload, which goes to the token \
+            and revives its installation when delivered. The notification goes through the engine (durable, retried, \
             recorded; its id is messageId), rendered as the Companion apps expect: a data-only FCM message on \
             Android, an APNs alert (or a background push for commands such as request_location_update, \
             clear_notification, update_widgets, command_*) on Apple devices. At most \

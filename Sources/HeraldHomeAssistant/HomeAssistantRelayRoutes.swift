@@ -7,6 +7,7 @@ import HeraldEngine
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// The Home Assistant push relay (DESIGN §6): Herald as the `push_url` of a `mobile_app`
 /// registration. Home Assistant POSTs `{message, title?, push_token, registration_info, data?}` with
@@ -22,20 +23,33 @@ package struct HomeAssistantRelayRoutes: Dialect {
     package static let prefix = "/ha/push"
     /// The `source` of the notifications the relay sends.
     package static let source = "home_assistant"
+    /// The `source` of the Companion commands it sends (they are not counted).
+    package static let commandSource = "home_assistant_command"
 
     package let store: any HeraldStore
     package let dispatcher: Dispatcher
-    /// The apps that enable the relay, in id order, with their settings.
-    package let apps: [(id: String, settings: HomeAssistantRelayConfiguration)]
+    /// The relay apps' settings, replaced by a reload.
+    let settings: HomeAssistantRelaySettings
     package let maxBodyBytes: Int
     package let now: @Sendable () -> Date
+
+    /// The apps that enable the relay, in id order, with their settings.
+    package var apps: [(id: String, settings: HomeAssistantRelayConfiguration)] { settings.apps }
 
     package init(context: DialectContext, settings: [String: HomeAssistantRelayConfiguration]) {
         store = context.store
         dispatcher = context.dispatcher
-        apps = settings.filter(\.value.relay).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        self.settings = HomeAssistantRelaySettings(settings)
         maxBodyBytes = context.maxBodyBytes
         now = context.now
+        let outcomes = HomeAssistantRelayOutcomes(store: store, dispatcher: dispatcher, now: now)
+        for source in [Self.source, Self.commandSource] {
+            dispatcher.observeCommits(source: source) { notification, counts in
+                await outcomes.record(notification, counts)
+            }
+        }
+        let reload = HomeAssistantRelayReload(store: store, settings: self.settings, now: now)
+        context.apps.onReload(Self.settingsKey) { change in await reload.apply(change) }
     }
 
     package func register(on router: Router<HeraldRequestContext>, table: inout RouteTable) {
@@ -47,6 +61,9 @@ package struct HomeAssistantRelayRoutes: Dialect {
     package struct Match {
         package var installation: Installation
         package var settings: HomeAssistantRelayConfiguration
+        /// The installation is invalidated and this push is its paced retry: it goes to the token
+        /// itself (the installation stays invalidated), and a delivery revives the installation.
+        package var retry = false
     }
 
     /// `POST /ha/push`: relays one notification.
@@ -60,18 +77,31 @@ package struct HomeAssistantRelayRoutes: Dialect {
                 throw HomeAssistantRelayFailure.invalidRequest(error)
             }
             let address = context.clientAddress
-            let match: Match
+            var match: Match
             if let known = try await known(push.pushToken) {
                 match = known
             } else {
                 match = try await adopt(push, address: address, logger: context.logger)
             }
             let installation = match.installation
-            let payload: NotificationPayload
+            var payload: NotificationPayload
             do throws(HeraldError) {
                 payload = try HomeAssistantCompanionPayload.payload(for: push, platform: installation.platform)
             } catch {
                 throw HomeAssistantRelayFailure.invalidRequest(error)
+            }
+            if !installation.valid {
+                // The provider invalidated the token: it is pushed to again once its retry is due.
+                guard try await claimRetry(installation, settings: match.settings) else {
+                    throw HomeAssistantRelayFailure.invalidatedToken()
+                }
+                match.retry = true
+                context.logger.info(
+                    "home assistant push retries an invalidated token",
+                    metadata: [
+                        "herald.installation": "\(installation.id)", "herald.app": "\(installation.appID)",
+                        "herald.token": "\(SecretFingerprint.of(push.pushToken))",
+                    ])
             }
             // Companion commands (location updates, clearing, widget refreshes) neither count nor
             // stop at the limit, as in Home Assistant's own relay: they keep the app working.
@@ -105,11 +135,17 @@ package struct HomeAssistantRelayRoutes: Dialect {
             guard claim.granted else {
                 throw HomeAssistantRelayFailure.rateLimited(target: push.pushToken, rateLimits: limits(claim.usage))
             }
-            var send = SendRequest(
+            let target: NotificationTarget
+            if match.retry {
+                target = Self.retryTarget(installation, token: push.pushToken, payload: &payload)
+            } else {
                 // The device's service only: the payload is checked against its provider's limit alone.
-                target: NotificationTarget(
-                    audience: .installationIDs([installation.id]), services: [installation.service]),
-                payload: payload, source: Self.source, respectPreferences: false)
+                target = NotificationTarget(
+                    audience: .installationIDs([installation.id]), services: [installation.service])
+            }
+            var send = SendRequest(
+                target: target, payload: payload, source: command ? Self.commandSource : Self.source,
+                respectPreferences: false)
             send.dialect = Self.settingsKey
             let notification: PushNotification
             do {
@@ -149,6 +185,7 @@ package struct HomeAssistantRelayRoutes: Dialect {
                 throw HomeAssistantRelayFailure.invalidRequest(error)
             }
             let match = try await device(token)
+            guard match.installation.valid else { throw HomeAssistantRelayFailure.invalidatedToken() }
             let day = UTCDay(now())
             let usage = try await store.relayUsage(
                 appID: match.installation.appID, service: match.installation.service, token: token, day: day.key)
@@ -162,32 +199,66 @@ package struct HomeAssistantRelayRoutes: Dialect {
     /// The installation holding `token` in a relay-enabled app, found through the token index: one
     /// keyed-hash probe per app and plausible service (APNs tokens are hex, FCM's are not only; SNS
     /// holds either), never a scan.
-    /// - Throws: `HomeAssistantRelayFailure` for an unknown or invalidated token.
+    /// - Throws: `HomeAssistantRelayFailure` for an unknown token.
     package func device(_ token: String) async throws -> Match {
         guard let match = try await known(token) else { throw HomeAssistantRelayFailure.unknownToken() }
         return match
     }
 
-    /// The valid installation holding `token` in a relay-enabled app; nil when no app has it. A relay
-    /// push never re-validates a token the provider refused: the Companion app registers a new one.
-    /// - Throws: `HomeAssistantRelayFailure` `InvalidToken` when only invalidated installations hold it.
+    /// The installation holding `token` in a relay-enabled app, a valid one first; nil when no app
+    /// has it. An invalidated one is pushed to again only when its retry is due (``claimRetry(_:settings:)``).
     package func known(_ token: String) async throws -> Match? {
         var services: [PushService] = []
         if (try? InstallationRules.validateAPNsToken(token)) != nil { services.append(.apns) }
         if (try? InstallationRules.validateFCMToken(token)) != nil { services.append(.fcm) }
         // Tokens registered for delivery through AWS SNS (AOVIS's `delivery: sns`) are the same tokens.
         if !services.isEmpty { services.append(.sns) }
-        var invalidated = false
+        var invalidated: Match?
         for app in apps {
             for service in services {
                 guard let installation = try await store.installation(appID: app.id, service: service, token: token)
                 else { continue }
                 if installation.valid { return Match(installation: installation, settings: app.settings) }
-                invalidated = true
+                if invalidated == nil { invalidated = Match(installation: installation, settings: app.settings) }
             }
         }
-        if invalidated { throw HomeAssistantRelayFailure.invalidatedToken() }
-        return nil
+        return invalidated
+    }
+
+    /// Claims the paced retry of an invalidated installation (`home_assistant.invalid_retry_hours`
+    /// after its invalidation, then after each retry; at once after a reload), shared by every node
+    /// through the store. Tokens delivered through SNS are not retried (their endpoint is the SNS
+    /// platform application's).
+    func claimRetry(_ installation: Installation, settings: HomeAssistantRelayConfiguration) async throws -> Bool {
+        guard settings.invalidRetryHours > 0, installation.service != .sns,
+            case .device(let token) = installation.token
+        else { return false }
+        return try await store.claimRelayRetry(
+            appID: installation.appID, service: installation.service, token: token,
+            invalidatedAt: installation.invalidatedAt, interval: TimeInterval(settings.invalidRetryHours) * 3600,
+            now: now())
+    }
+
+    /// The target of an invalidated installation's retry: its token itself, so the engine's answer
+    /// leaves the installation as it is (a refusal does not invalidate it again, which would restart
+    /// its clean-up). An APNs push carries the installation's bundle id as its topic, as the
+    /// installation's own pushes do.
+    static func retryTarget(
+        _ installation: Installation, token: String, payload: inout NotificationPayload
+    ) -> NotificationTarget {
+        if installation.service == .apns, let bundleID = installation.bundleID {
+            var apns = payload.overrides["apns"]?.objectValue ?? [:]
+            var headers = apns["headers"]?.objectValue ?? [:]
+            if headers["apns-topic"] == nil { headers["apns-topic"] = .string(bundleID) }
+            apns["headers"] = .object(headers)
+            payload.overrides["apns"] = .object(apns)
+        }
+        return NotificationTarget(
+            audience: .tokens([
+                NotificationTarget.RawToken(
+                    token: token, service: installation.service, environment: installation.environment,
+                    platform: installation.platform)
+            ]), services: [installation.service])
     }
 
     /// The relay failure for an error of the engine.

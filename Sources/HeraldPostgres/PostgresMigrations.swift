@@ -20,7 +20,38 @@ enum PostgresMigrations {
         ("v7_notification_source", v7NotificationSource), ("v8_push_endpoints", v8PushEndpoints),
         ("v9_push_endpoint_topics", v9PushEndpointTopics), ("v10_provider_pause_scope", v10ProviderPauseScope),
         ("v11_fanout_ranges", v11FanoutRanges), ("v12_installation_deliveries", v12InstallationDeliveries),
+        ("v13_ha_relay_outcomes", v13HomeAssistantRelayOutcomes),
     ]
+
+    /// The Home Assistant relay: what the relay accepted (the daily maximum) and refused apart from
+    /// what the provider then took or refused; the claims that pace retries of invalidated tokens;
+    /// the installations the relay registered (they follow its APNs environment), which go with their
+    /// installation (a statement trigger, as `installation_deliveries`).
+    static let v13HomeAssistantRelayOutcomes = """
+        ALTER TABLE relay_usage RENAME COLUMN successful TO accepted;
+        ALTER TABLE relay_usage RENAME COLUMN errors TO refused;
+        ALTER TABLE relay_usage ADD COLUMN delivered BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE relay_usage ADD COLUMN failed BIGINT NOT NULL DEFAULT 0;
+        CREATE TABLE relay_retries (
+            app_id TEXT NOT NULL,
+            service TEXT NOT NULL,
+            token_index BYTEA NOT NULL,
+            next_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, service, token_index)
+        );
+        CREATE TABLE relay_adoptions (
+            installation_id TEXT PRIMARY KEY COLLATE "C",
+            app_id TEXT NOT NULL COLLATE "C"
+        );
+        CREATE INDEX relay_adoptions_app ON relay_adoptions (app_id);
+        CREATE FUNCTION herald_forget_relay_adoptions() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            DELETE FROM relay_adoptions WHERE installation_id IN (SELECT id FROM gone);
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER installations_forget_relay_adoptions AFTER DELETE ON installations
+            REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION herald_forget_relay_adoptions();
+        """
 
     /// What a delivery writes leaves the installation row: a new row version of the wide
     /// `installations` row per device (the first broadcast after an import) cost about three times

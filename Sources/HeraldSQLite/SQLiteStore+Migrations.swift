@@ -393,6 +393,30 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v19_ha_relay_outcomes") { db in
+            // The Home Assistant relay: what the relay accepted (the daily maximum) and refused apart
+            // from what the provider then took or refused; the claims that pace retries of invalidated
+            // tokens; the installations the relay registered (they follow its APNs environment).
+            try db.execute(
+                sql: """
+                    ALTER TABLE relay_usage RENAME COLUMN successful TO accepted;
+                    ALTER TABLE relay_usage RENAME COLUMN errors TO refused;
+                    ALTER TABLE relay_usage ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE relay_usage ADD COLUMN failed INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE relay_retries (
+                        app_id TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        token_index BLOB NOT NULL,
+                        next_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, service, token_index)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE relay_adoptions (
+                        installation_id TEXT PRIMARY KEY NOT NULL REFERENCES installations (id) ON DELETE CASCADE,
+                        app_id TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX relay_adoptions_app ON relay_adoptions (app_id);
+                    """)
+        }
         return migrator
     }
 }

@@ -74,7 +74,7 @@ package struct EngineHarness {
         // Other apps (known to the engine and the dialects only) deliver through the same mocks.
         server = try await ServerHarness(
             transports: Dictionary(uniqueKeysWithValues: (["demo"] + otherApps).map { ($0, transports) }),
-            engine: engine, dialects: dialects, store: store)
+            engine: engine, dialects: dialects, store: store, otherApps: otherApps)
     }
 
     /// Works every due job, as a worker would.

@@ -39,6 +39,8 @@ package struct ServerHarness {
         PublishKey(key: annPublishKey, target: .user("ann")), PublishKey(key: everyonePublishKey, target: .all),
     ]
     package static let clientKey = "hck_test-client-key-0123456789"
+    /// The server key of another app of the harness (`otherApps`).
+    package static func otherServerKey(_ appID: String) -> String { "hsk_\(appID)-server-key-0123456789" }
     package static let jwtSecret = "test-hs256-secret-for-user-tokens-0123456789"
     package static let issuer = "https://auth.example.com"
     package static let audience = "herald-tests"
@@ -63,7 +65,7 @@ package struct ServerHarness {
         ],
         engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
         introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings(),
-        store given: (store: any HeraldStore, cipher: TokenCipher)? = nil
+        store given: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = []
     ) async throws {
         directory = try TemporaryDirectory()
         if let given {
@@ -87,8 +89,12 @@ package struct ServerHarness {
                 hs256Secret: Self.jwtSecret, publicKeyFiles: [pemPath], issuer: Self.issuer,
                 audience: Self.audience, leewaySeconds: 60, introspection: introspection))
         app.publishKeys = Self.publishKeys
+        // Other apps have keys of their own (``otherServerKey(_:)``) and no user tokens.
+        let others = otherApps.map {
+            AppConfiguration(id: $0, serverKey: Self.otherServerKey($0), clientKey: "hck_\($0)-client-key-0123456789")
+        }
         configuration = HeraldConfiguration(
-            database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes, apps: [app],
+            database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes, apps: [app] + others,
             dialects: dialects)
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
         dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.now })

@@ -1,14 +1,16 @@
 import Foundation
 import HeraldCore
-import HeraldServer
+import HeraldEngine
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 
 @testable import HeraldAPI
 @testable import HeraldHomeAssistant
+@testable import HeraldServer
 
 /// Home Assistant's own `mobile_app` notify code (`scripts/ha-notify.py`, from the
 /// `homeassistant` wheel in `scripts/bootstrap`'s `.python/homeassistant` environment) against the relay on a real port,
@@ -40,8 +42,9 @@ struct HomeAssistantRelayHATests {
                 #expect(send.exception == nil)
                 #expect(send.logs.count == 1)
                 #expect(send.logs.first?.level == "INFO")
+                // Nothing is sent before the relay answers (here: before the drain below).
                 let prefix =
-                    "mobile_app push notification rate limits for \(Self.device): \(index + 1) sent, 150 allowed, "
+                    "mobile_app push notification rate limits for \(Self.device): 0 sent, 150 allowed, "
                     + "0 errors, resets in "
                 #expect(send.logs.first?.message.hasPrefix(prefix) == true, "\(send.logs)")
             }
@@ -53,7 +56,7 @@ struct HomeAssistantRelayHATests {
             #expect(warning.hasSuffix("This message is generated externally to Home Assistant."))
             #expect(
                 refused.logs.last?.message.hasPrefix(
-                    "mobile_app push notification rate limits for \(Self.device): 150 sent, 150 allowed, 1 errors, "
+                    "mobile_app push notification rate limits for \(Self.device): 0 sent, 150 allowed, 1 errors, "
                         + "resets in ") == true)
 
             try await harness.drain()
@@ -79,17 +82,17 @@ struct HomeAssistantRelayHATests {
                 data: #"{"push":{"badge":2,"interruption-level":"time-sensitive"},"group":"cameras"}"#)
             #expect(sent.first?.exception == nil)
             #expect(sent.first?.logs.first?.level == "INFO")
-            #expect(sent.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+            #expect(sent.first?.logs.first?.message.contains("0 sent, 150 allowed, 0 errors") == true)
             let command = try await Self.notify(
                 port: port, token: token, appID: HomeAssistantCaller.iOSAppID, message: "request_location_update")
-            #expect(command.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+            #expect(command.first?.logs.first?.message.contains("0 sent, 150 allowed, 0 errors") == true)
 
             // A token Herald has never seen (the Companion app registered it with Home Assistant only).
             let unknown = try await Self.notify(
                 port: port, token: Fixtures.apnsToken(), appID: HomeAssistantCaller.iOSAppID, message: "Hello")
             #expect(unknown.first?.exception == nil)
             #expect(unknown.first?.logs.map(\.level) == ["INFO"])
-            #expect(unknown.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+            #expect(unknown.first?.logs.first?.message.contains("0 sent, 150 allowed, 0 errors") == true)
 
             try await harness.drain()
             #expect(harness.apns.requests.count == 3)
@@ -118,7 +121,7 @@ struct HomeAssistantRelayHATests {
                 port: port, token: fresh, appID: HomeAssistantCaller.androidAppID, message: "Door opened")
             #expect(first.first?.exception == nil)
             #expect(first.first?.logs.map(\.level) == ["INFO"])
-            #expect(first.first?.logs.first?.message.contains("1 sent, 150 allowed, 0 errors") == true)
+            #expect(first.first?.logs.first?.message.contains("0 sent, 150 allowed, 0 errors") == true)
             try await harness.drain()
             #expect(harness.fcm.requests.map(\.token) == [fresh])
 
@@ -195,6 +198,154 @@ struct HomeAssistantRelayHATests {
             #expect(levels == [["INFO"], ["INFO"], ["WARNING"]])
             try await harness.drain()
             #expect(harness.fcm.requests.count == 2)
+        }
+    }
+
+    /// The counters Home Assistant logs after an answer: "N sent, M allowed, E errors".
+    static func counted(_ send: Send?) -> String? {
+        guard let line = send?.logs.last?.message, let start = line.range(of: ": ")?.upperBound,
+            let end = line.range(of: ", resets in")?.lowerBound
+        else { return nil }
+        return String(line[start..<end])
+    }
+
+    @Test(
+        "rateLimits: successful is what the provider took and errors what it refused; the maximum counts what the relay accepted"
+    )
+    func providerOutcomes() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects(maximumPerDay: 3))
+        let token = Fixtures.fcmToken()
+        try await Self.live(harness) { api, port in
+            func notify(_ message: String) async throws -> Send? {
+                try await Self.notify(
+                    port: port, token: token, appID: HomeAssistantCaller.androidAppID, message: message
+                ).first
+            }
+            // The relay answers once the push is queued: its own outcome is not in its answer yet.
+            #expect(Self.counted(try await notify("One")) == "0 sent, 3 allowed, 0 errors")
+            try await harness.drain()
+            harness.fcm.script(
+                token: token,
+                .error(
+                    status: 400, rpcStatus: "INVALID_ARGUMENT", message: "Invalid value at 'message.data'",
+                    errorCode: "INVALID_ARGUMENT",
+                    fieldViolations: [.init(field: "message.data", description: "Invalid value")]),
+                times: 1)
+            #expect(Self.counted(try await notify("Two")) == "1 sent, 3 allowed, 0 errors")
+            try await harness.drain()
+            #expect(Self.counted(try await notify("Three")) == "1 sent, 3 allowed, 1 errors")
+            // The third was accepted and is not sent yet: the maximum is reached all the same.
+            let refused = try await notify("Four")
+            #expect(refused?.logs.map(\.level) == ["WARNING", "WARNING"])
+            #expect(Self.counted(refused) == "1 sent, 3 allowed, 2 errors")
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 3)
+            // Once the provider answered: 2 taken, 1 refused by FCM and 1 by the relay (the 429); 3 accepted.
+            let limits = try await HomeAssistantCaller(client: api.client).rateLimits(token: token)
+            #expect(limits.rateLimitCounts == [2, 2, 4, 3, 0])
+        }
+    }
+
+    @Test(
+        "An invalidated token is pushed to once a day: a refusal keeps it invalidated, a delivery revives its installation"
+    )
+    func invalidatedRetry() async throws {
+        let harness = try await EngineHarness(dialects: HomeAssistantCaller.dialects())
+        let token = Fixtures.fcmToken()
+        let clock = harness.server.clock
+        let store = harness.server.store
+        try await Self.live(harness) { _, port in
+            func levels(_ message: String) async throws -> [String]? {
+                try await Self.notify(
+                    port: port, token: token, appID: HomeAssistantCaller.androidAppID, message: message
+                ).first?.logs.map(\.level)
+            }
+            harness.fcm.script(token: token, .unregistered, times: 2)
+            #expect(try await levels("First") == ["INFO"])
+            try await harness.drain()
+            let invalidated = try #require(try await store.installation(appID: "demo", service: .fcm, token: token))
+            #expect(!invalidated.valid)
+            #expect(try await levels("Too soon") == ["ERROR"])
+            clock.advance(by: 23 * 3600)
+            #expect(try await levels("Still too soon") == ["ERROR"])
+            #expect(harness.fcm.requests.count == 1)
+
+            // A day after the invalidation: one retry, claimed in the store (so once between nodes).
+            clock.advance(by: 3600 + 1)
+            #expect(try await levels("Retry") == ["INFO"])
+            #expect(try await levels("Same hour") == ["ERROR"])
+            try await harness.drain()
+            #expect(harness.fcm.requests.map(\.token) == [token, token])
+            // FCM refused it again: still invalidated, since the same time (its clean-up is not put off).
+            let still = try #require(try await store.installation(appID: "demo", service: .fcm, token: token))
+            #expect(!still.valid)
+            #expect(still.invalidatedAt == invalidated.invalidatedAt)
+
+            clock.advance(by: 23 * 3600)
+            #expect(try await levels("Not yet") == ["ERROR"])
+            clock.advance(by: 3600 + 1)
+            #expect(try await levels("Retry again") == ["INFO"])
+            try await harness.drain()
+            let revived = try #require(try await store.installation(appID: "demo", service: .fcm, token: token))
+            #expect(revived.valid)
+            #expect(revived.invalidatedAt == nil)
+            #expect(try await levels("As usual") == ["INFO"])
+            try await harness.drain()
+            #expect(harness.fcm.requests.count == 4)
+        }
+    }
+
+    @Test(
+        "A reload that changes apns_environment moves the relay's APNs installations; their invalidated tokens are retried at once"
+    )
+    func reloadMovesEnvironment() async throws {
+        var dialects = DialectSettings()
+        dialects.homeAssistant = ["demo": HomeAssistantRelayConfiguration(relay: true, apnsEnvironment: .sandbox)]
+        let harness = try await EngineHarness(dialects: dialects, apnsSandbox: .separate)
+        let sandbox = try #require(harness.sandboxAPNs)
+        let token = Fixtures.apnsToken()
+        let native = Fixtures.apnsToken()
+        let store = harness.server.store
+        try await Self.live(harness) { api, port in
+            func levels(_ message: String) async throws -> [String]? {
+                // An app id of the harness's APNs topic: the mock APNs serves that topic only.
+                try await Self.notify(port: port, token: token, appID: EngineHarness.topic, message: message)
+                    .first?.logs.map(\.level)
+            }
+            // A store build's token adopted as a sandbox one: APNs's sandbox does not know it.
+            sandbox.script(token: token, .badDeviceToken)
+            _ = try await api.register(#"{"platform":"ios","token":"\#(native)","environment":"sandbox"}"#)
+            #expect(try await levels("First") == ["INFO"])
+            try await harness.drain()
+            #expect(sandbox.requests.count == 1)
+            #expect(try await store.installation(appID: "demo", service: .apns, token: token)?.valid == false)
+            #expect(try await levels("Refused") == ["ERROR"])
+
+            // The operator fixes the setting and reloads (SIGHUP).
+            let before = harness.server.configuration
+            var fixed = before
+            fixed.dialects.homeAssistant = [
+                "demo": HomeAssistantRelayConfiguration(relay: true, apnsEnvironment: .production)
+            ]
+            let loaded = fixed
+            let reloader = ConfigurationReloader(
+                configuration: before, file: nil, store: store, apps: harness.server.apps,
+                dispatcher: harness.server.dispatcher, logger: Logger(label: "test"), load: { loaded })
+            #expect(await reloader.reload(from: before, reason: "SIGHUP") != nil)
+            // The harness's provider clients are made in memory, not from its configuration: put them
+            // back, as a reload of the same credentials makes them again.
+            _ = harness.server.dispatcher.replaceTransports(["demo": harness.transports])
+
+            let moved = try #require(try await store.installation(appID: "demo", service: .apns, token: token))
+            #expect(moved.environment == .production)
+            #expect(!moved.valid)
+            // Not registered by the relay: it keeps the environment it was registered with.
+            #expect(try await store.installation(appID: "demo", service: .apns, token: native)?.environment == .sandbox)
+            #expect(try await levels("After the reload") == ["INFO"])
+            try await harness.drain()
+            #expect(harness.apns.requests.count == 1)
+            #expect(sandbox.requests.count == 1)
+            #expect(try await store.installation(appID: "demo", service: .apns, token: token)?.valid == true)
         }
     }
 

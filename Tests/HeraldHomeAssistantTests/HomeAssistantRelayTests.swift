@@ -45,11 +45,13 @@ struct HomeAssistantRelayTests {
             let id = try #require(answer.string("messageId"))
             #expect(answer.string("target") == token)
             #expect(answer["sentPayload"]?.objectValue != nil)
-            #expect(answer.rateLimitCounts == [1, 0, 1, 150, 149])
+            // Queued, not sent yet: `successful` counts it once FCM took it.
+            #expect(answer.rateLimitCounts == [0, 0, 1, 150, 149])
             #expect(answer.string("rateLimits.resetsAt") == Self.nextMidnight(after: harness.server.clock.now))
 
             try await harness.drain()
             #expect(try await api.notification(id).string("status") == "done")
+            #expect(try await ha.rateLimits(token: token).rateLimitCounts == [1, 0, 1, 150, 149])
             let request = try #require(harness.fcm.requests.first)
             #expect(request.token == token)
             let message = try #require(request.json?.objectValue?["message"]?.objectValue)
@@ -248,7 +250,7 @@ struct HomeAssistantRelayTests {
                     Issue.record("message \(number) answered \(answer.status)")
                     return
                 }
-                if number == 150 { #expect(answer.rateLimitCounts == [150, 0, 150, 150, 0]) }
+                if number == 150 { #expect(answer.rateLimitCounts == [0, 0, 150, 150, 0]) }
             }
             let refused = try await ha.send("Message 151", token: token)
             #expect(refused.status == .tooManyRequests)
@@ -258,23 +260,27 @@ struct HomeAssistantRelayTests {
             let midnight = Self.nextMidnight(after: engine.server.clock.now)
             #expect(refused.string("message")?.contains(midnight) == true)
             #expect(refused.string("errorMessage") != nil)
-            #expect(refused.rateLimitCounts == [150, 1, 151, 150, 0])
+            // The maximum counts what the relay accepted, not what the provider took so far (nothing).
+            #expect(refused.rateLimitCounts == [0, 1, 151, 150, 0])
             #expect(refused.string("rateLimits.resetsAt") == midnight)
 
             // Companion commands neither count nor stop at the limit, as in Home Assistant's relay.
             let command = try await ha.send("request_location_update", token: token)
             #expect(command.status == .created)
-            #expect(command.rateLimitCounts == [150, 1, 151, 150, 0])
+            #expect(command.rateLimitCounts == [0, 1, 151, 150, 0])
 
             let check = try await ha.rateLimits(token: token)
             #expect(check.status == .ok)
             #expect(check.isJSON)
             #expect(check.string("target") == token)
-            #expect(check.rateLimitCounts == [150, 1, 151, 150, 0])
+            #expect(check.rateLimitCounts == [0, 1, 151, 150, 0])
             #expect(check.string("rateLimits.resetsAt") == midnight)
             // Only the 150 accepted and the command were stored.
             let list = try await api.call(.get, "/v1/notifications?limit=200")
             #expect(list.items.count == 151)
+            // Once FCM took them: the 150, not the command.
+            try await engine.drain()
+            #expect(try await ha.rateLimits(token: token).rateLimitCounts == [150, 1, 151, 150, 0])
         }
     }
 
@@ -300,9 +306,9 @@ struct HomeAssistantRelayTests {
             clock.advance(by: 2)
             let next = try await ha.send("four", token: token)
             #expect(next.status == .created)
-            #expect(next.rateLimitCounts == [1, 0, 1, 2, 1])
+            #expect(next.rateLimitCounts == [0, 0, 1, 2, 1])
             #expect(next.string("rateLimits.resetsAt") == Self.nextMidnight(after: clock.now))
-            #expect(try await ha.rateLimits(token: token).rateLimitCounts == [1, 0, 1, 2, 1])
+            #expect(try await ha.rateLimits(token: token).rateLimitCounts == [0, 0, 1, 2, 1])
         }
     }
 
@@ -319,10 +325,10 @@ struct HomeAssistantRelayTests {
         let engine = try await EngineHarness()
         try await harness.server.restarted(transports: ["demo": engine.transports]) { client in
             let ha = HomeAssistantCaller(client: client)
-            #expect(try await ha.rateLimits(token: token).rateLimitCounts == [2, 0, 2, 3, 1])
+            #expect(try await ha.rateLimits(token: token).rateLimitCounts == [0, 0, 2, 3, 1])
             let third = try await ha.send("three", token: token)
             #expect(third.status == .created)
-            #expect(third.rateLimitCounts == [3, 0, 3, 3, 0])
+            #expect(third.rateLimitCounts == [0, 0, 3, 3, 0])
             #expect(try await ha.send("four", token: token).status == .tooManyRequests)
         }
         await engine.stop()

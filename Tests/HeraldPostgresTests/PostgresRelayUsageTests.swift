@@ -26,10 +26,10 @@ struct PostgresRelayUsageTests {
             }
             #expect(granted == 5)
             let usage = try await other.relayUsage(appID: "demo", service: .fcm, token: token, day: "2026-11-25")
-            #expect(usage == RelayUsage(successful: 5, errors: 15))
+            #expect(usage == RelayUsage(accepted: 5, refused: 15))
             let failed = try await fixture.store.countRelayError(
                 appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: true)
-            #expect(failed == RelayUsage(successful: 4, errors: 16))
+            #expect(failed == RelayUsage(accepted: 4, refused: 16))
             _ = try await fixture.store.claimRelaySend(
                 appID: "demo", service: .fcm, token: token, day: "2026-11-26", maximum: 5)
             #expect(

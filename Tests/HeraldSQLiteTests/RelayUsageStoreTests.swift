@@ -18,7 +18,7 @@ struct RelayUsageStoreTests {
         _ = try await store.claimRelaySend(appID: "demo", service: .fcm, token: token, day: "2026-11-25", maximum: 9)
         let failed = try await store.countRelayError(
             appID: "demo", service: .fcm, token: token, day: "2026-11-25", releasingClaim: true)
-        #expect(failed == RelayUsage(successful: 0, errors: 1))
+        #expect(failed == RelayUsage(accepted: 0, refused: 1))
         #expect(
             try await store.relayUsage(appID: "other", service: .fcm, token: token, day: "2026-11-25")
                 == RelayUsage())

@@ -24,7 +24,19 @@ public struct AppDirectory: Sendable {
 
     private final class Entries: Sendable {
         package let current: Mutex<[Entry]>
+        /// Who is told of a reload (``onReload(_:_:)``), by name.
+        package let reloadListeners = Mutex(ReloadListeners())
         package init(_ entries: [Entry]) { current = Mutex(entries) }
+    }
+
+    /// The reload listeners. Each closure is held by a class: a closure read out of a `Mutex`'s value
+    /// through its `inout` access is re-abstracted and written back deeper each time.
+    package struct ReloadListeners: Sendable {
+        package final class Box: Sendable {
+            let call: @Sendable (DialectReload) async -> Void
+            init(_ call: @escaping @Sendable (DialectReload) async -> Void) { self.call = call }
+        }
+        var byName: [String: Box] = [:]
     }
 
     private let table: Entries
@@ -121,6 +133,20 @@ public struct AppDirectory: Sendable {
         return match
     }
 
+    /// Calls `listener` after each reload of the configuration (``reloaded(_:)``), replacing the
+    /// earlier listener of the same `name` (a dialect's settings key).
+    package func onReload(_ name: String, _ listener: @escaping @Sendable (DialectReload) async -> Void) {
+        let box = ReloadListeners.Box(listener)
+        table.reloadListeners.withLock { $0.byName[name] = box }
+    }
+
+    /// Tells every listener that the configuration was reloaded: the reloader calls it once the new
+    /// apps and provider clients are in.
+    public func reloaded(_ reload: DialectReload) async {
+        let listeners = table.reloadListeners.withLock { Array($0.byName.values) }
+        for listener in listeners { await listener.call(reload) }
+    }
+
     /// An app's current server key; nil for an unknown app. The console signs its sessions over it.
     package func serverKey(appID: String) -> String? {
         entries.first { $0.keys.appID == appID }?.keys.serverKey
@@ -196,5 +222,18 @@ public struct AppDirectory: Sendable {
             return .user(appID: entry.keys.appID, userID: try await sessions.userID(from: bearer))
         }
         throw refusal
+    }
+}
+
+/// A reload of the configuration, as the dialects see it: their settings before and after. A
+/// reload also replaces the apps' provider clients, so their credentials may have changed.
+public struct DialectReload: Sendable {
+    public var previous: DialectSettings
+    public var current: DialectSettings
+
+    /// Creates a reload.
+    public init(previous: DialectSettings, current: DialectSettings) {
+        self.previous = previous
+        self.current = current
     }
 }

@@ -181,10 +181,15 @@ extension Dispatcher {
     }
 
     /// Commits a page, then applies the settlements that came for its `confirming` deliveries
-    /// before it was committed.
-    func commitPage(_ page: PageCommit) async throws -> Bool {
+    /// before it was committed, and tells the observer of the notification's source
+    /// (``observeCommits(source:_:)``).
+    func commitPage(_ page: PageCommit, of notification: PushNotification) async throws -> Bool {
         let confirming = page.pending.filter { $0.reason == .confirming }
-        guard !confirming.isEmpty else { return try await store.commit(page) }
+        guard !confirming.isEmpty else {
+            let committed = try await store.commit(page)
+            if committed { await self.committed(page, of: notification) }
+            return committed
+        }
         let committed: Bool
         do {
             committed = try await store.commit(page)
@@ -193,6 +198,7 @@ extension Dispatcher {
             throw error
         }
         await applyEarlySettlements(confirming)
+        if committed { await self.committed(page, of: notification) }
         return committed
     }
 

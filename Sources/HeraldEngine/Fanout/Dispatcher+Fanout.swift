@@ -167,7 +167,7 @@ extension Dispatcher {
         page.cursor = "done"
         guard page.pending.isEmpty else {
             page.lockedUntil = leaseEnd()
-            guard try await commitPage(page) else {
+            guard try await commitPage(page, of: notification) else {
                 return logger.warning(
                     "job lock lost; another worker has the notification", metadata: notification.logMetadata)
             }
@@ -198,7 +198,7 @@ extension Dispatcher {
             let waitingAgain = Set(commit.pending.map(\.recipient))
             commit.resolvedPending = due.map(\.recipient).filter { !waitingAgain.contains($0) }
             commit.lockedUntil = leaseEnd()
-            guard try await commitPage(commit) else {
+            guard try await commitPage(commit, of: notification) else {
                 return logger.warning("job lock lost; another worker has the notification", metadata: metadata)
             }
         }
@@ -250,7 +250,7 @@ extension Dispatcher {
         commit.status = status
         commit.completedAt = now()
         commit.finishesJob = true
-        guard try await commitPage(commit) else {
+        guard try await commitPage(commit, of: notification) else {
             return logger.warning(
                 "job lock lost; another worker has the notification", metadata: notification.logMetadata)
         }
@@ -368,7 +368,7 @@ extension Dispatcher {
         page.at = now()
         let committed: Bool
         do {
-            committed = try await commitPage(page)
+            committed = try await commitPage(page, of: notification)
         } catch {
             await sequencer.finish(index, committed: false)
             throw error

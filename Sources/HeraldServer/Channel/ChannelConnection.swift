@@ -11,7 +11,8 @@ import Synchronization
 /// events `{"id", "type": "event", "event": {…}}`, `mobile_app/push_notification_confirm`,
 /// `unsubscribe_events` and `ping`, with Home Assistant's result and error messages.
 ///
-/// The `webhook_id` of Home Assistant is the installation id: a device subscribes to its own
+/// The `webhook_id` of Home Assistant is the installation id, or the device id (the webhook id a
+/// device registered by the Home Assistant relay was registered with): a device subscribes to its own
 /// installations only (the user's, for a user token; the one installation, for its channel
 /// credential).
 final class ChannelConnection: Sendable {
@@ -120,8 +121,10 @@ final class ChannelConnection: Sendable {
     private func confirm(_ id: Int, _ message: [String: JSONValue]) async throws {
         guard case .string(let webhookID)? = message["webhook_id"] else { return try await missing(id, "webhook_id") }
         guard case .string(let confirmID)? = message["confirm_id"] else { return try await missing(id, "confirm_id") }
-        guard try await ownInstallation(id, webhookID) != nil else { return }
-        let session = state.withLock { state in state.subscriptions.values.first { $0.installationID == webhookID } }
+        guard let installation = try await ownInstallation(id, webhookID) else { return }
+        let session = state.withLock { state in
+            state.subscriptions.values.first { $0.installationID == installation.id }
+        }
         guard let session, await channels.confirm(session, confirmID: confirmID) else {
             return try await error(id, "not_found", "Push notification channel not found")
         }
@@ -141,21 +144,34 @@ final class ChannelConnection: Sendable {
     }
 
     /// The installation a `webhook_id` names, when the caller may use it; otherwise answers Home
-    /// Assistant's error and returns nil.
+    /// Assistant's error and returns nil. The webhook id is an installation id, or else the device id
+    /// of the app's installations (a device the Home Assistant relay registered has the webhook id of
+    /// its `mobile_app` registration as its device id, and no user: only its channel credential opens
+    /// it). Of several installations with that device id, the caller's valid one updated last.
     private func ownInstallation(_ id: Int, _ webhookID: String) async throws -> Installation? {
-        let installation =
-            webhookID.isEmpty || webhookID.count > NotificationTarget.maxInstallationIDLength
-            ? nil : try await store.installation(appID: identity.appID, id: webhookID)
-        guard let installation else {
+        guard !webhookID.isEmpty, webhookID.count <= NotificationTarget.maxInstallationIDLength else {
             try await error(id, "not_found", "Webhook ID not found")
             return nil
         }
-        let allowed =
+        var candidates: [Installation] = []
+        if let installation = try await store.installation(appID: identity.appID, id: webhookID) {
+            candidates = [installation]
+        } else if webhookID.utf8.count <= InstallationRules.maxShortText {
+            candidates = try await store.installations(appID: identity.appID, deviceID: webhookID)
+        }
+        guard !candidates.isEmpty else {
+            try await error(id, "not_found", "Webhook ID not found")
+            return nil
+        }
+        let allowed = candidates.filter { installation in
             switch identity {
             case .user(_, let userID): installation.userID == userID
             case .installation(_, let installationID): installation.id == installationID
             }
-        guard allowed else {
+        }
+        guard
+            let installation = allowed.max(by: { ($0.valid ? 1 : 0, $0.updatedAt) < ($1.valid ? 1 : 0, $1.updatedAt) })
+        else {
             try await error(id, "unauthorized", "User not linked to this webhook ID")
             return nil
         }

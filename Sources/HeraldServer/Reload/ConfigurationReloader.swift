@@ -106,6 +106,9 @@ public struct ConfigurationReloader: Service {
                 throw error
             }
             let old = dispatcher.replaceTransports(transports)
+            // The dialects adapt what they keep by their settings and credentials (the Home Assistant
+            // relay moves the installations it registered to its new APNs environment).
+            await apps.reloaded(DialectReload(previous: current.dialects, current: configuration.dialects))
             let restart = Self.restartOnly(current, configuration)
             if !restart.isEmpty {
                 logger.warning(
