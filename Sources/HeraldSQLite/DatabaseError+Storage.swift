@@ -15,6 +15,11 @@ extension DatabaseError: StorageError {
 }
 
 extension WALSyncError: StorageError {
-    /// The log could not be synced: the disk cannot be written.
-    var unwritableReason: String? { "the disk cannot be written (\(operation) failed)" }
+    /// The log could not be synced: the disk cannot be written (and, after a failed `fdatasync`, is not
+    /// trusted again until a restart).
+    var unwritableReason: String? {
+        operation == "open"
+            ? "the disk cannot be written (\(operation) failed)"
+            : "the disk cannot be written (\(operation) failed; restart Herald once the disk is fixed)"
+    }
 }

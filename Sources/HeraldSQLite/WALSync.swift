@@ -18,6 +18,14 @@ import Synchronization
 /// disk, and one sync serves every commit made while the previous one ran (a group commit of the
 /// log's flushes, as PostgreSQL's WAL writer does). The log is one file written in order, so
 /// syncing it makes every frame in it durable, the commit frames of those callers included.
+///
+/// The log's descriptor is opened at the first sync, and again whenever the path names another file
+/// than the one open (SQLite deletes the log when its last connection closes and creates it anew);
+/// each time, the directory is synced too, so the log's (and the database's) directory entry
+/// survives a power loss before SQLite's first checkpoint syncs it. A failed `fdatasync` fails every
+/// later sync as well, until Herald is restarted: after one, the kernel may have dropped the log's
+/// dirty pages and a later `fdatasync` that succeeds would not bring them back (PostgreSQL's
+/// "fsyncgate"), so nothing more is answered as durable (docs/reliability.md, "A failed fsync").
 final class WALSync: Sendable {
     /// What waits for the next sync: answers for success and for a failed sync.
     private struct Waiter: Sendable {
@@ -30,7 +38,11 @@ final class WALSync: Sendable {
         var syncing = false
         /// The log file, opened at the first sync (the database creates it).
         var descriptor: Int32 = -1
+        /// The open log's device and inode, to notice the path naming a new log.
+        var file: (device: UInt64, inode: UInt64) = (0, 0)
         var syncs = 0
+        /// The first failed sync: every later one fails with it.
+        var failure: WALSyncError?
     }
 
     /// The write-ahead log's path (`<database>-wal`).
@@ -39,10 +51,16 @@ final class WALSync: Sendable {
     let isEnabled: Bool
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "herald.sqlite.wal-sync")
+    /// `fdatasync` (tests inject a failing one).
+    private let dataSync: @Sendable (Int32) -> Int32
 
-    init(databasePath: String, enabled: Bool = true) {
+    init(
+        databasePath: String, enabled: Bool = true,
+        dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }
+    ) {
         path = databasePath + "-wal"
         isEnabled = enabled
+        self.dataSync = dataSync
     }
 
     deinit {
@@ -92,16 +110,56 @@ final class WALSync: Sendable {
         }
     }
 
-    /// One `fdatasync` of the log, opening it first if needed.
+    /// One `fdatasync` of the log, opening it (and syncing its directory) first when the path names
+    /// another file than the open one.
     private func flush(_ known: Int32) throws {
+        if let failure = state.withLock({ $0.failure }) { throw failure.repeated }
         var descriptor = known
-        if descriptor < 0 {
-            descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw WALSyncError(operation: "open", code: errno) }
-            state.withLock { $0.descriptor = descriptor }
+        var named = stat()
+        let exists = stat(path, &named) == 0
+        let current = state.withLock { $0.file }
+        if descriptor < 0 || (exists && (UInt64(named.st_dev), UInt64(named.st_ino)) != current) {
+            descriptor = try reopen(replacing: descriptor)
         }
-        guard fdatasync(descriptor) == 0 else { throw WALSyncError(operation: "fdatasync", code: errno) }
+        guard dataSync(descriptor) == 0 else {
+            let failure = WALSyncError(operation: "fdatasync", code: errno)
+            state.withLock { $0.failure = failure }
+            throw failure
+        }
         state.withLock { $0.syncs += 1 }
+    }
+
+    /// Opens the log in place of `old`, and syncs the directory that holds it.
+    private func reopen(replacing old: Int32) throws -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw WALSyncError(operation: "open", code: errno) }
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw WALSyncError(operation: "fstat", code: code)
+        }
+        let slash = path.lastIndex(of: "/")
+        let directoryPath = slash.map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let directory = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else {
+            let code = errno
+            close(descriptor)
+            throw WALSyncError(operation: "open of the log's directory", code: code)
+        }
+        defer { close(directory) }
+        guard fsync(directory) == 0 else {
+            let failure = WALSyncError(operation: "fsync of the log's directory", code: errno)
+            close(descriptor)
+            state.withLock { $0.failure = failure }
+            throw failure
+        }
+        if old >= 0 { close(old) }
+        state.withLock { state in
+            state.descriptor = descriptor
+            state.file = (UInt64(opened.st_dev), UInt64(opened.st_ino))
+        }
+        return descriptor
     }
 }
 
@@ -109,6 +167,35 @@ final class WALSync: Sendable {
 struct WALSyncError: Error, CustomStringConvertible {
     let operation: String
     let code: Int32
+    /// Whether this sync was refused for an earlier failed one (nothing was tried).
+    var earlier = false
 
-    var description: String { "\(operation) of the SQLite write-ahead log failed: \(String(cString: strerror(code)))" }
+    /// The error a later sync fails with.
+    var repeated: WALSyncError {
+        var error = self
+        error.earlier = true
+        return error
+    }
+
+    var description: String {
+        let what = "\(operation) of the SQLite write-ahead log failed"
+        let why = String(cString: strerror(code))
+        guard earlier else { return "\(what): \(why)" }
+        return "\(what) earlier (\(why)): the kernel may have dropped unsynced data, so nothing more is accepted "
+            + "until Herald is restarted"
+    }
+}
+
+extension WALSync {
+    /// The inode of the file open on `descriptor`, nil when it cannot be read (tests).
+    static func inode(ofDescriptor descriptor: Int32) -> UInt64? {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 ? UInt64(status.st_ino) : nil
+    }
+
+    /// The inode of the file at `path`, nil when there is none (tests).
+    static func inode(atPath path: String) -> UInt64? {
+        var status = stat()
+        return stat(path, &status) == 0 ? UInt64(status.st_ino) : nil
+    }
 }

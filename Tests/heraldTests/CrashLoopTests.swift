@@ -62,27 +62,34 @@ enum CrashLoop {
 
     /// Runs the loop on `store`; without `HERALD_CRASH_SEED`, its first run kills at the point `firstPoint` after
     /// ``pointOffset`` (so the default runs of both stores, SQLite's then PostgreSQL's, kill at all three points).
-    static func run(store: Store, defaultRuns: Int, firstPoint: Int) async throws {
+    /// - Parameter powerLoss: Whether each kill is a power loss too (the database on LazyFS), and with
+    ///   which setting; nil for `kill -9` alone. `runsVariable` names the variable that sets the runs.
+    static func run(
+        store: Store, defaultRuns: Int, firstPoint: Int, powerLoss: PowerLoss? = nil,
+        runsVariable: String = "HERALD_CRASH_RUNS"
+    ) async throws {
         let environment = ProcessInfo.processInfo.environment
-        let runs = environment["HERALD_CRASH_RUNS"].flatMap(Int.init) ?? defaultRuns
+        let runs = environment[runsVariable].flatMap(Int.init) ?? defaultRuns
         let seed =
             environment["HERALD_CRASH_SEED"].flatMap { UInt64($0.replacingOccurrences(of: "0x", with: ""), radix: 16) }
             ?? UInt64.random(in: 0...UInt64.max)
         let point = environment["HERALD_CRASH_POINT"].flatMap(KillPoint.init(rawValue:))
+        let name = powerLoss.map { "power loss (\($0.rawValue))" } ?? "crash loop"
         print(
-            "crash loop \(store.rawValue): \(runs) runs, HERALD_CRASH_SEED=\(String(seed, radix: 16)), page size \(pageSize)"
+            "\(name) \(store.rawValue): \(runs) runs, HERALD_CRASH_SEED=\(String(seed, radix: 16)), page size \(pageSize)"
         )
         var figures: [CrashRun.Figures] = []
         for index in 0..<runs {
             let runSeed = seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
             let first = environment["HERALD_CRASH_SEED"] == nil ? pointOffset + firstPoint : Int(seed % 3)
             let killPoint = point ?? KillPoint.allCases[(first + index) % 3]
-            let run = CrashRun(store: store, index: index + 1, runs: runs, seed: runSeed, killPoint: killPoint)
+            let run = CrashRun(
+                store: store, index: index + 1, runs: runs, seed: runSeed, killPoint: killPoint, powerLoss: powerLoss)
             let result = try await run.execute()
             print(result.line)
             figures.append(result)
         }
-        print("crash loop \(store.rawValue) summary (seed \(String(seed, radix: 16))):")
+        print("\(name) \(store.rawValue) summary (seed \(String(seed, radix: 16))):")
         print(CrashRun.Figures.tableHeader)
         for result in figures { print(result.tableRow) }
     }
@@ -228,6 +235,17 @@ struct CrashRun {
     let runs: Int
     let seed: UInt64
     let killPoint: CrashLoop.KillPoint
+    /// Whether the kill is a power loss too (the database on LazyFS, its unsynced bytes dropped).
+    var powerLoss: PowerLoss?
+
+    /// How many devices may get a notification twice, per notification and in a run. After `kill -9`, what
+    /// was sent and not yet committed: one page of a notification, a page per worker in a run. After a power
+    /// loss, also the page commits not yet synced (engine commits are not synced by design; the log is synced
+    /// by the next acknowledged write): at most the pages in flight in every batch of the pipeline.
+    var duplicateBound: (perNotification: Int, perRun: Int) {
+        let pages = powerLoss == nil ? 1 : CrashLoop.pipelineDepth
+        return (CrashLoop.pageSize * pages, CrashLoop.pageSize * CrashLoop.workers * pages)
+    }
 
     /// What one run did, for the printed line and the summary table.
     struct Figures {
@@ -251,6 +269,10 @@ struct CrashRun {
         var badgeCauses = ""
         var restartListening: Duration = .zero
         var restartDone: Duration = .zero
+        /// A power loss: the bytes dropped, and the acknowledged sends and registrations that were lost.
+        var unsynced = 0
+        var lostSends = 0
+        var lostRegistrations = 0
 
         static let tableHeader = """
             | store | run | kill point | POSTs | accepted | unanswered (exist) | notifications | devices | \
@@ -274,6 +296,9 @@ struct CrashRun {
                 + "\(maxDuplicatesPerNotification) per notification); badges over notifications delivered: "
                 + "\(badgeCauses); restart \(CrashRun.seconds(restartListening)) to listen, "
                 + "\(CrashRun.seconds(restartDone)) until all done"
+                + (unsynced > 0
+                    ? "; power loss dropped \(unsynced) unsynced bytes, lost \(lostSends) accepted sends and "
+                        + "\(lostRegistrations) answered registrations" : "")
         }
     }
 
@@ -289,6 +314,9 @@ struct CrashRun {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database: PostgresTestDatabase? = store == .postgres ? try await PostgresTestDatabase.create() : nil
+        let lazyFS = powerLoss == nil ? nil : try await LazyFSMount(in: directory)
+        defer { lazyFS?.stopNow() }
+        let sqliteFile = lazyFS.map { $0.path + "/herald.sqlite" } ?? directory.file("herald.sqlite")
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
         let apns = try await ObservedAPNsServer.start(ca: ca, credentials: [key.credential(topics: [CrashLoop.topic])])
@@ -296,9 +324,9 @@ struct CrashRun {
         let fcm = try await MockFCMServer.start(ca: ca, serviceAccount: account)
         let providers = Providers(apns: apns, fcm: fcm)
         let config = try writeConfig(
-            directory: directory, ca: ca, key: key, account: account, providers: providers, database: database)
-        let sql = SQLRunner(
-            sqliteFile: database == nil ? directory.file("herald.sqlite") : nil, postgresURL: database?.url)
+            directory: directory, ca: ca, key: key, account: account, providers: providers, database: database,
+            sqliteFile: sqliteFile)
+        let sql = SQLRunner(sqliteFile: database == nil ? sqliteFile : nil, postgresURL: database?.url)
 
         let traffic = TrafficLog()
         let killSwitch = KillSwitch()
@@ -389,10 +417,19 @@ struct CrashRun {
         _ = try await server.exitStatus()
         apns.onAnswer(nil)
         figures.killDetail = killSwitch.detail.withLock { $0 }
+        if let lazyFS {
+            // The power loss: once the server is dead, every byte it did not sync is gone.
+            let usage = try await lazyFS.usage()
+            #expect(usage < 100, "LazyFS's cache is full (\(usage) %): it wrote through, and hid any loss")
+            figures.unsynced = try await lazyFS.unsyncedBytes()
+            try await lazyFS.clearCache()
+        }
 
         if store == .sqlite {
             let check = try await sql.rows("PRAGMA integrity_check")
-            #expect(check == ["ok"], "integrity_check right after kill -9: \(check)")
+            #expect(
+                check == ["ok"], "integrity_check right after \(lazyFS == nil ? "kill -9" : "the power loss"): \(check)"
+            )
         }
 
         // Restart and let everything finish.
@@ -411,6 +448,8 @@ struct CrashRun {
                 ["done", "failed", "canceled", "expired"].contains($0["status"] as? String)
             }
             if final, ids.isSuperset(of: accepted) { break }
+            // The unsafe run loses some of them for good: it waits for what is there to finish.
+            if final, powerLoss == .unsafe, ContinuousClock.now - restartStart > .seconds(5) { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         figures.restartDone = ContinuousClock.now - restartStart
@@ -422,10 +461,31 @@ struct CrashRun {
         )
         .map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
 
-        try await verify(
-            traffic: traffic, providers: providers, notifications: notifications, installations: installations,
-            ledger: ledger,
-            sql: sql, figures: &figures)
+        // What the restarted server lost of what was acknowledged: accepted sends, answered registrations.
+        let listed = Set(notifications.compactMap { $0["id"] as? String })
+        figures.lostSends = accepted.filter { !listed.contains($0) }.count
+        let suffixes = Set(installations.compactMap { $0["token_suffix"] as? String })
+        figures.lostRegistrations = traffic.state.withLock { state in
+            state.devices.values.filter { $0.registeredAt != nil && !suffixes.contains(String($0.token.suffix(8))) }
+                .count
+        }
+        if powerLoss == .unsafe {
+            let sends = traffic.state.withLock { $0.sends }
+            figures.posts = sends.count
+            figures.accepted = sends.filter { $0.status == 202 }.count
+            figures.notifications = notifications.count
+            figures.devices = installations.count
+            #expect(
+                figures.lostSends + figures.lostRegistrations > 0,
+                "sqlite.synchronous normal lost no acknowledged write in a power loss: the test cannot tell")
+        } else {
+            #expect(figures.lostSends == 0, "\(figures.lostSends) accepted sends lost")
+            #expect(figures.lostRegistrations == 0, "\(figures.lostRegistrations) answered registrations lost")
+            try await verify(
+                traffic: traffic, providers: providers, notifications: notifications, installations: installations,
+                ledger: ledger,
+                sql: sql, figures: &figures)
+        }
 
         try await apns.shutdown()
         try await fcm.shutdown()
@@ -696,7 +756,7 @@ struct CrashRun {
             let twice = received.values.filter { $0.filter { $0 != 500 }.count > 1 }.count
             duplicates += twice
             maxDuplicates = max(maxDuplicates, twice)
-            #expect(twice <= CrashLoop.pageSize, "s\(send.seq) \(id): \(twice) devices got it twice")
+            #expect(twice <= duplicateBound.perNotification, "s\(send.seq) \(id): \(twice) devices got it twice")
 
             // Counts add up and match the ledger (delivery_log: all keeps every outcome).
             let counts = notification["counts"] as? [String: Any] ?? [:]
@@ -712,7 +772,7 @@ struct CrashRun {
         }
         figures.duplicates = duplicates
         figures.maxDuplicatesPerNotification = maxDuplicates
-        #expect(duplicates <= CrashLoop.pageSize * CrashLoop.workers, "\(duplicates) duplicates in one run")
+        #expect(duplicates <= duplicateBound.perRun, "\(duplicates) duplicates in one run")
 
         // Installations: one per token, every answered registration there, state as the mock's answers make it.
         figures.devices = installations.count
@@ -894,7 +954,7 @@ struct CrashRun {
 
     func writeConfig(
         directory: TemporaryDirectory, ca: TestCertificateAuthority, key: TestAPNsAuthKey, account: TestServiceAccount,
-        providers: Providers, database: PostgresTestDatabase?
+        providers: Providers, database: PostgresTestDatabase?, sqliteFile: String
     ) throws -> String {
         let keyFile = directory.file("AuthKey.p8")
         try key.p8PEM.write(toFile: keyFile, atomically: false, encoding: .utf8)
@@ -909,7 +969,7 @@ struct CrashRun {
         let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let databaseLines =
             database.map { "database: \($0.url)\nsecret_key: \(secret)" }
-            ?? "database: \(directory.file("herald.sqlite"))"
+            ?? "database: \(sqliteFile)\nsqlite:\n  synchronous: \(powerLoss?.synchronous ?? "full")"
         let config = directory.file("herald.yaml")
         try """
         \(databaseLines)

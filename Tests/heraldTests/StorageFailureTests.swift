@@ -143,6 +143,84 @@ struct StorageFailureTests {
         #expect(readOnly.text.contains("Cannot create") || readOnly.text.contains("read-only"), "\(readOnly.text)")
     }
 
+    /// An `LD_PRELOAD` library that makes `fsync` and `fdatasync` fail with `EIO` while the file its
+    /// `HERALD_FAIL_FSYNC` variable names exists, compiled here with the machine's C compiler.
+    static func failingSyncLibrary(in directory: TemporaryDirectory) async throws -> String {
+        let source = directory.file("failsync.c")
+        try """
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <errno.h>
+        #include <stdlib.h>
+        #include <unistd.h>
+        static int failing(void) {
+            const char *trigger = getenv("HERALD_FAIL_FSYNC");
+            return trigger != NULL && access(trigger, F_OK) == 0;
+        }
+        int fdatasync(int fd) {
+            if (failing()) { errno = EIO; return -1; }
+            int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+            return real(fd);
+        }
+        int fsync(int fd) {
+            if (failing()) { errno = EIO; return -1; }
+            int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+            return real(fd);
+        }
+        """.write(toFile: source, atomically: false, encoding: .utf8)
+        let library = directory.file("libfailsync.so")
+        let (status, _, errors) = try await ScriptProcess.run(["cc", "-shared", "-fPIC", "-o", library, source, "-ldl"])
+        try #require(status == 0, "cc: \(errors)")
+        return library
+    }
+
+    @Test(
+        "A failed fsync is never answered as success: the write gets 503, readyz says so, and no later write is accepted until a restart"
+    )
+    func failedFsync() async throws {
+        let directory = try TemporaryDirectory()
+        let library = try await Self.failingSyncLibrary(in: directory)
+        let trigger = directory.file("fail-fsync-now")
+        let database = directory.file("herald.sqlite")
+        let environment = ["LD_PRELOAD": library, "HERALD_FAIL_FSYNC": trigger]
+        let server = try HeraldProcess(
+            ["serve", "--database", "sqlite://\(database)", "--port", "0"], environment: environment)
+        defer { server.process.terminate() }
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let key = try await server.line(startingWith: "server key: ")
+        let first = try await Self.register(address, key: key)
+        #expect(first.status == 201, "\(first.body)")
+
+        // The disk fails one sync: that write is refused, not answered 201.
+        FileManager.default.createFile(atPath: trigger, contents: nil)
+        let refused = try await Self.register(address, key: key)
+        #expect(refused.status == 503 && refused.body.contains("storage_unavailable"), "\(refused.body)")
+        // The disk answers again, but the kernel may have dropped what the failed sync should have written:
+        // nothing is accepted as durable any more, and readiness says why, until Herald is restarted.
+        try FileManager.default.removeItem(atPath: trigger)
+        for _ in 0..<3 {
+            let later = try await Self.register(address, key: key)
+            #expect(later.status == 503 && later.body.contains("restart"), "\(later.body)")
+        }
+        let ready = try await Self.readiness(address, becomes: 503, containing: "restart")
+        #expect(ready.status == 503 && ready.body.contains("restart"), "\(ready.body)")
+        #expect(try await request("GET", "\(address)/healthz").status == 200)
+        #expect(!server.text.contains("internal_error"), "\(server.text)")
+        server.process.terminate()
+        _ = try await server.exitStatus()
+
+        // Restarted, it accepts writes again, and what it acknowledged before is there.
+        let restarted = try HeraldProcess(
+            ["serve", "--database", "sqlite://\(database)", "--port", "0"], environment: environment)
+        defer { restarted.process.terminate() }
+        let secondAddress = try await restarted.line(startingWith: "Herald is listening on ")
+        #expect(try await Self.readiness(secondAddress, becomes: 200).status == 200)
+        #expect(try await Self.register(secondAddress, key: key).status == 201)
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(first.body.utf8)) as? [String: Any])?["id"] as? String)
+        #expect(try await request("GET", "\(secondAddress)/v1/installations/\(id)", bearer: key).status == 200)
+    }
+
     @Test("PostgreSQL turned read-only: writes answer 503 storage_unavailable, readyz says so, both recover")
     func postgresReadOnly() async throws {
         let database = try await PostgresTestDatabase.create()

@@ -1,0 +1,81 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+@testable import HeraldSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("WALSync: the log's sync, its descriptor and a failed fdatasync")
+struct WALSyncTests {
+    /// `fdatasync` as scripted: each call takes the next answer (0, or an errno to fail with), then succeeds;
+    /// the descriptors it was called with are kept.
+    final class ScriptedSync: Sendable {
+        private let state: Mutex<(answers: [Int32], calls: [Int32])>
+        init(_ answers: [Int32]) { state = Mutex((answers, [])) }
+        var calls: [Int32] { state.withLock { $0.calls } }
+
+        func callAsFunction(_ descriptor: Int32) -> Int32 {
+            let answer = state.withLock { state -> Int32 in
+                state.calls.append(descriptor)
+                return state.answers.isEmpty ? 0 : state.answers.removeFirst()
+            }
+            guard answer != 0 else { return 0 }
+            errno = answer
+            return -1
+        }
+    }
+
+    @Test("A failed fdatasync fails that sync and every later one, without trying again (fsyncgate)")
+    func failedSyncIsFinal() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("w.sqlite")
+        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        let scripted = ScriptedSync([0, EIO])
+        let sync = WALSync(databasePath: database, dataSync: { scripted($0) })
+        try await sync.sync()
+        #expect(sync.syncs == 1)
+        let failed = await #expect(throws: WALSyncError.self) { try await sync.sync() }
+        #expect(failed?.earlier == false)
+        #expect(failed?.code == EIO)
+        // The disk would answer now; Herald does not ask it again and answers nothing as durable.
+        for _ in 0..<3 {
+            let later = await #expect(throws: WALSyncError.self) { try await sync.sync() }
+            #expect(later?.earlier == true)
+            #expect(later.map { "\($0)" }?.contains("until Herald is restarted") == true)
+            #expect(HeraldError.classify(try #require(later))?.code == "storage_unavailable")
+        }
+        #expect(scripted.calls.count == 2)
+        #expect(sync.syncs == 1)
+    }
+
+    @Test("A log replaced on disk (SQLite deletes it when its last connection closes) is opened again")
+    func replacedLogIsReopened() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("r.sqlite")
+        let log = database + "-wal"
+        FileManager.default.createFile(atPath: log, contents: Data("first".utf8))
+        let scripted = ScriptedSync([])
+        let sync = WALSync(databasePath: database, dataSync: { scripted($0) })
+        try await sync.sync()
+        let first = try #require(WALSync.inode(atPath: log))
+        #expect(WALSync.inode(ofDescriptor: try #require(scripted.calls.last)) == first)
+        // The same file: the same descriptor.
+        try await sync.sync()
+        #expect(Set(scripted.calls).count == 1)
+        // A new log under the same name (the old one kept open elsewhere, so its inode is not reused).
+        let held = open(log, O_RDONLY)
+        defer { close(held) }
+        try FileManager.default.removeItem(atPath: log)
+        FileManager.default.createFile(atPath: log, contents: Data("second".utf8))
+        let second = try #require(WALSync.inode(atPath: log))
+        #expect(second != first)
+        try await sync.sync()
+        #expect(WALSync.inode(ofDescriptor: try #require(scripted.calls.last)) == second)
+        #expect(sync.syncs == 3)
+    }
+}
