@@ -1273,8 +1273,9 @@ def relay_rate_limit(w: World) -> None:
     last, third = answers[-1], answers[-2]
     limits = (jbody(last) or {}).get("rateLimits") or {}
     ok = all(a.status == 201 for a in answers[:-1]) and (jbody(third) or {}).get("rateLimits", {}).get("remaining") == 0 \
-        and last.status == 429 and (jbody(last) or {}).get("errorType") == "RateLimited" and limits.get("successful") == RELAY_LIMIT \
-        and limits.get("maximum") == RELAY_LIMIT and (jbody(last) or {}).get("message")
+        and last.status == 429 and (jbody(last) or {}).get("errorType") == "RateLimited" and limits.get("remaining") == 0 \
+        and limits.get("maximum") == RELAY_LIMIT and (jbody(last) or {}).get("message") \
+        and 0 <= limits.get("successful", -1) <= RELAY_LIMIT and limits.get("errors", 0) >= 1
     R.check(f"HA relay: max_per_day {RELAY_LIMIT}: the {RELAY_LIMIT}rd accepted (remaining 0), the next 429 RateLimited with rateLimits",
             ok, f"{[a.status for a in answers]}; last {describe(last)}")
     answer = call(h, "POST", "/ha/push", {}, {"message": "m", "push_token": other,
