@@ -10,7 +10,7 @@ import Testing
 /// it is synced, so clearing that cache loses exactly the bytes nobody synced — what a power loss or
 /// a kernel crash loses (metadata, though, reaches the disk at once: a missing directory sync cannot
 /// show here). LazyFS is not in the repository: `scripts/bootstrap` builds it from
-/// `../shared/tools/lazyfs` into `.build/lazyfs` (docs/testing.md).
+/// `../shared/tools/lazyfs` and links it as `.build/lazyfs` (docs/testing.md).
 struct LazyFSMount {
     /// `lazyfs.sh`, which mounts LazyFS and drives it through its command FIFO.
     static let script: String = {
