@@ -6,7 +6,7 @@ import HeraldEngine
 import Hummingbird
 import OpenAPIKit
 
-/// Another system's API served by Herald unchanged (DESIGN §6): one module (`Sources/Herald<Name>`), one
+/// Another system's API served by Herald unchanged (docs/architecture.md, "Adding a dialect"): one module (`Sources/Herald<Name>`), one
 /// conforming type, and one line in `HeraldApplication.dialects` (docs/architecture.md). A dialect reads its own per-app
 /// settings (`app.<id>.<settingsKey>.*`), registers its routes with their OpenAPI declarations, and
 /// authenticates its callers its own way over the shared ``AppDirectory`` (keys, user tokens).

@@ -9,7 +9,7 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// The Home Assistant push relay (DESIGN §6): Herald as the `push_url` of a `mobile_app`
+/// The Home Assistant push relay (docs/architecture.md, "Adding a dialect"): Herald as the `push_url` of a `mobile_app`
 /// registration. Home Assistant POSTs `{message, title?, push_token, registration_info, data?}` with
 /// no credential; the push token names the device: an installation of an app that turns the relay
 /// on (`app.<id>.home_assistant.relay`), or, as the document's relay forwards any token, one Herald

@@ -7,7 +7,7 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// The LeanCloud (AVOS Cloud) push API (DESIGN §6): `_Installation` and `_Notification`, `/1.1/push`
+/// The LeanCloud (AVOS Cloud) push API (docs/architecture.md, "Adding a dialect"): `_Installation` and `_Notification`, `/1.1/push`
 /// and `/1.1/batch`, as the SDKs and the REST guide call them, over Herald's registry and engine.
 /// Point an SDK at Herald with `LEANCLOUD_API_SERVER=<Herald URL>`; callers authenticate as
 /// ``LeanCloudCaller`` says, and every error is LeanCloud's `{"code", "error"}` (``LeanCloudFailure``).

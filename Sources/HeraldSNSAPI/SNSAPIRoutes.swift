@@ -8,7 +8,7 @@ import Hummingbird
 import Logging
 import NIOHTTP1
 
-/// The SNS-compatible API (DESIGN §6): the mobile-push subset of AWS SNS's Query API at
+/// The SNS-compatible API (docs/architecture.md, "Adding a dialect"): the mobile-push subset of AWS SNS's Query API at
 /// `POST /sns`, so code written for SNS with an AWS SDK works against Herald by changing its
 /// endpoint URL. Requests are SigV4-signed (service `sns`) with an app's access key, which selects
 /// the app; answers are SNS's XML, errors SNS's codes and statuses.

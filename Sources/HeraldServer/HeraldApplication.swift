@@ -20,7 +20,7 @@ import Logging
 /// Builds Herald's HTTP application from its parts; `herald serve` and the tests use the same
 /// builder.
 public enum HeraldApplication {
-    /// The dialects Herald serves (DESIGN §6): a new one is its own module (`Sources/Herald<Name>`, on
+    /// The dialects Herald serves (docs/architecture.md, "Adding a dialect"): a new one is its own module (`Sources/Herald<Name>`, on
     /// `HeraldAPI`) and a line here (docs/architecture.md).
     static let dialects: [any Dialect.Type] = [
         ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,

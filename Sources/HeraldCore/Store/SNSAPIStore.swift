@@ -53,7 +53,7 @@ public struct SNSSubscription: Sendable, Equatable {
     }
 }
 
-/// What the SNS-compatible API keeps beside installations (DESIGN §6): platform applications,
+/// What the SNS-compatible API keeps beside installations (docs/architecture.md, "Adding a dialect"): platform applications,
 /// topics and subscriptions, in small named tables. Endpoints are installations, found here by
 /// the platform application they belong to (their `sns_platform_application` attribute).
 public protocol SNSAPIStore: Sendable {

@@ -21,7 +21,7 @@ struct OperationsRoutes: Sendable {
     /// cancelled and left to finish on its own (it may not heed cancellation).
     ///
     /// The two tasks here are unstructured on purpose: a query on a PostgreSQL connection that the
-    /// server ended may never return, nor heed cancellation (RELIABILITY.md), and a child task
+    /// server ended may never return, nor heed cancellation (docs/reliability.md), and a child task
     /// would hold `/readyz` until it did — the probe exists to answer when the database does not.
     /// Each is bounded: the timer by `limit`, the check by the database call's own end.
     static func answer(
