@@ -482,7 +482,9 @@ let package = Package(
         } + [
             .testTarget(
                 name: "heraldTests",
-                dependencies: ["herald", "HeraldTestSupport"],
+                dependencies: [
+                    "herald", "HeraldTestSupport", "HeraldSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                ],
                 swiftSettings: swiftSettings
             ),
             // The device-side library: Foundation only, so iOS and macOS apps take nothing else.

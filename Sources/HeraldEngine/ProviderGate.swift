@@ -10,6 +10,11 @@ import Synchronization
 /// left unanswered (the streak is this node's own) and the streak ends with its first answer.
 /// A pause holds back all of a provider (scope empty) or, for Web Push, the browsers of one push
 /// service (scope its origin, ``PushToken/pauseScope``): one app's browsers use several.
+///
+/// When an unreachable provider's pause ends, one batch at a time tries it (a probe: half-open,
+/// as a circuit breaker is) and only a batch that may wait for it: a retry of waiting devices, never a
+/// batch of a fan-out's pipeline, whose wait would hold back the batches after it and so the other
+/// providers' devices (docs/reliability.md §1). The others wait `base` more.
 final class ProviderGate: Sendable {
     private struct Key: Hashable {
         var appID: String
@@ -22,6 +27,16 @@ final class ProviderGate: Sendable {
         var refreshedAt: Date?
         /// Batches in a row each provider left unanswered.
         var unanswered: [Key: Int] = [:]
+        /// The unreachable providers a batch is trying now (its probe), until it records their answers.
+        var probing: Set<Key> = []
+    }
+
+    /// Whether a batch may try a provider whose unreachable pause has ended.
+    enum Probe: Sendable {
+        /// It may: it is a retry of waiting devices, and no other batch is trying the provider.
+        case allowed
+        /// It may not: a batch of a fan-out's pipeline.
+        case never
     }
 
     private let state = Mutex(State())
@@ -49,17 +64,51 @@ final class ProviderGate: Sendable {
         }
     }
 
-    /// Until when the provider is paused for the app, if it is at `now`: all of it, or the part
-    /// `scope` names.
-    func pausedUntil(appID: String, service: PushService, scope: String = "", now: Date) -> Date? {
+    /// What a batch may do with a provider now.
+    enum Admission: Equatable, Sendable {
+        /// Send: the provider is not paused.
+        case open
+        /// Send, as the probe of a provider left unanswered whose pause has ended (of the part
+        /// `scope` names, or all of it): the batch's answers end it, or ``endProbe(appID:service:scope:)``.
+        case probe(scope: String)
+        /// Wait until then.
+        case paused(until: Date)
+
+        /// Until when the batch's devices of the provider wait, if they do.
+        var pausedUntil: Date? {
+            if case .paused(let until) = self { return until }
+            return nil
+        }
+    }
+
+    /// What a batch may do with the provider for the app at `now`: all of it, or the part `scope`
+    /// names. A provider left unanswered whose pause has ended is tried by one batch at a time that
+    /// may wait for it (`probe` `.allowed`): the call claims the probe; for the others it is paused
+    /// `base` more.
+    func admission(
+        appID: String, service: PushService, scope: String = "", now: Date, probe: Probe, base: Duration
+    ) -> Admission {
         state.withLock { state in
-            guard !state.pauses.isEmpty else { return nil }
-            var until = state.pauses[Key(appID: appID, service: service, scope: "")]
-            if !scope.isEmpty, let part = state.pauses[Key(appID: appID, service: service, scope: scope)] {
-                until = max(until ?? part, part)
+            let whole = Key(appID: appID, service: service, scope: "")
+            let part = Key(appID: appID, service: service, scope: scope)
+            if !state.pauses.isEmpty {
+                var until = state.pauses[whole]
+                if !scope.isEmpty, let paused = state.pauses[part] { until = max(until ?? paused, paused) }
+                if let until, until > now { return .paused(until: until) }
             }
-            guard let until else { return nil }
-            return until > now ? until : nil
+            guard !state.unanswered.isEmpty else { return .open }
+            let key = state.unanswered[part] != nil ? part : whole
+            guard state.unanswered[key] != nil else { return .open }
+            if case .allowed = probe, state.probing.insert(key).inserted { return .probe(scope: key.scope) }
+            return .paused(until: now.addingTimeInterval(Self.seconds(base)))
+        }
+    }
+
+    /// Ends a probe (the scope ``Admission/probe(scope:)`` named) that recorded no answer (its batch
+    /// failed first, or asked the provider nothing): the next batch may try.
+    func endProbe(appID: String, service: PushService, scope: String = "") {
+        state.withLock { state in
+            _ = state.probing.remove(Key(appID: appID, service: service, scope: scope))
         }
     }
 
@@ -86,6 +135,7 @@ final class ProviderGate: Sendable {
             let key = Key(appID: appID, service: service, scope: scope)
             let streak = (state.unanswered[key] ?? 0) + 1
             state.unanswered[key] = streak
+            state.probing.remove(key)
             let seconds = min(Self.seconds(cap), Self.seconds(base) * pow(2, Double(min(streak, 60) - 1)))
             let until = now.addingTimeInterval(seconds)
             state.pauses[key] = max(state.pauses[key] ?? until, until)
@@ -96,7 +146,9 @@ final class ProviderGate: Sendable {
     /// A provider (or the part `scope` names) answered, whatever it said: its unanswered streak ends.
     func answered(appID: String, service: PushService, scope: String = "") {
         state.withLock { state in
-            _ = state.unanswered.removeValue(forKey: Key(appID: appID, service: service, scope: scope))
+            let key = Key(appID: appID, service: service, scope: scope)
+            state.unanswered.removeValue(forKey: key)
+            state.probing.remove(key)
         }
     }
 

@@ -290,7 +290,7 @@ final class CallDeadline: Sendable {
 
     init(limit: Duration) {
         self.limit = limit
-        error = .storageUnavailable("PostgreSQL did not answer within \(limit.milliseconds) ms")
+        error = .storageUnavailable("PostgreSQL did not answer within \(limit.milliseconds) ms", .unknown)
     }
 
     var expired: Bool { state.withLock { $0.expired } }
@@ -434,7 +434,8 @@ extension PostgresConnection {
     /// everything; the server's message and SQLSTATE say what went wrong without the statement's
     /// values (which may be secrets). A lost connection, a session the server ended (SQLSTATE class
     /// 57: `pg_terminate_backend`, a shutdown) or one it cannot open (class 08, the pool's failures)
-    /// is `storage_unavailable`: the database is not there for now, nothing was changed.
+    /// is `storage_unavailable`: the database is not there for now; what a lost or ended session
+    /// was committing may have been kept or not (the answer says so), what a refused one asked was not.
     static func storeError(_ error: any Error) -> any Error {
         if error is ConnectionPoolError {
             return HeraldError.storageUnavailable("PostgreSQL cannot be reached")
@@ -442,7 +443,7 @@ extension PostgresConnection {
         guard let error = error as? PSQLError else { return error }
         switch error.code {
         case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
-            return HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
+            return HeraldError.storageUnavailable("the connection to PostgreSQL was lost", .unknown)
         default: break
         }
         guard let message = error.serverInfo?[.message] else { return error }
@@ -457,7 +458,7 @@ extension PostgresConnection {
         case "25006": return HeraldError.storageUnavailable("PostgreSQL is read-only")
         case _ where state.hasPrefix("53"): return HeraldError.storageUnavailable("PostgreSQL is out of resources")
         case _ where state.hasPrefix("57") || state.hasPrefix("08"):
-            return HeraldError.storageUnavailable("PostgreSQL ended the session (SQLSTATE \(state))")
+            return HeraldError.storageUnavailable("PostgreSQL ended the session (SQLSTATE \(state))", .unknown)
         default:
             return HeraldError(
                 kind: .internal, code: "database_error", message: "PostgreSQL: \(message) (SQLSTATE \(state))")

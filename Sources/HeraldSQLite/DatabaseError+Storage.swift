@@ -12,6 +12,11 @@ extension DatabaseError: StorageError {
         default: nil
         }
     }
+
+    /// An I/O error may come from the commit's own write or sync: the change may have been kept.
+    public var unwrittenChange: HeraldError.StorageOutcome {
+        resultCode == .SQLITE_IOERR ? .unknown : .unchanged
+    }
 }
 
 extension WALSyncError: StorageError {
@@ -22,4 +27,7 @@ extension WALSyncError: StorageError {
             ? "the disk cannot be written (\(operation) failed)"
             : "the disk cannot be written (\(operation) failed; restart Herald once the disk is fixed)"
     }
+
+    /// A failed sync leaves the commit in SQLite's log, unsynced: it may be there after a restart, or not.
+    var unwrittenChange: HeraldError.StorageOutcome { operation == "open" ? .unchanged : .unknown }
 }

@@ -5,7 +5,9 @@ import HeraldCore
 extension SQLiteStore {
     public func cleanup(_ plan: CleanupPlan, now: Date) async throws -> CleanupReport {
         let nowValue = now.timeIntervalSince1970
-        return try await database.write { db in
+        // Synced before it returns, like every write Herald reports done: the report `herald cleanup` prints, and
+        // the provider-side state (SNS endpoints) the engine then removes, follow a clean-up on disk.
+        return try await durableWrite { db in
             var report = CleanupReport()
             for (policy, scope) in plan.groups {
                 let (rules, apps) = (CleanupRules(policy, now: now), Self.condition(scope))

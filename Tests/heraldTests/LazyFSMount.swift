@@ -63,6 +63,25 @@ struct LazyFSMount {
         return line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }.last ?? 0
     }
 
+    /// Sends LazyFS a fault command (`lazyfs::crash::timing=after::op=write::from_rgx=…`: LazyFS kills itself at
+    /// that operation, every byte not synced lost, the mount left dead until ``restart()``).
+    func arm(_ command: String) async throws { try await run("cmd", path, command) }
+
+    /// Whether LazyFS still runs (a crash fault has not fired).
+    func isRunning() async throws -> Bool { try await run("status", path).contains("pid ") }
+
+    /// Waits until an armed crash fault has fired.
+    func waitForCrash(_ instant: String, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await isRunning() {
+            try #require(ContinuousClock.now < deadline, "LazyFS did not crash \(instant) within \(timeout)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Mounts LazyFS again over the same backing directory, after a crash (what was synced is all there is).
+    func restart() async throws { try await run("start", path, backing) }
+
     /// Unmounts without flushing.
     func stop() async {
         _ = try? await run("stop", path)

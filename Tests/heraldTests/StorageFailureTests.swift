@@ -110,6 +110,7 @@ struct StorageFailureTests {
             if answer.status == 503 {
                 refused += 1
                 #expect(answer.body.contains("storage_unavailable"), "\(answer.body)")
+                #expect(answer.body.contains("nothing was changed"), "SQLite refused the change: \(answer.body)")
             } else {
                 accepted.append(answer.body)
             }
@@ -195,6 +196,8 @@ struct StorageFailureTests {
         FileManager.default.createFile(atPath: trigger, contents: nil)
         let refused = try await Self.register(address, key: key)
         #expect(refused.status == 503 && refused.body.contains("storage_unavailable"), "\(refused.body)")
+        // The commit is in SQLite's log, unsynced: the answer does not say nothing was changed.
+        #expect(refused.body.contains("may have been kept or not"), "\(refused.body)")
         // The disk answers again, but the kernel may have dropped what the failed sync should have written:
         // nothing is accepted as durable any more, and readiness says why, until Herald is restarted.
         try FileManager.default.removeItem(atPath: trigger)

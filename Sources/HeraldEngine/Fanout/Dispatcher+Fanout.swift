@@ -351,7 +351,7 @@ extension Dispatcher {
             page.status = .sending
             page.startedAt = started
             page.counts.targeted = recipients.count
-            try await deliver(recipients, of: notification, preferences: preferences, into: &page)
+            try await deliver(recipients, of: notification, preferences: preferences, probe: .never, into: &page)
             page.cursor = cursor
         } catch {
             _ = await sequencer.turn(index)
@@ -493,10 +493,13 @@ extension Dispatcher {
 
     /// Applies expiry, local push time, preferences and provider pauses, sends what is left, and
     /// records every outcome in `commit`.
-    /// - Parameter preferences: the recipients' stored preferences when the caller read them; nil reads them here.
+    /// - Parameters:
+    ///   - preferences: the recipients' stored preferences when the caller read them; nil reads them here.
+    ///   - probe: Whether the batch may try a provider left unanswered whose pause has ended
+    ///     (``ProviderGate/Probe``): not a batch of a fan-out's pipeline.
     private func deliver(
         _ recipients: [Recipient], of notification: PushNotification, preferences: [String: Preferences]? = nil,
-        into commit: inout PageCommit
+        probe: ProviderGate.Probe = .allowed, into commit: inout PageCommit
     )
         async throws
     {
@@ -510,14 +513,25 @@ extension Dispatcher {
         if preferences == nil, notification.respectPreferences {
             stored = try await store.preferences(installationIDs: recipients.compactMap(\.installationID))
         }
+        // One admission per provider (a Web Push service) for the whole batch: a probe is the batch's.
+        var admissions: [PauseTarget: ProviderGate.Admission] = [:]
+        defer {
+            for case (let target, .probe(let scope)) in admissions {
+                gate.endProbe(appID: notification.appID, service: target.service, scope: scope)
+            }
+        }
         var outgoing: [OutgoingPush] = []
         for recipient in recipients {
             let pause = PauseTarget(recipient)
+            let admission =
+                admissions[pause]
+                ?? gate.admission(
+                    appID: notification.appID, service: pause.service, scope: pause.scope, now: now, probe: probe,
+                    base: configuration.unreachablePause.base)
+            admissions[pause] = admission
             let plan = planner.plan(
                 for: recipient, preferences: recipient.installationID.flatMap { stored[$0] },
-                pausedUntil: gate.pausedUntil(
-                    appID: notification.appID, service: pause.service, scope: pause.scope, now: now),
-                now: now)
+                pausedUntil: admission.pausedUntil, now: now)
             guard case .send(let soundEnabled) = plan else {
                 recorder.record(plan, of: recipient, into: &commit, now: now)
                 continue
