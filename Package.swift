@@ -231,7 +231,7 @@ let package = Package(
         .target(name: "HeraldArgusAI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldHomeAssistant", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldLeanCloud", dependencies: dialectDependencies, swiftSettings: swiftSettings),
-        .target(name: "HeraldSNSAPI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
+        .target(name: "HeraldSNSAPI", dependencies: dialectDependencies + ["HeraldSNS"], swiftSettings: swiftSettings),
         .target(name: "HeraldUnifiedPush", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldMatrix", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldNtfy", dependencies: dialectDependencies, swiftSettings: swiftSettings),

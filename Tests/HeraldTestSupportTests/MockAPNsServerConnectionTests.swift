@@ -42,15 +42,19 @@ struct MockAPNsServerConnectionTests {
             #expect(try await apns.send().status == 200)
             apns.server.dropConnections(afterStreams: 1)
             #expect(try await apns.send().status == 200)
+            // The mock closes the connection after that answer: wait for the close itself.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while apns.server.openConnectionCount > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(apns.server.openConnectionCount == 0, "the mock closed the connection")
             apns.server.clearConnectionScripts()
-            // The client learns of the drop only when it next uses the connection: requests fail until it has
-            // opened a new one. (A request sent before the close reaches it may still be answered on the
-            // old connection, now that the script is cleared: try until one goes out on a new one.)
-            var attempts = 0
+            // The client learns of the drop only when it reads the close (or next uses the connection): a request
+            // may fail until it has opened a new one, so try until one is answered on a new connection.
             var reply: Reply?
-            while attempts < 10 && (reply == nil || apns.server.requests.last?.connectionID == 1) {
-                attempts += 1
+            while reply == nil || apns.server.requests.last?.connectionID == 1, ContinuousClock.now < deadline {
                 reply = try? await apns.send()
+                if reply == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(reply?.status == 200)
             let connections = apns.server.requests.map(\.connectionID)

@@ -129,6 +129,11 @@ public final class HTTP2TestServer: Sendable {
         registry.acceptedConnections
     }
 
+    /// How many connections are open now (accepted and not closed).
+    var openConnectionCount: Int {
+        registry.openConnections.count
+    }
+
     /// Stops listening, closes every connection and waits for in-flight handlers (sleeping ones are cancelled).
     func shutdown() async throws {
         let connections = registry.shutDown()

@@ -80,6 +80,9 @@ extension MockHTTP2Server {
     /// How many TCP connections the mock has accepted.
     public var connectionCount: Int { http2Server.acceptedConnections }
 
+    /// How many TCP connections are open now: a test waits on it for a close the mock made.
+    public var openConnectionCount: Int { http2Server.openConnectionCount }
+
     /// Stops listening, closes every connection and waits for in-flight requests; delayed answers are abandoned.
     /// - Throws: Never in practice; reserved for channel close failures.
     public func shutdown() async throws {
