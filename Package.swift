@@ -469,6 +469,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Package.swift's target graph against docs/architecture.md's module table.
+        .testTarget(name: "PackageGraphTests", dependencies: ["HeraldTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldSigV4Tests",
             dependencies: [
