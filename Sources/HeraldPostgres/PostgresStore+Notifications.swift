@@ -197,3 +197,6 @@ extension PostgresStore: DispatchLedger {
         }.flatMap { try $0.get("cursor", as: String?.self) }
     }
 }
+
+/// The listings, ledger reads, cancelling and opens above.
+extension PostgresStore: NotificationRecords {}

@@ -159,3 +159,6 @@ extension SQLiteStore: DispatchLedger {
                 at: Date(timeIntervalSince1970: row["at"])))
     }
 }
+
+/// The listings, ledger reads, cancelling and opens above.
+extension SQLiteStore: NotificationRecords {}

@@ -1,25 +1,36 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 /// The ranges a large notification's target is cut into, each worked as a job of its own.
 extension StoreConformance {
     static let ranges: [StoreConformanceCase] = [
         .init("ranges: a boundary is the skip-th installation after a key; pages stop at a range's end") { store in
-            var ids: [String] = []
-            // Every other one in the channel `news`.
-            for index in 0..<7 {
-                ids.append(try await register(ios(channels: index % 2 == 0 ? ["news"] : nil), in: store).id)
+            // Ids made in one millisecond increase only while no other test makes ids in another one
+            // meanwhile: the test orders them itself, then puts every other one in the channel `news`.
+            var tokens: [String: String] = [:]
+            for _ in 0..<7 {
+                let token = Fixtures.apnsToken()
+                tokens[try await register(ios(token), in: store).id] = token
+            }
+            let ids = tokens.keys.sorted()
+            for index in stride(from: 0, to: 7, by: 2) {
+                _ = try await register(ios(tokens[ids[index]] ?? "", channels: ["news"]), in: store)
             }
             _ = try await register(ios(), in: store, app: "other")
-            ids.sort()
             let all = NotificationTarget(audience: .all)
             #expect(try await store.rangeBoundary(all, appID: "a", after: nil, skip: 3) == ids[2])
             #expect(try await store.rangeBoundary(all, appID: "a", after: ids[2], skip: 3) == ids[5])
             #expect(try await store.rangeBoundary(all, appID: "a", after: ids[5], skip: 3) == nil)
             #expect(try await store.rangeBoundary(all, appID: "a", after: ids[5], skip: 1) == ids[6])
             // Everyone's bounds are the app's installations, whatever the filters: two Android ones count.
-            let android = [try await register(android(), in: store).id, try await register(android(), in: store).id]
+            // Registered a second later, so their ids sort after the others.
+            let later = now.addingTimeInterval(1)
+            let android = [
+                try await register(android(), in: store, now: later).id,
+                try await register(android(), in: store, now: later).id,
+            ]
             let ios = NotificationTarget(audience: .all, services: [.apns])
             #expect(try await store.rangeBoundary(ios, appID: "a", after: ids[6], skip: 1) == android.min())
             // Another audience's bounds are its own recipients.

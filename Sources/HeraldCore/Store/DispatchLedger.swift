@@ -1,8 +1,10 @@
 import Foundation
 
-/// The store's side of dispatch: notifications, the fan-out cursor, pending deliveries (retries and
-/// deferrals), the delivery ledger and counts, and the token lifecycle deliveries drive. Every
-/// method that changes several tables does so in one transaction.
+/// The store's side of dispatch, what the engine needs to take a notification in and fan it out:
+/// notifications, the fan-out cursor and ranges, pending deliveries (retries and deferrals), the
+/// preferences and badges a page is sent with, the page commit (ledger, counts and the token
+/// lifecycle deliveries drive). What the API reads and changes of notifications besides is
+/// ``NotificationRecords``. Every method that changes several tables does so in one transaction.
 public protocol DispatchLedger: Sendable {
     /// Stores a notification and its job (due at `runAt`) in one transaction. With an idempotency
     /// key already used by the app within `idempotencyWindow`, stores nothing.
@@ -21,33 +23,6 @@ public protocol DispatchLedger: Sendable {
 
     /// The fan-out cursor: the last recipient handled, `done` when the target is exhausted.
     func cursor(notificationID: String) async throws -> String?
-
-    /// A page of an app's notifications, newest first, optionally with one status.
-    func notifications(
-        appID: String, status: NotificationStatus?, page: PageRequest
-    ) async throws -> [PushNotification]
-
-    /// An app's notifications that a query selects, compiled to the store's own query: sorted by
-    /// `order` (see ``QueryOrder``), then by id; the first `skip` left out, at most `limit`
-    /// returned. A dialect's listing of its pushes (`GET /1.1/classes/_Notification`) reads them so.
-    /// - Throws: What the store throws.
-    func notifications(
-        appID: String, matching query: NotificationQuery, order: [QueryOrder<NotificationQuery.Field>], skip: Int,
-        limit: Int
-    ) async throws -> [PushNotification]
-
-    /// How many of an app's notifications a query selects.
-    /// - Throws: What the store throws.
-    func countNotifications(appID: String, matching query: NotificationQuery) async throws -> Int
-
-    /// Cancels a notification that is not final: its job and pending deliveries go, its status
-    /// becomes `canceled`. Returns the notification as stored afterwards, nil when there is none.
-    func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification?
-
-    /// A page of a notification's ledger in order of record, optionally with one outcome.
-    func deliveries(
-        notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest
-    ) async throws -> [LedgerEntry]
 
     // MARK: Fan-out
 
@@ -133,13 +108,6 @@ public protocol DispatchLedger: Sendable {
 
     // MARK: Opens
 
-    /// Records that an installation of the app opened one of the app's notifications, in one
-    /// transaction: the first report for the pair is kept with `openedAt` and adds one to the
-    /// notification's `opened` count; a repeat changes nothing. With `userID`, the installation
-    /// must be that user's (another user's is unknown).
-    func recordOpen(
-        appID: String, notificationID: String, installationID: String, userID: String?, openedAt: Date
-    ) async throws -> OpenRecording
 }
 
 /// A delivery that waits: a retry after a transient failure, a device's local push time, the end
