@@ -22,8 +22,8 @@ public typealias DispatchStore = Store & InstallationRegistry & JobQueue & Dispa
 /// Everything Herald keeps: the registry and engine's store, the API's reads of notifications,
 /// and each dialect's own records.
 public typealias HeraldStore =
-    DispatchStore & NotificationRecords & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore & PushEndpointStore
-    & LedgerInsights & ConsoleSessionStore
+    DispatchStore & NotificationRecords & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore
+    & PushEndpointStore & LedgerInsights & ConsoleSessionStore
 
 /// A store that can tidy up after a bulk load (`herald import`), so the first work after it (a
 /// broadcast, say) does not pay for it: SQLite folds the write-ahead log into the database,
