@@ -6,7 +6,7 @@ import Foundation
 
 /// Herald's native API over URLSession: JSON in and out, the caller's credential, retries, and
 /// Herald's error body turned into ``HeraldClientError``.
-struct HeraldAPI: Sendable {
+struct NativeAPIClient: Sendable {
     let configuration: HeraldClient.Configuration
     let session: URLSession
 
