@@ -20,16 +20,16 @@ extension Dispatcher {
         isStopping: @Sendable () -> Bool
     ) async throws {
         switch job.kind {
-        case "notification":
+        case .notification:
             if let notification {
                 try await fanOutNew(notification, job: job, owner: owner, first: first, isStopping: isStopping)
             } else {
                 try await fanOut(job, owner: owner, isStopping: isStopping)
             }
-        case "range": try await fanOutRange(job, owner: owner, isStopping: isStopping)
-        case "cleanup": try await runCleanup(job, owner: owner)
-        default:
-            logger.error("unknown job kind", metadata: ["herald.job": "\(job.kind)"])
+        case .range: try await fanOutRange(job, owner: owner, isStopping: isStopping)
+        case .cleanup: try await runCleanup(job, owner: owner)
+        case .unknown(let kind):
+            logger.error("unknown job kind", metadata: ["herald.job": "\(kind)"])
             try await store.finishJob(id: job.id, owner: owner)
         }
     }
@@ -228,7 +228,7 @@ extension Dispatcher {
     /// release, so a settlement written later moves the released job itself.
     private func rescheduleIfDue(_ notification: PushNotification) async throws {
         guard let next = try await store.nextPending(notificationID: notification.id), next <= now() else { return }
-        try await store.scheduleJob(kind: "notification", reference: notification.id, runAt: now())
+        try await store.scheduleJob(kind: .notification, reference: notification.id, runAt: now())
         wake()
     }
 
