@@ -215,7 +215,7 @@ extension PostgresStore {
                 """, [now.timeIntervalSince1970, recipient])
             let notifications = try rows.map { try $0.get("notification_id", as: String.self) }
             for id in Set(notifications) {
-                try await self.scheduleJob(connection, kind: "notification", reference: id, runAt: now)
+                try await self.scheduleJob(connection, kind: .notification, reference: id, runAt: now)
             }
             return notifications.count
         }
@@ -232,7 +232,7 @@ extension PostgresStore {
                 RETURNING notification_id
                 """, [reason.rawValue, now.timeIntervalSince1970, notificationID, recipient])
             guard !rows.isEmpty else { return false }
-            try await self.scheduleJob(connection, kind: "notification", reference: notificationID, runAt: now)
+            try await self.scheduleJob(connection, kind: .notification, reference: notificationID, runAt: now)
             return true
         }
     }

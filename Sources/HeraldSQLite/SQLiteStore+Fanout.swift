@@ -185,7 +185,7 @@ extension SQLiteStore {
                         """),
                 arguments: [now.timeIntervalSince1970, recipient])
             for id in Set(notifications) {
-                try self.scheduleJob(db, kind: "notification", reference: id, runAt: now)
+                try self.scheduleJob(db, kind: .notification, reference: id, runAt: now)
             }
             return notifications.count
         }
@@ -202,7 +202,7 @@ extension SQLiteStore {
                     """,
                 arguments: [reason.rawValue, now.timeIntervalSince1970, notificationID, recipient])
             guard db.changesCount > 0 else { return false }
-            try self.scheduleJob(db, kind: "notification", reference: notificationID, runAt: now)
+            try self.scheduleJob(db, kind: .notification, reference: notificationID, runAt: now)
             return true
         }
     }

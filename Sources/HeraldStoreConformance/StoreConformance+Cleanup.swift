@@ -101,7 +101,7 @@ extension StoreConformance {
             // A ledger entry and a pending delivery for each of the old done and the recent done one.
             for _ in 0..<4 {
                 let job = try #require(
-                    try await store.claimJob(kinds: ["notification"], owner: "w", now: now, lockedUntil: at(60)))
+                    try await store.claimJob(kinds: [.notification], owner: "w", now: now, lockedUntil: at(60)))
                 guard job.reference == oldDone.id || job.reference == recentDone.id else { continue }
                 var page = PageCommit(jobID: job.id, owner: "w", notificationID: job.reference)
                 page.ledger = [

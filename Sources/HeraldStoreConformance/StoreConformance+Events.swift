@@ -71,7 +71,7 @@ extension StoreConformance {
             let notification = try #require(try await store.notification(appID: "a", id: notificationID))
             #expect(notification.target == NotificationTarget(audience: .userIDs(["alice", "carol"])))
             #expect(try await resolveAll(notification.target, in: store) == [phone.id])
-            let job = try await store.claimJob(kinds: ["notification"], owner: "w", now: at(5), lockedUntil: at(60))
+            let job = try await store.claimJob(kinds: [.notification], owner: "w", now: at(5), lockedUntil: at(60))
             #expect(job?.reference == notificationID)
 
             var repeated = sourceEvent(id: "e2", externalID: "ext-1")
@@ -97,7 +97,7 @@ extension StoreConformance {
             #expect(stored.notificationID == nil)
             #expect(try await store.notifications(appID: "a", status: nil, page: .init()).isEmpty)
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w", now: at(10), lockedUntil: at(60)) == nil)
+                try await store.claimJob(kinds: [.notification], owner: "w", now: at(10), lockedUntil: at(60)) == nil)
             #expect(try await store.event(appID: "a", producer: "nvr", id: "e1")?.notificationID == nil)
         },
         .init("events: a record id already used is event_exists; a failing notifying stores nothing") { store in
@@ -191,7 +191,7 @@ extension StoreConformance {
 
             let notificationID = try #require(stored.notificationID)
             let job = try #require(
-                try await store.claimJob(kinds: ["notification"], owner: "w", now: now, lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.notification], owner: "w", now: now, lockedUntil: at(60)))
             var page = PageCommit(jobID: job.id, owner: "w", notificationID: notificationID)
             page.installationEvents = [(phone.id, .delivered(at: at(3)))]
             page.counts = NotificationCounts(targeted: 1, sent: 1)

@@ -63,7 +63,7 @@ extension StoreConformance {
         let inserted = try await store.insertNotification(notification, runAt: now, idempotencyWindow: .seconds(60))
         #expect(inserted.created)
         return try #require(
-            try await store.claimJob(kinds: ["notification"], owner: owner, now: now, lockedUntil: at(300)))
+            try await store.claimJob(kinds: [.notification], owner: owner, now: now, lockedUntil: at(300)))
     }
 
     /// Every id `resolve` yields for a target, walking pages of `limit` with the keyset cursor.

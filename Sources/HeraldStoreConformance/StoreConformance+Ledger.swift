@@ -35,12 +35,12 @@ extension StoreConformance {
             for _ in 0..<4 {
                 guard
                     let job = try await store.claimJob(
-                        kinds: ["notification"], owner: "w", now: at(9), lockedUntil: at(60))
+                        kinds: [.notification], owner: "w", now: at(9), lockedUntil: at(60))
                 else { break }
                 claimed.append(job.reference)
             }
             #expect(claimed.sorted() == [elsewhere.id, late.id].sorted())
-            let due = try await store.claimJob(kinds: ["notification"], owner: "w", now: at(10), lockedUntil: at(60))
+            let due = try await store.claimJob(kinds: [.notification], owner: "w", now: at(10), lockedUntil: at(60))
             #expect(due?.reference == first.id)
         },
         .init("ledger: a raw-token target and every payload field read back as stored") { store in
@@ -109,7 +109,7 @@ extension StoreConformance {
             #expect(try await store.duePending(notificationID: item.id, now: at(100), limit: 10).isEmpty)
             #expect(try await store.nextPending(notificationID: item.id) == nil)
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(1000), lockedUntil: at(2000))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(1000), lockedUntil: at(2000))
                     == nil)
             // A final notification stays as it is; an unknown one, or another app's, is nil.
             let again = try await store.cancelNotification(appID: "a", id: item.id, now: at(30))
@@ -294,7 +294,7 @@ extension StoreConformance {
             #expect(woken.map(\.recipient) == ["r3", "r1", "device-9"])
             #expect(woken.last?.runAt == at(70))
             let rescheduled = try await store.claimJob(
-                kinds: ["notification"], owner: "w2", now: at(70), lockedUntil: at(90))
+                kinds: [.notification], owner: "w2", now: at(70), lockedUntil: at(90))
             #expect(rescheduled?.id == job.id)
         },
         .init("ledger: a delivery waiting for its channel's confirmation settles once, due now, its job woken") {
@@ -323,7 +323,7 @@ extension StoreConformance {
             let due = try await store.duePending(notificationID: item.id, now: at(5), limit: 10)
             #expect(due.map(\.recipient) == ["phone"])
             #expect(due.first?.reason == .confirmed)
-            let woken = try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(5), lockedUntil: at(30))
+            let woken = try await store.claimJob(kinds: [.notification], owner: "w2", now: at(5), lockedUntil: at(30))
             #expect(woken?.id == job.id)
         },
         .init("ledger: incrementBadges adds one to each installation atomically and returns the new values") { store in
@@ -407,7 +407,7 @@ extension StoreConformance {
 
             // Another worker took the job over: the first owner's commit is refused whole.
             let taken = try #require(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(301), lockedUntil: at(600)))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(301), lockedUntil: at(600)))
             #expect(taken.id == job.id)
             var lost = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
             lost.ledger = [page.ledger[0]]
@@ -457,13 +457,13 @@ extension StoreConformance {
             page.lockedUntil = at(900)
             #expect(try await store.commit(page))
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(600), lockedUntil: at(700))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(600), lockedUntil: at(700))
                     == nil)
             var stranger = PageCommit(jobID: job.id, owner: "w2", notificationID: item.id)
             stranger.lockedUntil = at(10_000)
             #expect(try await !store.commit(stranger))
             let late = try await store.claimJob(
-                kinds: ["notification"], owner: "w2", now: at(901), lockedUntil: at(1000))
+                kinds: [.notification], owner: "w2", now: at(901), lockedUntil: at(1000))
             #expect(late?.id == job.id)
         },
         .init("ledger: a stale invalidation is ignored; an installation that asked for it is deleted when invalid") {

@@ -27,7 +27,7 @@ extension StoreConformance {
 
             // A page commit's counts add to the opens, never reset them.
             let job = try #require(
-                try await store.claimJob(kinds: ["notification"], owner: "w1", now: now, lockedUntil: at(300)))
+                try await store.claimJob(kinds: [.notification], owner: "w1", now: now, lockedUntil: at(300)))
             var page = PageCommit(jobID: job.id, owner: "w1", notificationID: sent.id)
             page.counts = NotificationCounts(targeted: 2, sent: 2)
             #expect(try await store.commit(page))

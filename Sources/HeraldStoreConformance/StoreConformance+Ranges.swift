@@ -66,13 +66,13 @@ extension StoreConformance {
             #expect(started.startedAt == at(1))
             #expect(try await store.cursor(notificationID: item.id) == FanoutRange.ranging)
             let rangeJob = try #require(
-                try await store.claimJob(kinds: ["range"], owner: "r1", now: at(1), lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.range], owner: "r1", now: at(1), lockedUntil: at(60)))
             #expect(rangeJob.reference == "\(item.id)#0")
             #expect(FanoutRange.parse(jobReference: rangeJob.reference)?.notificationID == item.id)
             #expect(FanoutRange.parse(jobReference: rangeJob.reference)?.index == 0)
             // The notification's job is still held (its lease renewed to 60).
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(59), lockedUntil: at(90)) == nil)
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(59), lockedUntil: at(90)) == nil)
 
             let last = FanoutRange(notificationID: item.id, index: 1, after: "k1", through: nil)
             #expect(
@@ -84,10 +84,10 @@ extension StoreConformance {
             #expect(try await store.fanoutRange(notificationID: item.id, index: 2) == nil)
             // Released until 600, its lease gone.
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(599), lockedUntil: at(900))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(599), lockedUntil: at(900))
                     == nil)
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(600), lockedUntil: at(900))?.id
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(600), lockedUntil: at(900))?.id
                     == job.id)
         },
         .init("ranges: a range's pages move its own cursor; finishing the last range makes the notification due") {
@@ -97,9 +97,9 @@ extension StoreConformance {
             let job = try await insertAndClaim(item, in: store)
             try await addTwoRanges(of: item, job: job, in: store)
             let zero = try #require(
-                try await store.claimJob(kinds: ["range"], owner: "r0", now: now, lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.range], owner: "r0", now: now, lockedUntil: at(60)))
             let one = try #require(
-                try await store.claimJob(kinds: ["range"], owner: "r1", now: now, lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.range], owner: "r1", now: now, lockedUntil: at(60)))
             let (first, second) = zero.reference.hasSuffix("#0") ? (zero, one) : (one, zero)
             var page = PageCommit(jobID: first.id, owner: first.owner(zero, one), notificationID: item.id)
             page.range = 0
@@ -117,15 +117,15 @@ extension StoreConformance {
 
             // The notification's job, due early (a channel settled), waits again while ranges are left.
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(5), lockedUntil: at(60)) == nil)
-            try await store.scheduleJob(kind: "notification", reference: item.id, runAt: at(5))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(5), lockedUntil: at(60)) == nil)
+            try await store.scheduleJob(kind: .notification, reference: item.id, runAt: at(5))
             let parent = try #require(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(5), lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(5), lockedUntil: at(60)))
             #expect(
                 try await store.releaseWhileRanging(
                     jobID: parent.id, owner: "w2", notificationID: item.id, runAt: at(700)))
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(699), lockedUntil: at(900))
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(699), lockedUntil: at(900))
                     == nil)
 
             // Range 0 finishes: its job goes; one range is left, so the notification still waits.
@@ -136,7 +136,7 @@ extension StoreConformance {
             done.at = at(10)
             #expect(try await store.commit(done))
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w2", now: at(10), lockedUntil: at(60)) == nil)
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(10), lockedUntil: at(60)) == nil)
             // Range 1 finishes: the notification's job is due at the commit's time.
             var last = PageCommit(jobID: second.id, owner: second.owner(zero, one), notificationID: item.id)
             last.range = 1
@@ -147,11 +147,11 @@ extension StoreConformance {
             #expect(try await store.commit(last))
             #expect(try await store.fanoutRanges(notificationID: item.id).allSatisfy { $0.cursor == "done" })
             #expect(
-                try await store.claimJob(kinds: ["range"], owner: "r2", now: at(1000), lockedUntil: at(2000)) == nil)
+                try await store.claimJob(kinds: [.range], owner: "r2", now: at(1000), lockedUntil: at(2000)) == nil)
             #expect(
-                try await store.claimJob(kinds: ["notification"], owner: "w3", now: at(19), lockedUntil: at(60)) == nil)
+                try await store.claimJob(kinds: [.notification], owner: "w3", now: at(19), lockedUntil: at(60)) == nil)
             let woken = try #require(
-                try await store.claimJob(kinds: ["notification"], owner: "w3", now: at(20), lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.notification], owner: "w3", now: at(20), lockedUntil: at(60)))
             #expect(woken.id == parent.id)
             // No range is left: the job stays held, to close the notification.
             #expect(
@@ -164,10 +164,10 @@ extension StoreConformance {
             let job = try await insertAndClaim(item, in: store)
             try await addTwoRanges(of: item, job: job, in: store)
             let held = try #require(
-                try await store.claimJob(kinds: ["range"], owner: "r0", now: now, lockedUntil: at(60)))
+                try await store.claimJob(kinds: [.range], owner: "r0", now: now, lockedUntil: at(60)))
             #expect(try await store.cancelNotification(appID: "a", id: item.id, now: at(1))?.status == .canceled)
             #expect(
-                try await store.claimJob(kinds: ["range"], owner: "r1", now: at(1000), lockedUntil: at(2000)) == nil)
+                try await store.claimJob(kinds: [.range], owner: "r1", now: at(1000), lockedUntil: at(2000)) == nil)
             // A page of a range in flight when it was cancelled is not written.
             var page = PageCommit(jobID: held.id, owner: "r0", notificationID: item.id)
             page.range = FanoutRange.parse(jobReference: held.reference)?.index
