@@ -19,7 +19,7 @@ public enum ListingCases {
             )
                 async throws -> [String]
             {
-                let query = try TargetQuery(parsing: try JSONValue.parse(Array(json.utf8))).query
+                let query = try AudienceQuery(parsing: try JSONValue.parse(Array(json.utf8))).query
                 return try await store.installations(
                     appID: QueryCases.app, matching: query, order: order, skip: skip, limit: limit
                 ).map(\.id)
@@ -86,7 +86,7 @@ public enum ListingCases {
                 try await listed(newsOrder, where: news)
                     == expected([["india"], ["kilo"], ["foxtrot"], ["bravo"], ["alpha", "mike"]]))
             #expect(try await listed(newsOrder, where: news, skip: 6).isEmpty)
-            let newsQuery = try TargetQuery(parsing: try JSONValue.parse(Array(news.utf8))).query
+            let newsQuery = try AudienceQuery(parsing: try JSONValue.parse(Array(news.utf8))).query
             #expect(try await store.countInstallations(appID: QueryCases.app, matching: newsQuery) == 6)
             #expect(try await store.countInstallations(appID: "nobody", matching: newsQuery) == 0)
         },
@@ -128,7 +128,7 @@ public enum ListingCases {
                 (#"{"valid": {"$exists": true}}"#, []),
             ]
             for (json, expected) in queries {
-                let query = try TargetQuery(parsing: try JSONValue.parse(Array(json.utf8))).query
+                let query = try AudienceQuery(parsing: try JSONValue.parse(Array(json.utf8))).query
                 let oracle = users.filter { user in
                     query.matches(
                         record: QueryRecord(

@@ -304,7 +304,7 @@ public enum QueryCases {
 
         for query in queries {
             #expect(Set(query.expected).isSubset(of: everyone), "unknown fixture in \(query.json)")
-            let parsed = try TargetQuery(parsing: try JSONValue.parse(Array(query.json.utf8)))
+            let parsed = try AudienceQuery(parsing: try JSONValue.parse(Array(query.json.utf8)))
             let oracle = installations.filter { $0.valid && parsed.query.matches($0) }.map(\.id)
             #expect(oracle.compactMap { names[$0] }.sorted() == query.expected.sorted(), "oracle: \(query.json)")
 

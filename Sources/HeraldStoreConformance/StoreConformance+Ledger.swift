@@ -150,9 +150,9 @@ extension StoreConformance {
             try await check(.channels(["news", "sports"]), [alice, alicePhone, bob], "overlapping channels")
             try await check(
                 .installationIDs([carol.id, dead.id, stranger.id, alice.id, "missing"]), [alice, carol], "ids")
-            try await check(.query(try TargetQuery(parsing: .object(["vip": .bool(true)]))), [carol], "query")
+            try await check(.query(try AudienceQuery(parsing: .object(["vip": .bool(true)]))), [carol], "query")
             try await check(
-                .query(try TargetQuery(parsing: .object(["user_id": .string("alice")]))), [alice, alicePhone],
+                .query(try AudienceQuery(parsing: .object(["user_id": .string("alice")]))), [alice, alicePhone],
                 "query user")
 
             let filtered = NotificationTarget(audience: .userIDs(["alice", "bob"]), platforms: [.ios, .web])
@@ -166,7 +166,7 @@ extension StoreConformance {
             #expect(rest.map(\.installationID) == Array(all[2...]))
             let page = try await store.resolve(.init(audience: .all), appID: "a", after: nil, limit: 10)
             let bobTarget = try #require(page.first { $0.installationID == bob.id })
-            #expect(bobTarget == DeliveryTarget(bob))
+            #expect(bobTarget == InstallationAddress(bob))
         },
         .init(
             "ledger: first pages of several targets read together are what resolve reads, with the preferences asked for"
@@ -177,7 +177,7 @@ extension StoreConformance {
             let bob = try await register(web(user: "bob", channels: ["news"]), in: store)
             let carol = try await register(ios(user: "carol", channels: ["news"]), in: store)
             let stranger = try await register(ios(user: "alice"), in: store, app: "b")
-            let carolQuery = try TargetQuery(parsing: try JSONValue.parse(Array(#"{"user_id": "carol"}"#.utf8)))
+            let carolQuery = try AudienceQuery(parsing: try JSONValue.parse(Array(#"{"user_id": "carol"}"#.utf8)))
             let quiet = Preferences(enabledCategories: ["news"], soundEnabled: false)
             for installation in [alice, bob, carol, stranger] {
                 #expect(

@@ -25,7 +25,7 @@ public struct Recipient: Sendable {
     public var channelSettlement: PendingDelivery.Reason?
 
     /// The recipient of an installation.
-    public init(_ target: DeliveryTarget) {
+    public init(_ target: InstallationAddress) {
         key = target.installationID
         installationID = target.installationID
         token = target.token

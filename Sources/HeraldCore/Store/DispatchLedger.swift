@@ -33,7 +33,7 @@ public protocol DispatchLedger: Sendable {
     /// - Parameter through: The last key a page may hold (a range's end); nil: to the end.
     func resolve(
         _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
-    ) async throws -> [DeliveryTarget]
+    ) async throws -> [InstallationAddress]
 
     /// The id of the `skip`-th installation the target resolves to after `after`, in id order: where
     /// a range of `skip` of them ends; nil when fewer are left. For everyone (``NotificationTarget/Audience/all``),
@@ -319,10 +319,10 @@ public struct FirstPageRequest: Sendable {
 /// What ``DispatchLedger/resolveFirstPages(_:)`` read: each request's page, in the requests' order,
 /// and the stored preferences, by installation id, of those on pages that asked for them.
 public struct FirstPages: Sendable {
-    public var pages: [[DeliveryTarget]]
+    public var pages: [[InstallationAddress]]
     public var preferences: [String: Preferences]
 
-    public init(pages: [[DeliveryTarget]], preferences: [String: Preferences]) {
+    public init(pages: [[InstallationAddress]], preferences: [String: Preferences]) {
         self.pages = pages
         self.preferences = preferences
     }
@@ -332,7 +332,7 @@ extension DispatchLedger {
     /// The next page of installations a target resolves to after `after`, to the end of the target.
     public func resolve(
         _ target: NotificationTarget, appID: String, after: String?, limit: Int
-    ) async throws -> [DeliveryTarget] {
+    ) async throws -> [InstallationAddress] {
         try await resolve(target, appID: appID, after: after, through: nil, limit: limit)
     }
 
@@ -340,8 +340,8 @@ extension DispatchLedger {
     /// its own where the store pools them), then the preferences; a store that can read them all in
     /// one transaction does so instead.
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
-        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
-        try await withThrowingTaskGroup(of: (Int, [DeliveryTarget]).self) { group in
+        var pages = [[InstallationAddress]](repeating: [], count: requests.count)
+        try await withThrowingTaskGroup(of: (Int, [InstallationAddress]).self) { group in
             for (index, request) in requests.enumerated() {
                 group.addTask {
                     (index, try await resolve(request.target, appID: request.appID, after: nil, limit: request.limit))

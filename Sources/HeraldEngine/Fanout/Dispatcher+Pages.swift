@@ -97,7 +97,7 @@ extension Dispatcher {
             } else if let index = Recipient.tokenIndex(of: pending.recipient), index < tokens.count {
                 recipient = Recipient(rawToken: tokens[index], index: index)
             } else if let installation = installations[pending.recipient] {
-                recipient = Recipient(DeliveryTarget(installation)).routed(by: notification.target)
+                recipient = Recipient(InstallationAddress(installation)).routed(by: notification.target)
             }
             if var recipient {
                 recipient.attempts = pending.attempts

@@ -1,6 +1,6 @@
 /// The `where` query of a send target: as sent, and parsed (once, when the request is read or a
 /// stored notification loaded), so each page of the fan-out compiles the parsed form.
-public struct TargetQuery: Sendable, Equatable {
+public struct AudienceQuery: Sendable, Equatable {
     /// The parsed query.
     public let query: InstallationQuery
     /// The query in the native language: what is stored and shown.

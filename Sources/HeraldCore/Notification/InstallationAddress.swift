@@ -1,7 +1,7 @@
 /// What the fan-out needs of an installation to send to it, and no more: a broadcast reads, copies
 /// and frees one of these per device, so it leaves out channels, attributes and the rest of
 /// ``Installation``.
-public struct DeliveryTarget: Sendable, Equatable {
+public struct InstallationAddress: Sendable, Equatable {
     public var installationID: String
     public var token: PushToken
     public var platform: Platform
