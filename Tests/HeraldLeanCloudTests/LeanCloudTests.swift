@@ -216,8 +216,20 @@ struct LeanCloudTests {
             let all = try await lc.call(.get, "/1.1/classes/_Installation?order=-createdAt&limit=0&count=1")
             #expect(all.int("count") == 3)
             #expect(all["results"] == .array([]))
+            // Sorted by creation, then id (the three were made at one instant of the test's clock, and ids
+            // made in one millisecond follow the order they were made in only while no other test makes ids).
+            func text(_ row: JSONValue, _ key: String) -> String {
+                if case .string(let value)? = row.objectValue?[key] { return value }
+                return ""
+            }
+            let byCreation = try await lc.call(.get, "/1.1/installations?order=createdAt,objectId")
+            guard case .array(let rows)? = byCreation["results"] else { throw TestFailure("no results") }
+            let keys = rows.map { text($0, "createdAt") + " " + text($0, "objectId") }
+            #expect(keys.count == 3 && keys == keys.sorted(), "\(keys)")
+            #expect(rows.contains { text($0, "objectId") == direct })
             let ordered = try await lc.call(.get, "/1.1/installations?order=createdAt,objectId&skip=1&limit=1")
-            #expect(ordered["results.0.objectId"] == .string(direct))
+            #expect(
+                ordered["results.0.objectId"] == .string(rows.dropFirst().first.map { text($0, "objectId") } ?? "none"))
             let tokenQuery = try await lc.call(
                 .get,
                 "/1.1/installations?where="
