@@ -145,7 +145,7 @@ struct Serve: AsyncParsableCommand {
 }
 
 /// Checkpoints the SQLite write-ahead log beside the writer while the server runs (see
-/// ``SQLiteStore/checkpointContinuously(every:)``).
+/// ``SQLiteStore/checkpointContinuously(every:clock:)``).
 struct SQLiteCheckpointing: Service {
     let store: SQLiteStore
 
