@@ -12,15 +12,17 @@ import _ConnectionPoolModule
 /// SQLite. Jobs are claimed with `FOR UPDATE SKIP LOCKED`; new work is announced with
 /// `NOTIFY herald_jobs`, which every node's store hears on a connection of its own.
 ///
-/// Nothing reaches the database unless the store's connections run (``run()``, a `Service`):
-/// `herald serve` runs them in a task group around its `ServiceGroup`, so that they outlive every
-/// service that uses them; a one-shot command or a test calls ``start()``.
+/// Nothing reaches the database unless the store's connections run (``run()``, a `Service`; each
+/// call waits until they do): `herald serve` runs them first in its `ServiceGroup`, so that they
+/// outlive every service that uses them; a one-shot command or a test calls ``start()``.
 public final class PostgresStore: Store, Service, Sendable {
     let client: PostgresClient
     let cipher: TokenCipher
     let logger: Logger
     let configuration: PostgresStoreConfiguration
     let signals = JobSignalHub()
+    /// Opens when the pool runs; leases wait for it.
+    let poolStarted = PoolStarted()
     /// What the calls' deadlines and the listener's reconnection back-off are timed by.
     let clock: any Clock<Duration>
     /// The connections when ``start()`` runs them in the background.
@@ -71,8 +73,9 @@ public final class PostgresStore: Store, Service, Sendable {
     /// The store's connections as a `Service`: the pool and the connection listening for job
     /// signals, until the task is cancelled or shut down gracefully.
     public func run() async {
-        await cancelWhenGracefulShutdown { [client, signals, logger, clock] in
-            await Self.runConnections(client: client, signals: signals, logger: logger, clock: clock)
+        await cancelWhenGracefulShutdown { [client, signals, logger, clock, poolStarted] in
+            await Self.runConnections(
+                client: client, poolStarted: poolStarted, signals: signals, logger: logger, clock: clock)
         }
         signals.finish()
     }
@@ -80,11 +83,12 @@ public final class PostgresStore: Store, Service, Sendable {
     /// Runs the connections in a task of their own, for a caller with no task group to run
     /// ``run()`` in: the one task the store leaves running, until ``close()`` (or its release).
     public func start() {
-        let (client, signals, logger, clock) = (client, signals, logger, clock)
+        let (client, poolStarted, signals, logger, clock) = (client, poolStarted, signals, logger, clock)
         background.withLock { task in
             guard task == nil else { return }
             task = Task {
-                await Self.runConnections(client: client, signals: signals, logger: logger, clock: clock)
+                await Self.runConnections(
+                    client: client, poolStarted: poolStarted, signals: signals, logger: logger, clock: clock)
             }
         }
     }
@@ -98,14 +102,19 @@ public final class PostgresStore: Store, Service, Sendable {
     }
 
     /// The pool (`PostgresClient.run()` is its whole lifetime, and returns when cancelled) and the
-    /// job-signal listener, until cancelled.
+    /// job-signal listener, until cancelled. `poolStarted` opens as the pool starts to run.
     private static func runConnections(
-        client: PostgresClient, signals: JobSignalHub, logger: Logger, clock: any Clock<Duration>
+        client: PostgresClient, poolStarted: PoolStarted, signals: JobSignalHub, logger: Logger,
+        clock: any Clock<Duration>
     ) async {
         await withDiscardingTaskGroup { group in
-            group.addTask { await client.run() }
             group.addTask {
-                await listen(client: client, signals: signals, logger: logger, clock: clock)
+                // Just before: `run()` marks the pool running before it first suspends.
+                poolStarted.open()
+                await client.run()
+            }
+            group.addTask {
+                await listen(client: client, poolStarted: poolStarted, signals: signals, logger: logger, clock: clock)
             }
         }
     }
@@ -138,21 +147,24 @@ public final class PostgresStore: Store, Service, Sendable {
     /// Holds one pooled connection in `LISTEN herald_jobs` and signals every stream on each
     /// notification, reconnecting after a failure (and signalling then, as one may have been missed).
     private static func listen(
-        client: PostgresClient, signals: JobSignalHub, logger: Logger, clock: any Clock<Duration>
+        client: PostgresClient, poolStarted: PoolStarted, signals: JobSignalHub, logger: Logger,
+        clock: any Clock<Duration>
     ) async {
         await listen(
-            on: jobChannel, client: client, logger: logger, clock: clock,
+            on: jobChannel, client: client, poolStarted: poolStarted, logger: logger, clock: clock,
             name: "Job-signal listener",
             listening: { signals.signal() }, received: { _ in signals.signal() })
     }
 
-    /// Holds one pooled connection in `LISTEN channel` until the task is cancelled, handing each
-    /// notification's payload to `received`; after a failure it reconnects (backing off from 100 ms
-    /// to 5 s, on `clock`) and runs `listening` again, as it does each time it starts listening.
+    /// Once the pool runs, holds one pooled connection in `LISTEN channel` until the task is cancelled,
+    /// handing each notification's payload to `received`; after a failure it reconnects (backing off
+    /// from 100 ms to 5 s, on `clock`) and runs `listening` again, as it does each time it starts listening.
     static func listen(
-        on channel: String, client: PostgresClient, logger: Logger, clock: any Clock<Duration>, name: String,
+        on channel: String, client: PostgresClient, poolStarted: PoolStarted, logger: Logger,
+        clock: any Clock<Duration>, name: String,
         listening: @escaping @Sendable () -> Void = {}, received: @escaping @Sendable (String) -> Void
     ) async {
+        guard (try? await poolStarted.wait()) != nil else { return }
         var delay: Duration = .milliseconds(100)
         while !Task.isCancelled {
             do {
@@ -232,6 +244,7 @@ public final class PostgresStore: Store, Service, Sendable {
         deadline: CallDeadline?, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         do {
+            try await poolStarted.wait()
             return try await client.withConnection { connection in
                 guard !connection.isClosed else {
                     throw HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
