@@ -24,7 +24,7 @@ let dialectDependencies: [Target.Dependency] = [
 /// dialect's tests).
 let routerTestDependencies: [Target.Dependency] = [
     "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldServer", "HeraldSQLite", "HeraldPostgres",
-    "HeraldServerTestSupport", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM", "HeraldSNS",
+    "HeraldServerTestSupport", "HeraldTestSupport", "HeraldProviderMocks", "HeraldAPNs", "HeraldFCM", "HeraldSNS",
     .product(name: "AsyncHTTPClient", package: "async-http-client"),
     .product(name: "Configuration", package: "swift-configuration"),
     .product(name: "Crypto", package: "swift-crypto"),
@@ -101,6 +101,7 @@ let package = Package(
         .target(
             name: "HeraldHTTP2",
             dependencies: [
+                "HeraldCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -161,10 +162,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // AWS Signature Version 4: signing (the SNS client) and verifying (the SNS API dialect).
+        .target(
+            name: "HeraldSigV4",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HeraldSNS",
             dependencies: [
-                "HeraldCore",
+                // SNS renders each endpoint's message as APNs or FCM would.
+                "HeraldCore", "HeraldSigV4", "HeraldAPNs", "HeraldFCM",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -200,7 +211,7 @@ let package = Package(
         .target(
             name: "HeraldEngine",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldWebPush", "HeraldSNS", "HeraldHTTP2",
+                "HeraldCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -231,7 +242,8 @@ let package = Package(
         .target(name: "HeraldArgusAI", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldHomeAssistant", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldLeanCloud", dependencies: dialectDependencies, swiftSettings: swiftSettings),
-        .target(name: "HeraldSNSAPI", dependencies: dialectDependencies + ["HeraldSNS"], swiftSettings: swiftSettings),
+        .target(
+            name: "HeraldSNSAPI", dependencies: dialectDependencies + ["HeraldSigV4"], swiftSettings: swiftSettings),
         .target(name: "HeraldUnifiedPush", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldMatrix", dependencies: dialectDependencies, swiftSettings: swiftSettings),
         .target(name: "HeraldNtfy", dependencies: dialectDependencies, swiftSettings: swiftSettings),
@@ -247,7 +259,6 @@ let package = Package(
                 "HeraldAPNs",
                 "HeraldFCM",
                 "HeraldSNS",
-                "HeraldHTTP2",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -320,10 +331,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every test target may build on: fixtures, an in-memory CA, child processes (Python
+        // peers, throwaway PostgreSQL databases), and the engine's fakes (a manual clock, recording
+        // transports).
         .target(
             name: "HeraldTestSupport",
             dependencies: [
-                "HeraldCore", "HeraldEngine", "HeraldSNS",
+                "HeraldCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -341,12 +355,39 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Mock APNs, FCM and Web Push services speaking their real protocols over TLS, moto (SNS), and
+        // the HTTP/1 and HTTP/2 test servers and fault-injecting proxy they are built on.
+        .target(
+            name: "HeraldProviderMocks",
+            dependencies: [
+                "HeraldCore", "HeraldTestSupport", "HeraldSNS", "HeraldSigV4",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The cases every store runs (the contract of HeraldCore's store protocols).
+        .target(
+            name: "HeraldStoreConformance",
+            dependencies: ["HeraldCore", "HeraldTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         // The real router and engine over a temporary SQLite store, for the server's and the dialects' tests.
         .target(
             name: "HeraldServerTestSupport",
             dependencies: [
                 "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldSQLite", "HeraldServer", "HeraldTestSupport",
-                "HeraldAPNs", "HeraldFCM", "HeraldSNS",
+                "HeraldProviderMocks", "HeraldAPNs", "HeraldFCM", "HeraldSNS", "HeraldSigV4",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -370,6 +411,7 @@ let package = Package(
             name: "HeraldEngineTests",
             dependencies: [
                 "HeraldEngine", "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM",
+                "HeraldWebPush",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -377,7 +419,7 @@ let package = Package(
         .testTarget(
             name: "HeraldHTTP2Tests",
             dependencies: [
-                "HeraldHTTP2", "HeraldTestSupport",
+                "HeraldHTTP2", "HeraldCore", "HeraldTestSupport", "HeraldProviderMocks",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -390,7 +432,7 @@ let package = Package(
         .testTarget(
             name: "HeraldAPNsTests",
             dependencies: [
-                "HeraldAPNs", "HeraldCore", "HeraldHTTP2", "HeraldTestSupport",
+                "HeraldAPNs", "HeraldCore", "HeraldHTTP2", "HeraldTestSupport", "HeraldProviderMocks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -401,14 +443,15 @@ let package = Package(
         .testTarget(
             name: "HeraldFCMTests",
             dependencies: [
-                "HeraldFCM", "HeraldCore", "HeraldTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                "HeraldFCM", "HeraldCore", "HeraldTestSupport", "HeraldProviderMocks",
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HeraldWebPushTests",
             dependencies: [
-                "HeraldWebPush", "HeraldCore", "HeraldHTTP2", "HeraldTestSupport",
+                "HeraldWebPush", "HeraldCore", "HeraldHTTP2", "HeraldTestSupport", "HeraldProviderMocks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -418,7 +461,7 @@ let package = Package(
         .testTarget(
             name: "HeraldSNSTests",
             dependencies: [
-                "HeraldSNS", "HeraldCore", "HeraldTestSupport",
+                "HeraldSNS", "HeraldSigV4", "HeraldCore", "HeraldTestSupport", "HeraldProviderMocks",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -426,10 +469,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Package.swift's target graph against docs/architecture.md's module table.
+        .testTarget(name: "PackageGraphTests", dependencies: ["HeraldTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeraldSigV4Tests",
+            dependencies: [
+                "HeraldSigV4",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldTestSupportTests",
             dependencies: [
-                "HeraldTestSupport",
+                "HeraldTestSupport", "HeraldProviderMocks", "HeraldCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -445,7 +499,7 @@ let package = Package(
         .testTarget(
             name: "HeraldSQLiteTests",
             dependencies: [
-                "HeraldCore", "HeraldSQLite", "HeraldTestSupport",
+                "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldStoreConformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -453,7 +507,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPostgresTests",
             dependencies: [
-                "HeraldCore", "HeraldPostgres", "HeraldTestSupport",
+                "HeraldCore", "HeraldPostgres", "HeraldTestSupport", "HeraldStoreConformance",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -483,7 +537,8 @@ let package = Package(
             .testTarget(
                 name: "heraldTests",
                 dependencies: [
-                    "herald", "HeraldTestSupport", "HeraldSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                    "herald", "HeraldTestSupport", "HeraldProviderMocks", "HeraldSQLite",
+                    .product(name: "GRDB", package: "GRDB.swift"),
                 ],
                 swiftSettings: swiftSettings
             ),
@@ -491,7 +546,7 @@ let package = Package(
             .target(name: "HeraldClient", swiftSettings: swiftSettings),
             .testTarget(
                 name: "HeraldClientTests",
-                dependencies: ["HeraldClient", "HeraldCore", "HeraldTestSupport", "herald"],
+                dependencies: ["HeraldClient", "HeraldCore", "HeraldTestSupport", "HeraldProviderMocks", "herald"],
                 swiftSettings: swiftSettings
             ),
         ]

@@ -60,6 +60,11 @@ package protocol Dialect: Sendable {
     /// templates matches it (its path belongs to another route: ntfy's `POST /v1`), in the
     /// dialect's error body; nil for Herald's native `404`/`405`.
     static func unrouted(method: HTTPRequest.Method, path: String) -> Response?
+
+    /// The clean-up rules an app the dialect serves with `settings` starts from instead of the
+    /// engine's `base` (the system the dialect copies has an installation lifecycle of its own); nil:
+    /// the dialect has none. The app's `app.<id>.lifecycle.*` keys override them.
+    static func cleanupPolicy(_ settings: Settings, base: CleanupPolicy) -> CleanupPolicy?
 }
 
 extension Dialect {
@@ -74,6 +79,9 @@ extension Dialect {
 
     /// The native `404`/`405`.
     package static func unrouted(method: HTTPRequest.Method, path: String) -> Response? { nil }
+
+    /// No lifecycle of its own.
+    package static func cleanupPolicy(_ settings: Settings, base: CleanupPolicy) -> CleanupPolicy? { nil }
 }
 
 /// What every dialect is built from.
@@ -112,6 +120,16 @@ extension Dialect {
             settings[id] = try Self.settings(appID: id, reader: reader)
         }
         return settings
+    }
+
+    /// The clean-up rules app `appID` starts from by its settings of the dialect in `settings`, if
+    /// the dialect has its own (``cleanupPolicy(_:base:)``).
+    package static func cleanupPolicy(
+        appID: String, in settings: DialectSettings, base: CleanupPolicy
+    )
+        -> CleanupPolicy?
+    {
+        settings.settings(of: Self.self)[appID].flatMap { cleanupPolicy($0, base: base) }
     }
 
     /// How the dialect serves app `appID`, by its settings in `settings` (the console).

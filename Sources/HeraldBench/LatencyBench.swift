@@ -65,7 +65,7 @@ struct LatencyBench: AsyncParsableCommand {
         let client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
         do {
-            try await measure(HeraldAPI(client: client, base: herald, serverKey: serverKey), sink: sink)
+            try await measure(BenchAPIClient(client: client, base: herald, serverKey: serverKey), sink: sink)
         } catch {
             try? await client.shutdown()
             await sink.shutdown()
@@ -75,7 +75,7 @@ struct LatencyBench: AsyncParsableCommand {
         await sink.shutdown()
     }
 
-    private func measure(_ api: HeraldAPI, sink: ReceiptSink) async throws {
+    private func measure(_ api: BenchAPIClient, sink: ReceiptSink) async throws {
         let run = String(UInt32.random(in: .min ... .max), radix: 16)
         let setUp = ContinuousClock.now
         let fixture = try await LatencyFixture.register(
@@ -155,7 +155,7 @@ struct BenchFailure: Error, CustomStringConvertible {
 }
 
 /// Herald's HTTP API as the generator uses it: JSON in, status and JSON out, the server key on every request.
-struct HeraldAPI: Sendable {
+struct BenchAPIClient: Sendable {
     /// An answer: its status, its body parsed when it is JSON, its text, and when its head arrived.
     struct Answer: Sendable {
         var status: Int

@@ -16,7 +16,7 @@ struct LatencyFixture: Sendable {
     /// Registers the fixture through the API, `concurrency` requests at a time.
     /// - Throws: ``BenchFailure`` when Herald refuses a request.
     static func register(
-        _ api: HeraldAPI, run: String, users: Int, devicesPerUser: Int, cameras: Int, concurrency: Int = 32
+        _ api: BenchAPIClient, run: String, users: Int, devicesPerUser: Int, cameras: Int, concurrency: Int = 32
     ) async throws -> LatencyFixture {
         let users = max(1, users)
         let devicesPerUser = max(1, devicesPerUser)

@@ -27,7 +27,7 @@ struct LatencyGenerator: Sendable {
         var maxStartLag: Duration
     }
 
-    let api: HeraldAPI
+    let api: BenchAPIClient
     let route: LatencyBench.Route
     let fixture: LatencyFixture
     let rate: Double

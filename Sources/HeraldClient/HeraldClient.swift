@@ -22,7 +22,7 @@ public actor HeraldClient {
     /// Where and how the client calls Herald.
     public nonisolated let configuration: Configuration
     private let store: any InstallationStore
-    private let api: HeraldAPI
+    private let api: NativeAPIClient
     /// The stored installation once read: nil not read yet, `.some(nil)` none.
     private var current: RegisteredInstallation??
 
@@ -35,7 +35,7 @@ public actor HeraldClient {
     ) {
         self.configuration = configuration
         self.store = store ?? defaultInstallationStore()
-        self.api = HeraldAPI(configuration: configuration, session: session)
+        self.api = NativeAPIClient(configuration: configuration, session: session)
     }
 
     /// A client for `baseURL` with the app's client key, and the signed-in user's token when

@@ -23,7 +23,7 @@ public struct DispatchWorker: Service {
     public func run() async throws {
         if let interval = dispatcher.configuration.cleanupInterval {
             try await dispatcher.store.scheduleJob(
-                kind: "cleanup", reference: "registry",
+                kind: .cleanup, reference: "registry",
                 runAt: dispatcher.now().addingTimeInterval(interval.timeInterval))
         }
         let dispatcher = self.dispatcher
@@ -86,7 +86,7 @@ public struct DispatchWorker: Service {
             do {
                 let now = dispatcher.now()
                 if let job = try await dispatcher.store.claimJob(
-                    kinds: ["notification", "range", "cleanup"], owner: owner, now: now,
+                    kinds: [.notification, .range, .cleanup], owner: owner, now: now,
                     lockedUntil: now.addingTimeInterval(dispatcher.configuration.lease.timeInterval))
                 {
                     dispatcher.count(claimed: true)

@@ -156,7 +156,7 @@ extension Dispatcher {
             let now = self.now()
             guard
                 let job = try await store.claimJob(
-                    kinds: ["notification", "range"], owner: owner, now: now,
+                    kinds: [.notification, .range], owner: owner, now: now,
                     lockedUntil: now.addingTimeInterval(configuration.lease.timeInterval))
             else { return ran }
             try await process(job, owner: owner, isStopping: { false })

@@ -94,7 +94,7 @@ public final class FCMClient: Sendable {
     }
 
     /// The connection pool's use now (HTTP/2 origins only for Web Push).
-    public var poolStatistics: HTTP2PoolStatistics { pool.statistics }
+    public var poolStatistics: ConnectionPoolStatistics { pool.statistics }
 
     /// Closes the connections.
     public func shutdown() async {

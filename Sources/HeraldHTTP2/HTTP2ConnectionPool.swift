@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 import NIOCore
 import NIOHTTP2
@@ -70,9 +71,9 @@ public final class HTTP2ConnectionPool: Sendable {
     public var connectionCount: Int { state.withLock { $0.live.count } }
 
     /// The pool's use now.
-    public var statistics: HTTP2PoolStatistics {
+    public var statistics: ConnectionPoolStatistics {
         state.withLock { state in
-            HTTP2PoolStatistics(
+            ConnectionPoolStatistics(
                 connections: state.live.count, connecting: state.connecting,
                 streamsInUse: state.live.reduce(0) { $0 + $1.load.count.load(ordering: .relaxed) },
                 waiting: state.waiting.count)

@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -63,9 +64,9 @@ public final class HTTP2OriginPools: Sendable {
     public var origins: Set<Origin> { state.withLock { Set($0.pools.keys) } }
 
     /// Every origin's pool's use, summed.
-    public var statistics: HTTP2PoolStatistics {
+    public var statistics: ConnectionPoolStatistics {
         let pools = state.withLock { $0.pools.values.map(\.pool) }
-        return pools.reduce(HTTP2PoolStatistics()) { $0 + $1.statistics }
+        return pools.reduce(ConnectionPoolStatistics()) { $0 + $1.statistics }
     }
 
     /// Sends a request to an origin and waits for its complete response.

@@ -55,7 +55,7 @@ package enum LeanCloudPush {
         if let whereValue, whereValue != .null {
             do throws(HeraldError) {
                 conditions.append(
-                    try TargetQuery(parsing: whereValue, field: "where", resolver: LeanCloudQuery.resolve).query)
+                    try AudienceQuery(parsing: whereValue, field: "where", resolver: LeanCloudQuery.resolve).query)
             } catch { throw .invalidQuery(error.message) }
         }
         if let channels = body["channels"], channels != .null {
@@ -81,7 +81,7 @@ package enum LeanCloudPush {
             audience = .all
         } else {
             do throws(HeraldError) {
-                audience = .query(try TargetQuery(parsing: InstallationQuery.and(conditions).json))
+                audience = .query(try AudienceQuery(parsing: InstallationQuery.and(conditions).json))
             } catch { throw .invalidQuery(error.message) }
         }
         var request = SendRequest(

@@ -225,4 +225,15 @@ extension LeanCloudRoutes {
             "client push \(leancloud.clientPush ? "allowed" : "off"), master key \(leancloud.masterKey == nil ? "none" : "set")"
         )
     }
+    /// LeanCloud's installation lifecycle (003): an installation not opened (saved again) for 60 days
+    /// becomes invalid until it is, one invalid for over 60 days is deleted, and one not opened for
+    /// 120 days is deleted. Nothing else deletes one (no rule on failures or deliveries); notifications
+    /// are kept as long as `base` keeps them.
+    package static func cleanupPolicy(_ settings: LeanCloudConfiguration, base: CleanupPolicy) -> CleanupPolicy? {
+        guard settings.isEnabled else { return nil }
+        return CleanupPolicy(
+            invalidAfter: .seconds(60 * 86_400), failureThreshold: base.failureThreshold, failingAfter: nil,
+            unseenAfter: .seconds(120 * 86_400), undeliveredAfter: nil,
+            notificationRetention: base.notificationRetention, staleAfter: .seconds(60 * 86_400))
+    }
 }

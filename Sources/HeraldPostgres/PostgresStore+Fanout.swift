@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresStore {
     public func resolve(
         _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
-    ) async throws -> [DeliveryTarget] {
+    ) async throws -> [InstallationAddress] {
         guard let (condition, bound) = try audienceCondition(target, appID: appID, after: after, through: through)
         else { return [] }
         let values = bound + [limit]
@@ -15,7 +15,7 @@ extension PostgresStore {
             """
         let binds = values
         let rows = try await read { connection in try await connection.run(sql, binds).rows }
-        var targets: [DeliveryTarget] = []
+        var targets: [InstallationAddress] = []
         targets.reserveCapacity(rows.count)
         // By position: a broadcast's pages read thousands of rows.
         for row in rows {
@@ -86,7 +86,7 @@ extension PostgresStore {
     /// The pages of rows answering `request` (its index), `preferences` and ``targetColumns``: each in
     /// its installations' order as `resolve` reads them, cut to its request's limit.
     private func firstPages(_ rows: [PostgresRandomAccessRow], of requests: [FirstPageRequest]) throws -> FirstPages {
-        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
+        var pages = [[InstallationAddress]](repeating: [], count: requests.count)
         var preferences: [String: Preferences] = [:]
         for row in rows {
             let target = try deliveryTarget(row)
@@ -112,7 +112,7 @@ extension PostgresStore {
     static let targetColumns = "id, platform, service, environment, token_sealed, timezone, bundle_id"
 
     /// An installation row (``targetColumns``) as a delivery target, its token opened.
-    private func deliveryTarget(_ row: PostgresRandomAccessRow) throws -> DeliveryTarget {
+    private func deliveryTarget(_ row: PostgresRandomAccessRow) throws -> InstallationAddress {
         try deliveryTarget(
             id: row.get("id"), platform: row.get("platform"), service: row.get("service"),
             environment: row.get("environment"), sealed: row.bytes("token_sealed"), timezone: row.get("timezone"),
@@ -123,11 +123,11 @@ extension PostgresStore {
     private func deliveryTarget(
         id: String, platform: String, service: String, environment: String, sealed: [UInt8], timezone: String?,
         bundleID: String?
-    ) throws -> DeliveryTarget {
+    ) throws -> InstallationAddress {
         guard let platform = Platform(rawValue: platform), let service = PushService(rawValue: service),
             let environment = PushEnvironment(rawValue: environment)
         else { throw HeraldError.internal("Stored installation has an unknown platform, service or environment.") }
-        return DeliveryTarget(
+        return InstallationAddress(
             installationID: id, token: try cipher.openToken(sealed, service: service), platform: platform,
             service: service, environment: environment, timezone: timezone, bundleID: bundleID)
     }
@@ -215,7 +215,7 @@ extension PostgresStore {
                 """, [now.timeIntervalSince1970, recipient])
             let notifications = try rows.map { try $0.get("notification_id", as: String.self) }
             for id in Set(notifications) {
-                try await self.scheduleJob(connection, kind: "notification", reference: id, runAt: now)
+                try await self.scheduleJob(connection, kind: .notification, reference: id, runAt: now)
             }
             return notifications.count
         }
@@ -232,7 +232,7 @@ extension PostgresStore {
                 RETURNING notification_id
                 """, [reason.rawValue, now.timeIntervalSince1970, notificationID, recipient])
             guard !rows.isEmpty else { return false }
-            try await self.scheduleJob(connection, kind: "notification", reference: notificationID, runAt: now)
+            try await self.scheduleJob(connection, kind: .notification, reference: notificationID, runAt: now)
             return true
         }
     }

@@ -3,7 +3,7 @@ import HeraldCore
 import PostgresNIO
 
 extension PostgresStore: JobQueue {
-    public func scheduleJob(kind: String, reference: String, runAt: Date) async throws {
+    public func scheduleJob(kind: JobKind, reference: String, runAt: Date) async throws {
         try await transaction { connection in
             try await self.scheduleJob(connection, kind: kind, reference: reference, runAt: runAt)
         }
@@ -11,16 +11,16 @@ extension PostgresStore: JobQueue {
 
     /// Stores or moves a job earlier in the caller's transaction, and announces it to every node
     /// when that transaction commits.
-    func scheduleJob(_ connection: PostgresConnection, kind: String, reference: String, runAt: Date) async throws {
+    func scheduleJob(_ connection: PostgresConnection, kind: JobKind, reference: String, runAt: Date) async throws {
         try await connection.run(
             """
             INSERT INTO jobs (kind, reference, run_at) VALUES ($1, $2, $3)
             ON CONFLICT (kind, reference) DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at)
-            """, [kind, reference, runAt.timeIntervalSince1970])
+            """, [kind.rawValue, reference, runAt.timeIntervalSince1970])
         try await connection.notifyJobs()
     }
 
-    public func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
+    public func claimJob(kinds: [JobKind], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
         // One statement: the due job is locked (skipping those another node is claiming) and leased.
         let rows = try await read { connection in
             try await connection.rows(
@@ -31,11 +31,12 @@ extension PostgresStore: JobQueue {
                         AND (locked_until IS NULL OR locked_until < $4)
                     ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
                 RETURNING id, kind, reference, attempts
-                """, [owner, lockedUntil.timeIntervalSince1970, kinds, now.timeIntervalSince1970])
+                """, [owner, lockedUntil.timeIntervalSince1970, kinds.map(\.rawValue), now.timeIntervalSince1970])
         }
         return try rows.first.map { row in
             Job(
-                id: try row.get("id"), kind: try row.get("kind"), reference: try row.get("reference"),
+                id: try row.get("id"), kind: JobKind(rawValue: try row.get("kind")),
+                reference: try row.get("reference"),
                 attempts: try row.get("attempts"))
         }
     }

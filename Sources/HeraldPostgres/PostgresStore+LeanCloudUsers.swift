@@ -39,8 +39,9 @@ extension PostgresStore: LeanCloudUserStore {
     public func leanCloudUserIDs(appID: String, matching query: InstallationQuery, limit: Int) async throws -> [String]
     {
         let (sql, values) =
-            (PostgresFragment("SELECT id FROM lc_users WHERE app_id = ") + .bound(appID) + PostgresFragment(" AND ")
-            + query.postgresFragment(over: .records).parenthesized + PostgresFragment(" ORDER BY id LIMIT ")
+            (SQLFragment("SELECT id FROM lc_users WHERE app_id = ") + .bound(appID) + SQLFragment(" AND ")
+            + PostgresQueryDialect.compiler.expression(query, over: .records).parenthesized
+            + SQLFragment(" ORDER BY id LIMIT ")
             + .bound(limit)).numbered(from: 1)
         return try await read { connection in try await connection.rows(sql, values) }.map {
             try $0.get("id", as: String.self)

@@ -72,7 +72,7 @@ extension PostgresStore: DispatchLedger {
             id = try await connection.rows(InsertLeasedNotification(bindings: try PostgresBindings(values))).first
         }
         guard let id else { throw HeraldError.internal("A leased job was not inserted.") }
-        lease.grant(Job(id: id, kind: "notification", reference: notification.id, attempts: 1))
+        lease.grant(Job(id: id, kind: .notification, reference: notification.id, attempts: 1))
     }
 
     /// The statement inserting a notification ($1–$10) and its job due at $11, leased to $12 until
@@ -197,3 +197,6 @@ extension PostgresStore: DispatchLedger {
         }.flatMap { try $0.get("cursor", as: String?.self) }
     }
 }
+
+/// The listings, ledger reads, cancelling and opens above.
+extension PostgresStore: NotificationRecords {}

@@ -8,19 +8,20 @@ extension PostgresStore {
     public func installations(
         appID: String, matching query: InstallationQuery, order: [QueryOrder<QueryField>], skip: Int, limit: Int
     ) async throws -> [Installation] {
-        let compiler = PostgresQueryCompiler(table: .installations)
+        let compiler = PostgresQueryDialect.compiler
         let (condition, values) =
-            (PostgresFragment("app_id = ") + .bound(appID) + PostgresFragment(" AND ")
-            + compiler.expression(query).parenthesized + PostgresFragment(" ORDER BY ") + compiler.orderBy(order)
-            + PostgresFragment(" LIMIT ") + .bound(limit) + PostgresFragment(" OFFSET ") + .bound(skip))
+            (SQLFragment("app_id = ") + .bound(appID) + SQLFragment(" AND ")
+            + compiler.expression(query, over: .installations).parenthesized + SQLFragment(" ORDER BY ")
+            + compiler.orderBy(order, over: .installations)
+            + SQLFragment(" LIMIT ") + .bound(limit) + SQLFragment(" OFFSET ") + .bound(skip))
             .numbered(from: 1)
         return try await read { connection in try await self.fetchInstallations(connection, where: condition, values) }
     }
 
     public func countInstallations(appID: String, matching query: InstallationQuery) async throws -> Int {
         let (sql, values) =
-            (PostgresFragment("SELECT count(*) AS n FROM installations WHERE app_id = ") + .bound(appID)
-            + PostgresFragment(" AND ") + query.postgresFragment(over: .installations).parenthesized)
+            (SQLFragment("SELECT count(*) AS n FROM installations WHERE app_id = ") + .bound(appID)
+            + SQLFragment(" AND ") + PostgresQueryDialect.compiler.expression(query, over: .installations).parenthesized)
             .numbered(from: 1)
         return try await count(sql, values)
     }
@@ -30,17 +31,17 @@ extension PostgresStore {
         limit: Int
     ) async throws -> [PushNotification] {
         let (sql, values) =
-            (PostgresFragment("SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = ") + .bound(appID)
-            + PostgresFragment(" AND ") + query.postgresFragment().parenthesized
-            + PostgresFragment(" ORDER BY \(NotificationQuery.postgresOrderBy(order)) LIMIT ") + .bound(limit)
-            + PostgresFragment(" OFFSET ") + .bound(skip)).numbered(from: 1)
+            (SQLFragment("SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = ") + .bound(appID)
+            + SQLFragment(" AND ") + PostgresQueryDialect.compiler.expression(query).parenthesized
+            + SQLFragment(" ORDER BY \(PostgresQueryDialect.compiler.orderBy(order)) LIMIT ") + .bound(limit)
+            + SQLFragment(" OFFSET ") + .bound(skip)).numbered(from: 1)
         return try await read { connection in try await connection.rows(sql, values) }.map(decodeNotification)
     }
 
     public func countNotifications(appID: String, matching query: NotificationQuery) async throws -> Int {
         let (sql, values) =
-            (PostgresFragment("SELECT count(*) AS n FROM notifications WHERE app_id = ") + .bound(appID)
-            + PostgresFragment(" AND ") + query.postgresFragment().parenthesized).numbered(from: 1)
+            (SQLFragment("SELECT count(*) AS n FROM notifications WHERE app_id = ") + .bound(appID)
+            + SQLFragment(" AND ") + PostgresQueryDialect.compiler.expression(query).parenthesized).numbered(from: 1)
         return try await count(sql, values)
     }
 

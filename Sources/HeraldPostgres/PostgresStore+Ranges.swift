@@ -28,7 +28,7 @@ extension PostgresStore {
                 INSERT INTO fanout_ranges (notification_id, idx, after_key, through_key) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (notification_id, idx) DO NOTHING
                 """, [range.notificationID, range.index, range.after, range.through])
-            try await self.scheduleJob(connection, kind: "range", reference: range.jobReference, runAt: now)
+            try await self.scheduleJob(connection, kind: .range, reference: range.jobReference, runAt: now)
             if last {
                 try await connection.run(
                     "UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = $1 WHERE id = $2",
@@ -76,7 +76,7 @@ extension PostgresStore {
             try await connection.rows("SELECT cursor FROM notifications WHERE id = $1", [notificationID]).first?
                 .get("cursor", as: String?.self) == FanoutRange.ranged
         else { return }
-        try await scheduleJob(connection, kind: "notification", reference: notificationID, runAt: at)
+        try await scheduleJob(connection, kind: .notification, reference: notificationID, runAt: at)
     }
 
     /// Whether a range of the notification is not done.

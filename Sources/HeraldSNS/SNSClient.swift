@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldSigV4
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldSigV4
 
 /// The SNS Query API's wire format, without I/O: a request is `POST /` with a form-encoded body
 /// (`Action=…&Version=2010-03-31&…`), an answer is `<ActionResponse><ActionResult>…` or

@@ -1,7 +1,7 @@
 import Configuration
 import HeraldAPI
 import HeraldCore
-import HeraldSNS
+import HeraldSigV4
 
 /// An app's settings for the SNS-compatible API. Without an access key the dialect is off for the app.
 public struct SNSAPIConfiguration: Sendable {

@@ -1,7 +1,7 @@
 import HTTPTypes
 import HeraldAPI
 import HeraldCore
-import HeraldSNS
+import HeraldSigV4
 import Hummingbird
 
 /// An error as SNS answers it: `<ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/>`

@@ -3,7 +3,7 @@ import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldEngine
-import HeraldSNS
+import HeraldSigV4
 import Hummingbird
 import Logging
 import NIOHTTP1

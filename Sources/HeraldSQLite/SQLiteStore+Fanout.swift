@@ -5,7 +5,7 @@ import HeraldCore
 extension SQLiteStore {
     public func resolve(
         _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
-    ) async throws -> [DeliveryTarget] {
+    ) async throws -> [InstallationAddress] {
         guard let query = try resolveQuery(target, appID: appID, after: after, through: through, limit: limit)
         else { return [] }
         return try await database.read { db in try self.fetchTargets(db, query, limit: limit) }
@@ -15,7 +15,7 @@ extension SQLiteStore {
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
         let queries = try requests.map { try resolveQuery($0.target, appID: $0.appID, after: nil, limit: $0.limit) }
         return try await database.read { db in
-            var pages: [[DeliveryTarget]] = []
+            var pages: [[InstallationAddress]] = []
             var preferring: [String] = []
             for (request, query) in zip(requests, queries) {
                 let page = try query.map { try self.fetchTargets(db, $0, limit: request.limit) } ?? []
@@ -62,17 +62,17 @@ extension SQLiteStore {
 
     private func fetchTargets(
         _ db: Database, _ query: (sql: String, arguments: StatementArguments), limit: Int
-    ) throws -> [DeliveryTarget] {
+    ) throws -> [InstallationAddress] {
         // Every page of a fan-out runs the same SQL: compile it once per connection.
         let cursor = try Row.fetchCursor(db.cachedStatement(sql: query.sql), arguments: query.arguments)
-        var targets: [DeliveryTarget] = []
+        var targets: [InstallationAddress] = []
         targets.reserveCapacity(limit)
         while let row = try cursor.next() { targets.append(try decodeTarget(row)) }
         return targets
     }
 
     /// A row of `resolve`'s columns, read on GRDB's fast path while the cursor stands on it.
-    private func decodeTarget(_ row: Row) throws -> DeliveryTarget {
+    private func decodeTarget(_ row: Row) throws -> InstallationAddress {
         func enumeration<Value: RawRepresentable>(_ index: Int) throws -> Value where Value.RawValue == String {
             guard let value = Value(rawValue: row[index] as String) else {
                 throw HeraldError.internal("Stored installation has an unknown \(Value.self).")
@@ -80,7 +80,7 @@ extension SQLiteStore {
             return value
         }
         let service: PushService = try enumeration(2)
-        return DeliveryTarget(
+        return InstallationAddress(
             installationID: row[0],
             token: try cipher.openToken(Array(row[4] as Data), service: service),
             platform: try enumeration(1), service: service, environment: try enumeration(3), timezone: row[5],
@@ -185,7 +185,7 @@ extension SQLiteStore {
                         """),
                 arguments: [now.timeIntervalSince1970, recipient])
             for id in Set(notifications) {
-                try self.scheduleJob(db, kind: "notification", reference: id, runAt: now)
+                try self.scheduleJob(db, kind: .notification, reference: id, runAt: now)
             }
             return notifications.count
         }
@@ -202,7 +202,7 @@ extension SQLiteStore {
                     """,
                 arguments: [reason.rawValue, now.timeIntervalSince1970, notificationID, recipient])
             guard db.changesCount > 0 else { return false }
-            try self.scheduleJob(db, kind: "notification", reference: notificationID, runAt: now)
+            try self.scheduleJob(db, kind: .notification, reference: notificationID, runAt: now)
             return true
         }
     }

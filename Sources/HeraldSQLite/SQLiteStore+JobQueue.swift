@@ -3,11 +3,11 @@ import GRDB
 import HeraldCore
 
 extension SQLiteStore: JobQueue {
-    public func scheduleJob(kind: String, reference: String, runAt: Date) async throws {
+    public func scheduleJob(kind: JobKind, reference: String, runAt: Date) async throws {
         try await durableWrite { db in try self.scheduleJob(db, kind: kind, reference: reference, runAt: runAt) }
     }
 
-    func scheduleJob(_ db: Database, kind: String, reference: String, runAt: Date) throws {
+    func scheduleJob(_ db: Database, kind: JobKind, reference: String, runAt: Date) throws {
         let signals = self.signals
         db.afterNextTransaction { _ in signals.signal() }
         try db.cachedExecute(
@@ -15,16 +15,16 @@ extension SQLiteStore: JobQueue {
                 INSERT INTO jobs (kind, reference, run_at) VALUES (?, ?, ?)
                 ON CONFLICT (kind, reference) DO UPDATE SET run_at = min(run_at, excluded.run_at)
                 """,
-            arguments: [kind, reference, runAt.timeIntervalSince1970])
+            arguments: [kind.rawValue, reference, runAt.timeIntervalSince1970])
     }
 
     public func jobSignals() -> AsyncStream<Void> { signals.stream() }
 
-    public func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
+    public func claimJob(kinds: [JobKind], owner: String, now: Date, lockedUntil: Date) async throws -> Job? {
         let marks = Self.placeholders(kinds.count)
         let nowValue = now.timeIntervalSince1970
         var arguments: [any DatabaseValueConvertible] = [owner, lockedUntil.timeIntervalSince1970]
-        arguments += kinds
+        arguments += kinds.map(\.rawValue)
         arguments += [nowValue, nowValue]
         let values = StatementArguments(arguments.map(\.databaseValue))
         // `+kind`: the due index (run_at) finds the earliest due job at once; the (kind, reference)
@@ -42,7 +42,11 @@ extension SQLiteStore: JobQueue {
                         RETURNING id, kind, reference, attempts
                         """),
                 arguments: values
-            ).map { Job(id: $0["id"], kind: $0["kind"], reference: $0["reference"], attempts: $0["attempts"]) }
+            ).map {
+                Job(
+                    id: $0["id"], kind: JobKind(rawValue: $0["kind"]), reference: $0["reference"],
+                    attempts: $0["attempts"])
+            }
         }
     }
 

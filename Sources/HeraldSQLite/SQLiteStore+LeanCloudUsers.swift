@@ -38,7 +38,8 @@ extension SQLiteStore: LeanCloudUserStore {
     {
         let (sql, arguments) =
             (SQLFragment("SELECT id FROM lc_users WHERE app_id = ") + .bound(appID) + SQLFragment(" AND ")
-            + query.sqliteFragment(over: .records).parenthesized + SQLFragment(" ORDER BY id LIMIT ")
+            + SQLiteQueryDialect.compiler.expression(query, over: .records).parenthesized
+            + SQLFragment(" ORDER BY id LIMIT ")
             + .bound(limit)).statement
         return try await database.read { db in try String.fetchAll(db, sql: sql, arguments: arguments) }
     }

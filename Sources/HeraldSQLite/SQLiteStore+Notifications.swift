@@ -44,7 +44,7 @@ extension SQLiteStore: DispatchLedger {
                 notification.source,
             ])
         guard let lease else {
-            return try self.scheduleJob(db, kind: "notification", reference: notification.id, runAt: runAt)
+            return try self.scheduleJob(db, kind: .notification, reference: notification.id, runAt: runAt)
         }
         // Leased to this node's worker, which has it in memory: no one is told to claim it.
         let id = try Int64.fetchOne(
@@ -57,7 +57,7 @@ extension SQLiteStore: DispatchLedger {
                 notification.id, runAt.timeIntervalSince1970, lease.owner, lease.until.timeIntervalSince1970,
             ])
         guard let id else { throw DatabaseError(message: "A leased job was not inserted.") }
-        lease.grant(Job(id: id, kind: "notification", reference: notification.id, attempts: 1))
+        lease.grant(Job(id: id, kind: .notification, reference: notification.id, attempts: 1))
     }
 
     public func notification(appID: String, id: String) async throws -> PushNotification? {
@@ -159,3 +159,6 @@ extension SQLiteStore: DispatchLedger {
                 at: Date(timeIntervalSince1970: row["at"])))
     }
 }
+
+/// The listings, ledger reads, cancelling and opens above.
+extension SQLiteStore: NotificationRecords {}

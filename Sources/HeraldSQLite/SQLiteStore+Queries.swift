@@ -8,10 +8,11 @@ extension SQLiteStore {
     public func installations(
         appID: String, matching query: InstallationQuery, order: [QueryOrder<QueryField>], skip: Int, limit: Int
     ) async throws -> [Installation] {
-        let compiler = SQLiteQueryCompiler(table: .installations)
+        let compiler = SQLiteQueryDialect.compiler
         let (sql, arguments) =
             (SQLFragment("SELECT * FROM installations WHERE app_id = ") + .bound(appID) + SQLFragment(" AND ")
-            + compiler.expression(query).parenthesized + SQLFragment(" ORDER BY ") + compiler.orderBy(order)
+            + compiler.expression(query, over: .installations).parenthesized + SQLFragment(" ORDER BY ")
+            + compiler.orderBy(order, over: .installations)
             + SQLFragment(" LIMIT ") + .bound(limit) + SQLFragment(" OFFSET ") + .bound(skip)).statement
         return try await database.read { db in try self.fetchInstallations(db, sql: sql, arguments: arguments) }
     }
@@ -19,7 +20,8 @@ extension SQLiteStore {
     public func countInstallations(appID: String, matching query: InstallationQuery) async throws -> Int {
         let (sql, arguments) =
             (SQLFragment("SELECT count(*) FROM installations WHERE app_id = ") + .bound(appID)
-            + SQLFragment(" AND ") + query.sqliteFragment(over: .installations).parenthesized).statement
+            + SQLFragment(" AND ") + SQLiteQueryDialect.compiler.expression(query, over: .installations).parenthesized)
+            .statement
         return try await database.read { db in try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0 }
     }
 
@@ -29,8 +31,8 @@ extension SQLiteStore {
     ) async throws -> [PushNotification] {
         let (sql, arguments) =
             (SQLFragment("SELECT * FROM notifications WHERE app_id = ") + .bound(appID) + SQLFragment(" AND ")
-            + query.sqliteFragment().parenthesized
-            + SQLFragment(" ORDER BY \(NotificationQuery.sqliteOrderBy(order)) LIMIT ") + .bound(limit)
+            + SQLiteQueryDialect.compiler.expression(query).parenthesized
+            + SQLFragment(" ORDER BY \(SQLiteQueryDialect.compiler.orderBy(order)) LIMIT ") + .bound(limit)
             + SQLFragment(" OFFSET ") + .bound(skip)).statement
         return try await database.read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map(self.decodeNotification)
@@ -40,7 +42,7 @@ extension SQLiteStore {
     public func countNotifications(appID: String, matching query: NotificationQuery) async throws -> Int {
         let (sql, arguments) =
             (SQLFragment("SELECT count(*) FROM notifications WHERE app_id = ") + .bound(appID)
-            + SQLFragment(" AND ") + query.sqliteFragment().parenthesized).statement
+            + SQLFragment(" AND ") + SQLiteQueryDialect.compiler.expression(query).parenthesized).statement
         return try await database.read { db in try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0 }
     }
 }

@@ -18,7 +18,7 @@ extension SQLiteStore {
                     ON CONFLICT (notification_id, idx) DO NOTHING
                     """,
                 arguments: [range.notificationID, range.index, range.after, range.through])
-            try self.scheduleJob(db, kind: "range", reference: range.jobReference, runAt: now)
+            try self.scheduleJob(db, kind: .range, reference: range.jobReference, runAt: now)
             let last = range.through == nil
             try db.cachedExecute(
                 sql: """
@@ -81,7 +81,7 @@ extension SQLiteStore {
                 db.cachedStatement(sql: "SELECT cursor FROM notifications WHERE id = ?"), arguments: [notificationID])
                 == FanoutRange.ranged
         else { return }
-        try scheduleJob(db, kind: "notification", reference: notificationID, runAt: at ?? Date())
+        try scheduleJob(db, kind: .notification, reference: notificationID, runAt: at ?? Date())
     }
 
     /// Whether a range of the notification is not done.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldTestSupport
 
 /// AOVIS cameras, events and registrations through the real routes, for the AOVIS tests and those
 /// that drive AOVIS beside another surface.

@@ -6,6 +6,7 @@ import HeraldAPNs
 import HeraldCore
 import HeraldEngine
 import HeraldFCM
+import HeraldProviderMocks
 import HeraldServer
 import HeraldTestSupport
 import Hummingbird
@@ -125,12 +126,6 @@ extension API {
     package func notification(_ id: String) async throws -> CallResponse {
         try await call(.get, "/v1/notifications/\(id)")
     }
-}
-
-/// A failure in a test's own set-up.
-package struct TestFailure: Error, CustomStringConvertible {
-    package var description: String
-    package init(_ description: String) { self.description = description }
 }
 
 extension CallResponse {

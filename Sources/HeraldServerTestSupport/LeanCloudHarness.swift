@@ -5,6 +5,7 @@ import HeraldAPI
 import HeraldCore
 import HeraldLeanCloud
 import HeraldServer
+import HeraldTestSupport
 import HummingbirdTesting
 import NIOCore
 

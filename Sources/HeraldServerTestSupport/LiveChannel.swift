@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldServer
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import HummingbirdWebSocket

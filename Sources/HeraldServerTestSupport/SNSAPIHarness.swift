@@ -5,6 +5,8 @@ import HeraldCore
 import HeraldSNS
 import HeraldSNSAPI
 import HeraldServer
+import HeraldSigV4
+import HeraldTestSupport
 import HummingbirdTesting
 import NIOCore
 import NIOHTTP1

@@ -1,6 +1,8 @@
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldSNS
+import HeraldSigV4
 import HeraldTestSupport
 
 /// SNS delivery through moto (a real SNS-compatible server), for the tests of the SNS transport and

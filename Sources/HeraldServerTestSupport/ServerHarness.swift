@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import HeraldAPI
+import HeraldAPNs
 import HeraldCore
 import HeraldEngine
+import HeraldFCM
 import HeraldSQLite
 import HeraldServer
 import HeraldTestSupport

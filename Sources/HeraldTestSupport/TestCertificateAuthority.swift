@@ -75,25 +75,8 @@ public struct TestCertificateAuthority: Sendable {
         return configuration
     }
 
-    /// An APNs provider certificate for the app `bundleID`, shaped like the ones Apple issues: the bundle ID in the
-    /// subject's UID attribute, `CN=Apple Push Services: <bundleID>`, the `clientAuth` extended key usage, and a
-    /// fresh P-256 key. Valid from an hour ago for a day.
-    /// - Throws: When the certificate cannot be signed or encoded, or NIOSSL rejects it.
-    public func apnsCertificate(bundleID: String) throws -> TestAPNsCertificate {
-        let key = P256.Signing.PrivateKey()
-        // Most general first, as in Apple's certificates (which also carry the team in OU, and C).
-        let subject = try DistinguishedName([
-            RelativeDistinguishedName.Attribute(type: .RDNAttributeType.organizationName, utf8String: "Herald tests"),
-            RelativeDistinguishedName.Attribute(
-                type: .RDNAttributeType.commonName, utf8String: "Apple Push Services: \(bundleID)"),
-            RelativeDistinguishedName.Attribute(type: TestAPNsCertificate.userIDAttribute, utf8String: bundleID),
-        ])
-        let leaf = try issue(for: key, subject: subject, usage: .clientAuth, subjectAlternativeNames: [])
-        return try TestAPNsCertificate(bundleID: bundleID, certificate: leaf, privateKey: key)
-    }
-
     /// Signs a leaf certificate for `key` with this root, valid from an hour ago for a day.
-    private func issue(
+    package func issue(
         for key: P256.Signing.PrivateKey, subject: DistinguishedName, usage: ExtendedKeyUsage.Usage,
         subjectAlternativeNames: [GeneralName]
     ) throws -> Certificate {

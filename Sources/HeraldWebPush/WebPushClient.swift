@@ -87,7 +87,7 @@ public final class WebPushClient: Sendable {
     }
 
     /// The connection pool's use now (HTTP/2 origins only for Web Push).
-    public var poolStatistics: HTTP2PoolStatistics { pools.statistics }
+    public var poolStatistics: ConnectionPoolStatistics { pools.statistics }
 
     /// Closes every connection.
     public func shutdown() async {

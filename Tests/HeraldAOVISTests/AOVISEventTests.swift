@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldProviderMocks
 import HeraldSQLite
 import HeraldServerTestSupport
 import HeraldTestSupport

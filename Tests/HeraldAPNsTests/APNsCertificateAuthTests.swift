@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderMocks
 import HeraldTestSupport
 import NIOCore
 import Testing

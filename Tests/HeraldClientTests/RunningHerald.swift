@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProviderMocks
 import HeraldTestSupport
 
 #if canImport(FoundationNetworking)

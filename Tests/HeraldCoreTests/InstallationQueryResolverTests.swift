@@ -52,8 +52,8 @@ struct InstallationQueryResolverTests {
             #"{}"#,
         ]
         for source in sources {
-            let parsed = try TargetQuery(parsing: json(source), field: "where", resolver: resolver)
-            let reparsed = try TargetQuery(parsing: parsed.json)
+            let parsed = try AudienceQuery(parsing: json(source), field: "where", resolver: resolver)
+            let reparsed = try AudienceQuery(parsing: parsed.json)
             #expect(reparsed.query.json == parsed.json, "\(source)")
             #expect(Self.normalized(reparsed.query) == Self.normalized(parsed.query), "\(source)")
         }

@@ -24,7 +24,7 @@ enum EngineFixtures {
         _ id: String = "i-1", service: PushService = .apns, timezone: String? = nil, attempts: Int = 0
     ) -> Recipient {
         var recipient = Recipient(
-            DeliveryTarget(
+            InstallationAddress(
                 installationID: id, token: .device(String(repeating: "ab", count: 32)), platform: .ios,
                 service: service, environment: .production, timezone: timezone, bundleID: nil))
         recipient.attempts = attempts

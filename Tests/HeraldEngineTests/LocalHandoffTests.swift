@@ -210,7 +210,7 @@ struct LocalHandoffTests {
         func batch(_ ids: [String], tokens: Int = 0) -> Dispatcher.Batch {
             var recipients = ids.map { id in
                 Recipient(
-                    DeliveryTarget(
+                    InstallationAddress(
                         installationID: id, token: .device(Fixtures.apnsToken()), platform: .ios, service: .apns,
                         environment: .production, timezone: nil, bundleID: nil))
             }

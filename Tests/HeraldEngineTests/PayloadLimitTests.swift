@@ -1,5 +1,8 @@
 import Foundation
+import HeraldAPNs
 import HeraldCore
+import HeraldFCM
+import HeraldWebPush
 import Testing
 
 @testable import HeraldEngine

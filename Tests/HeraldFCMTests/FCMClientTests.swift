@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldFCM
+import HeraldProviderMocks
 import HeraldTestSupport
 import NIOCore
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldHTTP2
+import HeraldProviderMocks
 import HeraldTestSupport
 import NIOCore
 import NIOHPACK

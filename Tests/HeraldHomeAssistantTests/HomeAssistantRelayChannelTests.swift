@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldAPI
 import HeraldCore
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing

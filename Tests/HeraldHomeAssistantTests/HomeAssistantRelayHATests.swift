@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Hummingbird

@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport

@@ -84,7 +84,7 @@ struct PostgresStoreTests {
             _ = try await store.insertNotification(notification, runAt: now, idempotencyWindow: .seconds(60))
             let job = try #require(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "w", now: now, lockedUntil: now.addingTimeInterval(60)))
+                    kinds: [.notification], owner: "w", now: now, lockedUntil: now.addingTimeInterval(60)))
             func version() async throws -> String {
                 try await store.read { connection in
                     try await connection.rows(
@@ -366,14 +366,14 @@ struct PostgresJobQueueTests {
             let other = try fixture.node()
             for index in 0..<40 {
                 try await fixture.store.scheduleJob(
-                    kind: "notification", reference: "n\(index)", runAt: now.addingTimeInterval(Double(index % 5)))
+                    kind: .notification, reference: "n\(index)", runAt: now.addingTimeInterval(Double(index % 5)))
             }
             let until = now.addingTimeInterval(60)
             let later = now.addingTimeInterval(10)
             async let first: [Int64] = {
                 var ids: [Int64] = []
                 while let job = try await fixture.store.claimJob(
-                    kinds: ["notification"], owner: "one", now: later, lockedUntil: until)
+                    kinds: [.notification], owner: "one", now: later, lockedUntil: until)
                 {
                     ids.append(job.id)
                 }
@@ -382,7 +382,7 @@ struct PostgresJobQueueTests {
             async let second: [Int64] = {
                 var ids: [Int64] = []
                 while let job = try await other.claimJob(
-                    kinds: ["notification"], owner: "two", now: later, lockedUntil: until)
+                    kinds: [.notification], owner: "two", now: later, lockedUntil: until)
                 {
                     ids.append(job.id)
                 }
@@ -393,10 +393,10 @@ struct PostgresJobQueueTests {
             #expect(Set(one).isDisjoint(with: Set(two)))
             #expect(Set(one + two).count == 40)
             // Not due yet, or of another kind: not claimed.
-            try await fixture.store.scheduleJob(kind: "cleanup", reference: "x", runAt: now)
-            try await fixture.store.scheduleJob(kind: "notification", reference: "future", runAt: now + 3600)
+            try await fixture.store.scheduleJob(kind: .cleanup, reference: "x", runAt: now)
+            try await fixture.store.scheduleJob(kind: .notification, reference: "future", runAt: now + 3600)
             #expect(
-                try await other.claimJob(kinds: ["notification"], owner: "two", now: later, lockedUntil: until) == nil)
+                try await other.claimJob(kinds: [.notification], owner: "two", now: later, lockedUntil: until) == nil)
             await other.close()
         }
     }
@@ -406,17 +406,17 @@ struct PostgresJobQueueTests {
         try await PostgresFixture.with { fixture in
             let store = fixture.store
             let other = try fixture.node()
-            try await store.scheduleJob(kind: "notification", reference: "n1", runAt: now)
+            try await store.scheduleJob(kind: .notification, reference: "n1", runAt: now)
             let job = try #require(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "dead", now: now, lockedUntil: now.addingTimeInterval(30)))
+                    kinds: [.notification], owner: "dead", now: now, lockedUntil: now.addingTimeInterval(30)))
             #expect(
                 try await other.claimJob(
-                    kinds: ["notification"], owner: "alive", now: now.addingTimeInterval(29),
+                    kinds: [.notification], owner: "alive", now: now.addingTimeInterval(29),
                     lockedUntil: now.addingTimeInterval(60)) == nil)
             let resumed = try #require(
                 try await other.claimJob(
-                    kinds: ["notification"], owner: "alive", now: now.addingTimeInterval(31),
+                    kinds: [.notification], owner: "alive", now: now.addingTimeInterval(31),
                     lockedUntil: now.addingTimeInterval(90)))
             #expect(resumed.id == job.id)
             // The dead owner's late calls change nothing.
@@ -424,21 +424,21 @@ struct PostgresJobQueueTests {
             try await store.releaseJob(id: job.id, owner: "dead", runAt: now, error: "late")
             #expect(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(60),
+                    kinds: [.notification], owner: "third", now: now.addingTimeInterval(60),
                     lockedUntil: now.addingTimeInterval(120)) == nil)
             try await other.releaseJob(id: job.id, owner: "alive", runAt: now.addingTimeInterval(100), error: "retry")
             #expect(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(99),
+                    kinds: [.notification], owner: "third", now: now.addingTimeInterval(99),
                     lockedUntil: now.addingTimeInterval(120)) == nil)
             let again = try #require(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(100),
+                    kinds: [.notification], owner: "third", now: now.addingTimeInterval(100),
                     lockedUntil: now.addingTimeInterval(130)))
             try await store.finishJob(id: again.id, owner: "third")
             #expect(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "third", now: now.addingTimeInterval(1000),
+                    kinds: [.notification], owner: "third", now: now.addingTimeInterval(1000),
                     lockedUntil: now.addingTimeInterval(1030)) == nil)
             await other.close()
         }

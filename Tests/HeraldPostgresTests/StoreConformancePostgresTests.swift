@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldPostgres
+import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
 

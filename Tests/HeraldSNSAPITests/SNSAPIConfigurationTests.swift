@@ -2,6 +2,7 @@ import HeraldCore
 import HeraldSNS
 import HeraldServer
 import HeraldServerTestSupport
+import HeraldSigV4
 import Testing
 
 @testable import HeraldAPI

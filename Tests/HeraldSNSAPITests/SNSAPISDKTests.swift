@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderMocks
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport

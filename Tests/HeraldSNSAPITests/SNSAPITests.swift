@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldSNS
 import HeraldServer
 import HeraldServerTestSupport
+import HeraldSigV4
 import HeraldTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldProviderMocks
 import HeraldSNS
 import HeraldTestSupport
 import NIOHTTP1

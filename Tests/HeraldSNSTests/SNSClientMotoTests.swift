@@ -1,6 +1,8 @@
 import Foundation
 import HeraldCore
+import HeraldProviderMocks
 import HeraldSNS
+import HeraldSigV4
 import HeraldTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldSQLite
+import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
 

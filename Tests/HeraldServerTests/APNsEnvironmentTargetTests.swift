@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing

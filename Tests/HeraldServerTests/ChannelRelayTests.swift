@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldPostgres
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport

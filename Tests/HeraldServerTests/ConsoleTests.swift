@@ -5,6 +5,7 @@ import HeraldAPNs
 import HeraldCore
 import HeraldEngine
 import HeraldPostgres
+import HeraldProviderMocks
 import HeraldSQLite
 import HeraldServer
 import HeraldServerTestSupport

@@ -4,6 +4,7 @@ import HeraldAPNs
 import HeraldCore
 import HeraldEngine
 import HeraldPostgres
+import HeraldProviderMocks
 import HeraldSQLite
 import HeraldServer
 import HeraldServerTestSupport
@@ -165,10 +166,10 @@ struct LifecycleTests {
                 // Moves the clock to `days` after the start and runs the engine's clean-up job.
                 func cleanUp(at days: Double) async throws {
                     clock.advance(by: start.addingTimeInterval(days * Self.day).timeIntervalSince(clock.now))
-                    try await store.scheduleJob(kind: "cleanup", reference: "registry", runAt: clock.now)
+                    try await store.scheduleJob(kind: .cleanup, reference: "registry", runAt: clock.now)
                     let job = try #require(
                         try await store.claimJob(
-                            kinds: ["cleanup"], owner: "test", now: clock.now,
+                            kinds: [.cleanup], owner: "test", now: clock.now,
                             lockedUntil: clock.now.addingTimeInterval(60)))
                     try await dispatcher.process(job, owner: "test", isStopping: { false })
                 }

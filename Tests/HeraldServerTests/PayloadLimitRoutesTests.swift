@@ -1,7 +1,10 @@
 import Foundation
 import HTTPTypes
+import HeraldAPNs
 import HeraldCore
 import HeraldEngine
+import HeraldFCM
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing

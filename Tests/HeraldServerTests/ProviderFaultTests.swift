@@ -3,10 +3,12 @@ import HeraldAPNs
 import HeraldCore
 import HeraldEngine
 import HeraldFCM
+import HeraldProviderMocks
 import HeraldSNS
 import HeraldSQLite
 import HeraldServer
 import HeraldServerTestSupport
+import HeraldSigV4
 import HeraldTestSupport
 import HeraldWebPush
 import Hummingbird

@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldEngine
 import HeraldPostgres
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing
@@ -66,7 +67,7 @@ struct RangedFanoutTests {
             let now = harness.server.clock.now
             let parent = try #require(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "cutter", now: now, lockedUntil: now.addingTimeInterval(60)))
+                    kinds: [.notification], owner: "cutter", now: now, lockedUntil: now.addingTimeInterval(60)))
             try await dispatcher.process(parent, owner: "cutter", isStopping: { false })
             #expect(harness.apns.requests.isEmpty)
             let ranges = try await store.fanoutRanges(notificationID: id)
@@ -112,7 +113,7 @@ struct RangedFanoutTests {
             // The first range stored, then the worker gone.
             let parent = try #require(
                 try await store.claimJob(
-                    kinds: ["notification"], owner: "dead", now: now, lockedUntil: now.addingTimeInterval(60)))
+                    kinds: [.notification], owner: "dead", now: now, lockedUntil: now.addingTimeInterval(60)))
             let through = try await store.rangeBoundary(
                 NotificationTarget(audience: .all), appID: "demo", after: nil, skip: Self.engine.rangeSize)
             let first = FanoutRange(notificationID: id, index: 0, after: nil, through: through)
@@ -147,7 +148,7 @@ struct RangedFanoutTests {
                 let now = harness.server.clock.now
                 let parent = try #require(
                     try await store.claimJob(
-                        kinds: ["notification"], owner: "cutter", now: now, lockedUntil: now.addingTimeInterval(60)))
+                        kinds: [.notification], owner: "cutter", now: now, lockedUntil: now.addingTimeInterval(60)))
                 try await dispatcher.process(parent, owner: "cutter", isStopping: { false })
             }
 

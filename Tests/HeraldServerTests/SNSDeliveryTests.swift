@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldEngine
+import HeraldProviderMocks
 import HeraldSNS
 import HeraldSQLite
 import HeraldServerTestSupport
@@ -267,10 +268,10 @@ struct SNSDeliveryTests {
             #expect(remaining.count == 1, "bob's two endpoints are gone, cat's (disabled) is not yet")
 
             server.clock.advance(by: CleanupPolicy().invalidAfter.timeInterval + 60)
-            try await server.store.scheduleJob(kind: "cleanup", reference: "registry", runAt: server.clock.now)
+            try await server.store.scheduleJob(kind: .cleanup, reference: "registry", runAt: server.clock.now)
             let job = try #require(
                 try await server.store.claimJob(
-                    kinds: ["cleanup"], owner: "test", now: server.clock.now,
+                    kinds: [.cleanup], owner: "test", now: server.clock.now,
                     lockedUntil: server.clock.now.addingTimeInterval(60)))
             try await server.dispatcher.process(job, owner: "test", isStopping: { false })
             for arn in remaining { #expect(try await exists(arn) == false, "the clean-up deleted \(arn)") }

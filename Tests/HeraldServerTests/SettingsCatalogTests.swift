@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldSNS
 import HeraldServer
 import HeraldServerTestSupport
+import HeraldSigV4
 import HeraldWebPush
 import Synchronization
 import Testing

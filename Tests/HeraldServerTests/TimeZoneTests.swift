@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldArgusAI
 import HeraldCore
 import HeraldLeanCloud
+import HeraldProviderMocks
 import HeraldServerTestSupport
 import HeraldTestSupport
 import Testing

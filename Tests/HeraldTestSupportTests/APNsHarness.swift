@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldProviderMocks
 import HeraldTestSupport
 import NIOHTTP1
 

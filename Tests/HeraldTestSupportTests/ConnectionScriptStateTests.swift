@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HeraldTestSupport
+@testable import HeraldProviderMocks
 
 @Suite("ConnectionScriptState: GOAWAY and drop bookkeeping")
 struct ConnectionScriptStateTests {

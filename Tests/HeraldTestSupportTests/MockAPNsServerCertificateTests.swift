@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HeraldProviderMocks
 import HeraldTestSupport
 import NIOCore
 import NIOHTTP1

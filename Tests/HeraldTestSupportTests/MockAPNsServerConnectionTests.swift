@@ -1,3 +1,4 @@
+import HeraldProviderMocks
 import HeraldTestSupport
 import NIOHTTP1
 import Testing

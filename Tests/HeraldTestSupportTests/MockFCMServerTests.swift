@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProviderMocks
 import HeraldTestSupport
 import JWTKit
 import NIOHTTP1

@@ -6,6 +6,7 @@ import SwiftASN1
 import Testing
 import X509
 
+@testable import HeraldProviderMocks
 @testable import HeraldTestSupport
 
 @Suite("TestCertificateAuthority")

@@ -1,5 +1,6 @@
 import Crypto
 import HeraldCore
+import HeraldProviderMocks
 import HeraldTestSupport
 import Testing
 

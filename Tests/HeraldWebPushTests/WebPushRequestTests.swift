@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldHTTP2
+import HeraldProviderMocks
 import HeraldTestSupport
 import Testing
 

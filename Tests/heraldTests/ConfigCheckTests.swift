@@ -1,4 +1,6 @@
 import Foundation
+import HeraldProviderMocks
+import HeraldSigV4
 import HeraldTestSupport
 import Testing
 

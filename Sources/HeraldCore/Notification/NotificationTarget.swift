@@ -24,7 +24,7 @@ public struct NotificationTarget: Sendable, Equatable {
         /// Installations subscribed to any of the channels.
         case channels([String])
         /// A LeanCloud/Parse query over installation fields and attributes, parsed once.
-        case query(TargetQuery)
+        case query(AudienceQuery)
         case all
     }
 
@@ -101,7 +101,8 @@ public struct NotificationTarget: Sendable, Equatable {
             guard case .object = reader.members[form] else {
                 throw .invalidType(reader.name(form), expected: "an object")
             }
-            audience = .query(try TargetQuery(parsing: reader.members[form] ?? .object([:]), field: reader.name(form)))
+            audience = .query(
+                try AudienceQuery(parsing: reader.members[form] ?? .object([:]), field: reader.name(form)))
         case "all":
             guard try reader.bool("all") == true else {
                 throw .invalidValue(reader.name("all"), code: "invalid_target", "'\(reader.name("all"))' must be true.")

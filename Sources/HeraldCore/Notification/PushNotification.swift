@@ -195,3 +195,9 @@ public struct DeliveryRecord: Sendable, Equatable {
         self.at = at
     }
 }
+
+extension PushNotification {
+    /// The data key that carries the notification's id to the app (FCM's `data`, a Web Push
+    /// notification's `data`), which reports an open with it (`POST /v1/opens`).
+    public static let idDataKey = "herald_id"
+}

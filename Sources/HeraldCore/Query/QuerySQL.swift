@@ -1,7 +1,7 @@
-/// What the two stores' query compilers (SQLite and PostgreSQL) spell alike: the table of ordering
-/// operators, which columns a dialect's table of JSON records has, and the SQL expression of each
-/// notification field. Each compiler keeps only what
-/// its SQL spells its own way (JSON access, collation, regular expressions, binding).
+/// The SQL vocabulary both stores share, which ``QueryCompiler`` writes with: the ordering
+/// operators, the columns of the installations and of a dialect's table of JSON records, and the
+/// SQL expression of each notification field. What a store spells its own way is its
+/// ``QueryDialect``.
 extension QueryOperator.Comparison {
     /// The comparison's SQL operator.
     public var sqlOperator: String {

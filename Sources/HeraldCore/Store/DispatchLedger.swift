@@ -1,8 +1,10 @@
 import Foundation
 
-/// The store's side of dispatch: notifications, the fan-out cursor, pending deliveries (retries and
-/// deferrals), the delivery ledger and counts, and the token lifecycle deliveries drive. Every
-/// method that changes several tables does so in one transaction.
+/// The store's side of dispatch, what the engine needs to take a notification in and fan it out:
+/// notifications, the fan-out cursor and ranges, pending deliveries (retries and deferrals), the
+/// preferences and badges a page is sent with, the page commit (ledger, counts and the token
+/// lifecycle deliveries drive). What the API reads and changes of notifications besides is
+/// ``NotificationRecords``. Every method that changes several tables does so in one transaction.
 public protocol DispatchLedger: Sendable {
     /// Stores a notification and its job (due at `runAt`) in one transaction. With an idempotency
     /// key already used by the app within `idempotencyWindow`, stores nothing.
@@ -22,33 +24,6 @@ public protocol DispatchLedger: Sendable {
     /// The fan-out cursor: the last recipient handled, `done` when the target is exhausted.
     func cursor(notificationID: String) async throws -> String?
 
-    /// A page of an app's notifications, newest first, optionally with one status.
-    func notifications(
-        appID: String, status: NotificationStatus?, page: PageRequest
-    ) async throws -> [PushNotification]
-
-    /// An app's notifications that a query selects, compiled to the store's own query: sorted by
-    /// `order` (see ``QueryOrder``), then by id; the first `skip` left out, at most `limit`
-    /// returned. A dialect's listing of its pushes (`GET /1.1/classes/_Notification`) reads them so.
-    /// - Throws: What the store throws.
-    func notifications(
-        appID: String, matching query: NotificationQuery, order: [QueryOrder<NotificationQuery.Field>], skip: Int,
-        limit: Int
-    ) async throws -> [PushNotification]
-
-    /// How many of an app's notifications a query selects.
-    /// - Throws: What the store throws.
-    func countNotifications(appID: String, matching query: NotificationQuery) async throws -> Int
-
-    /// Cancels a notification that is not final: its job and pending deliveries go, its status
-    /// becomes `canceled`. Returns the notification as stored afterwards, nil when there is none.
-    func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification?
-
-    /// A page of a notification's ledger in order of record, optionally with one outcome.
-    func deliveries(
-        notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest
-    ) async throws -> [LedgerEntry]
-
     // MARK: Fan-out
 
     /// The next page of installations a target resolves to, in id order after `after`: valid
@@ -58,7 +33,7 @@ public protocol DispatchLedger: Sendable {
     /// - Parameter through: The last key a page may hold (a range's end); nil: to the end.
     func resolve(
         _ target: NotificationTarget, appID: String, after: String?, through: String?, limit: Int
-    ) async throws -> [DeliveryTarget]
+    ) async throws -> [InstallationAddress]
 
     /// The id of the `skip`-th installation the target resolves to after `after`, in id order: where
     /// a range of `skip` of them ends; nil when fewer are left. For everyone (``NotificationTarget/Audience/all``),
@@ -133,13 +108,6 @@ public protocol DispatchLedger: Sendable {
 
     // MARK: Opens
 
-    /// Records that an installation of the app opened one of the app's notifications, in one
-    /// transaction: the first report for the pair is kept with `openedAt` and adds one to the
-    /// notification's `opened` count; a repeat changes nothing. With `userID`, the installation
-    /// must be that user's (another user's is unknown).
-    func recordOpen(
-        appID: String, notificationID: String, installationID: String, userID: String?, openedAt: Date
-    ) async throws -> OpenRecording
 }
 
 /// A delivery that waits: a retry after a transient failure, a device's local push time, the end
@@ -351,10 +319,10 @@ public struct FirstPageRequest: Sendable {
 /// What ``DispatchLedger/resolveFirstPages(_:)`` read: each request's page, in the requests' order,
 /// and the stored preferences, by installation id, of those on pages that asked for them.
 public struct FirstPages: Sendable {
-    public var pages: [[DeliveryTarget]]
+    public var pages: [[InstallationAddress]]
     public var preferences: [String: Preferences]
 
-    public init(pages: [[DeliveryTarget]], preferences: [String: Preferences]) {
+    public init(pages: [[InstallationAddress]], preferences: [String: Preferences]) {
         self.pages = pages
         self.preferences = preferences
     }
@@ -364,7 +332,7 @@ extension DispatchLedger {
     /// The next page of installations a target resolves to after `after`, to the end of the target.
     public func resolve(
         _ target: NotificationTarget, appID: String, after: String?, limit: Int
-    ) async throws -> [DeliveryTarget] {
+    ) async throws -> [InstallationAddress] {
         try await resolve(target, appID: appID, after: after, through: nil, limit: limit)
     }
 
@@ -372,8 +340,8 @@ extension DispatchLedger {
     /// its own where the store pools them), then the preferences; a store that can read them all in
     /// one transaction does so instead.
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
-        var pages = [[DeliveryTarget]](repeating: [], count: requests.count)
-        try await withThrowingTaskGroup(of: (Int, [DeliveryTarget]).self) { group in
+        var pages = [[InstallationAddress]](repeating: [], count: requests.count)
+        try await withThrowingTaskGroup(of: (Int, [InstallationAddress]).self) { group in
             for (index, request) in requests.enumerated() {
                 group.addTask {
                     (index, try await resolve(request.target, appID: request.appID, after: nil, limit: request.limit))

@@ -6,11 +6,11 @@ import Synchronization
 public protocol JobQueue: Sendable {
     /// Stores a job unless one with the same kind and reference exists (then moves its run time
     /// earlier when `runAt` is earlier).
-    func scheduleJob(kind: String, reference: String, runAt: Date) async throws
+    func scheduleJob(kind: JobKind, reference: String, runAt: Date) async throws
 
     /// Locks the next due job of one of `kinds` for `owner` until `lockedUntil`: a job whose
     /// lock expired (its worker died) is due again.
-    func claimJob(kinds: [String], owner: String, now: Date, lockedUntil: Date) async throws -> Job?
+    func claimJob(kinds: [JobKind], owner: String, now: Date, lockedUntil: Date) async throws -> Job?
 
     /// Unlocks the job and sets when it is due next.
     func releaseJob(id: Int64, owner: String, runAt: Date, error: String?) async throws
@@ -51,18 +51,51 @@ public struct QueueStatistics: Sendable, Equatable {
 /// A durable unit of work.
 public struct Job: Sendable, Equatable {
     public var id: Int64
-    public var kind: String
+    public var kind: JobKind
     /// What the job is about (a notification id).
     public var reference: String
     /// Claims so far, this one included.
     public var attempts: Int
 
     /// Creates a job value.
-    public init(id: Int64, kind: String, reference: String, attempts: Int) {
+    public init(id: Int64, kind: JobKind, reference: String, attempts: Int) {
         self.id = id
         self.kind = kind
         self.reference = reference
         self.attempts = attempts
+    }
+}
+
+/// What a job is for; stores keep it as the text of ``rawValue`` (the `kind` column).
+public enum JobKind: RawRepresentable, Sendable, Hashable {
+    /// A notification's fan-out (reference: the notification's id).
+    case notification
+    /// One range of a large notification's target (reference: `<notification id>#<index>`).
+    case range
+    /// The registry's clean-up (reference: `registry`).
+    case cleanup
+    /// A kind this version does not know (a row written by another version): the engine logs it
+    /// and finishes the job. Carries the stored text, which names none of the cases above.
+    case unknown(String)
+
+    /// The kind a stored text names.
+    public init(rawValue: String) {
+        switch rawValue {
+        case "notification": self = .notification
+        case "range": self = .range
+        case "cleanup": self = .cleanup
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The stored text.
+    public var rawValue: String {
+        switch self {
+        case .notification: "notification"
+        case .range: "range"
+        case .cleanup: "cleanup"
+        case .unknown(let text): text
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// The lifecycle every store shares. Herald's persistence is split by concern —
-/// ``InstallationRegistry``, ``JobQueue``, ``DispatchLedger``, ``ClusterState``, ``EventStore`` and
-/// each dialect's own records — implemented by the embedded SQLite store and by PostgreSQL with the
-/// same meaning. Implementations encrypt tokens at rest with the ``TokenCipher`` they are given.
+/// ``InstallationRegistry``, ``JobQueue``, ``DispatchLedger``, ``NotificationRecords``,
+/// ``ClusterState``, ``EventStore`` and each dialect's own records — implemented by the embedded
+/// SQLite store and by PostgreSQL with the same meaning. Implementations encrypt tokens at rest with the ``TokenCipher`` they are given.
 public protocol Store: Sendable {
     /// Applies every pending migration.
     func migrate() async throws
@@ -19,10 +19,11 @@ public protocol Store: Sendable {
 /// What the engine needs of a store: the registry, the job queue, the ledger and the state nodes share.
 public typealias DispatchStore = Store & InstallationRegistry & JobQueue & DispatchLedger & ClusterState
 
-/// Everything Herald keeps: the registry and engine's store with each dialect's own records.
+/// Everything Herald keeps: the registry and engine's store, the API's reads of notifications,
+/// and each dialect's own records.
 public typealias HeraldStore =
-    DispatchStore & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore & PushEndpointStore
-    & LedgerInsights & ConsoleSessionStore
+    DispatchStore & NotificationRecords & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore
+    & PushEndpointStore & LedgerInsights & ConsoleSessionStore
 
 /// A store that can tidy up after a bulk load (`herald import`), so the first work after it (a
 /// broadcast, say) does not pay for it: SQLite folds the write-ahead log into the database,

@@ -3,20 +3,6 @@ import HeraldCore
 import Logging
 import Synchronization
 
-/// Settlements of deliveries that waited for a direct channel's confirmation, as the engine tracks
-/// them between the write to the socket and the commit of the page that records them waiting.
-struct ChannelSettlements {
-    struct Key: Hashable {
-        var notificationID: String
-        var recipient: String
-    }
-
-    /// Deliveries being written to a channel, or recorded as `confirming` in a page not yet committed.
-    var expected: Set<Key> = []
-    /// Settlements that came while their delivery was expected: applied when its page has committed.
-    var early: [Key: PendingDelivery.Reason] = [:]
-}
-
 // The direct channel inside a page: what its results record, and how confirming deliveries settle.
 extension Dispatcher {
     /// Offers the pushes the direct channel takes first (``DirectTransport/route(_:now:)``) to it,
@@ -34,7 +20,7 @@ extension Dispatcher {
         let pushes = zip(outgoing, viaChannel).filter(\.1).map(\.0)
         var sent = zip(outgoing, viaChannel).filter { !$0.1 }.map(\.0)
         let keys = pushes.map { ChannelSettlements.Key(notificationID: notification.id, recipient: $0.recipient.key) }
-        settlements.withLock { $0.expected.formUnion(keys) }
+        settlements.withLock { $0.expect(keys) }
         // The channel sends run while the cloud ones do.
         async let channelResults = direct.send(pushes, of: notification, holders: holders)
         var results = await cloudRoutes.send(sent, of: notification, now: now)
@@ -43,9 +29,7 @@ extension Dispatcher {
             now: now)
         // Only those recorded as confirming stay expected, until their page commits.
         let confirming = Set(commit.pending.filter { $0.reason == .confirming }.map(\.recipient))
-        settlements.withLock { state in
-            for key in keys where !confirming.contains(key.recipient) { state.expected.remove(key) }
-        }
+        settlements.withLock { $0.written(keys, confirming: confirming) }
         if !fallbacks.isEmpty {
             sent += fallbacks
             results += await cloudRoutes.send(fallbacks, of: notification, now: now)
@@ -159,14 +143,7 @@ extension Dispatcher {
     /// settlement and is due now — at once, or, when its page has not committed yet, once it has.
     func settle(notificationID: String, installationID: String, as reason: PendingDelivery.Reason) async {
         let key = ChannelSettlements.Key(notificationID: notificationID, recipient: installationID)
-        let early = settlements.withLock { state -> Bool in
-            if state.expected.contains(key) {
-                state.early[key] = reason
-                return true
-            }
-            return false
-        }
-        guard !early else { return }
+        guard !settlements.withLock({ $0.keep(reason, for: key) }) else { return }
         do {
             if try await store.settleConfirming(
                 notificationID: notificationID, recipient: installationID, as: reason, now: now())
@@ -203,14 +180,7 @@ extension Dispatcher {
     }
 
     private func applyEarlySettlements(_ confirming: [PendingDelivery]) async {
-        let early = settlements.withLock { state -> [(ChannelSettlements.Key, PendingDelivery.Reason)] in
-            confirming.compactMap { pending in
-                let key = ChannelSettlements.Key(notificationID: pending.notificationID, recipient: pending.recipient)
-                state.expected.remove(key)
-                return state.early.removeValue(forKey: key).map { (key, $0) }
-            }
-        }
-        for (key, reason) in early {
+        for (key, reason) in settlements.withLock({ $0.pageDone(confirming) }) {
             await settle(notificationID: key.notificationID, installationID: key.recipient, as: reason)
         }
     }

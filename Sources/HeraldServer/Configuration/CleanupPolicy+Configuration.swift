@@ -2,20 +2,8 @@ import Configuration
 import HeraldAPI
 import HeraldCore
 import HeraldEngine
-import HeraldLeanCloud
 
 extension CleanupPolicy {
-    /// LeanCloud's installation lifecycle (003): an installation not opened (saved again) for 60 days
-    /// becomes invalid until it is, one invalid for over 60 days is deleted, and one not opened for
-    /// 120 days is deleted. Nothing else deletes one (no rule on failures or deliveries); notifications
-    /// are kept as long as `base` keeps them.
-    static func leanCloud(base: CleanupPolicy) -> CleanupPolicy {
-        CleanupPolicy(
-            invalidAfter: .seconds(60 * 86_400), failureThreshold: base.failureThreshold, failingAfter: nil,
-            unseenAfter: .seconds(120 * 86_400), undeliveredAfter: nil,
-            notificationRetention: base.notificationRetention, staleAfter: .seconds(60 * 86_400))
-    }
-
     /// Reads the clean-up rules of `settings` (``Settings/engine``, or ``Settings/app`` for app
     /// `app`); a rule not set keeps `defaults`'s.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
@@ -56,7 +44,7 @@ extension CleanupPolicy {
 
         /// `app.<id>.lifecycle.*`: one app's rules; a key set here always wins.
         public static let app = Settings(prefix: "app.<id>.lifecycle") { name, _ in
-            // CleanupPolicy.leanCloud(base:)'s rules.
+            // The dialects with a lifecycle of their own (LeanCloud's, `LeanCloudRoutes.cleanupPolicy`).
             let leanCloud = [
                 "invalid_days": "`60`", "failing_days": "none (no such rule)", "unseen_days": "`120`",
                 "undelivered_days": "`0` (off)", "stale_days": "`60`",
@@ -101,9 +89,10 @@ extension CleanupPolicy {
 }
 
 extension HeraldConfiguration {
-    /// Each app's own clean-up rules, where they differ from `base` (`engine.cleanup.*`): an app with
-    /// the LeanCloud dialect starts from LeanCloud's lifecycle (``CleanupPolicy/leanCloud(base:)``),
-    /// every other app from `base`; the app's `app.<id>.lifecycle.*` keys then override either.
+    /// Each app's own clean-up rules, where they differ from `base` (`engine.cleanup.*`): an app a
+    /// dialect with a lifecycle of its own serves starts from that lifecycle
+    /// (``Dialect/cleanupPolicy(_:base:)``: LeanCloud's), every other app from `base`; the app's
+    /// `app.<id>.lifecycle.*` keys then override either.
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     static func lifecyclePolicies(
         reader: ConfigReader, appIDs: [String], base: CleanupPolicy, dialects: DialectSettings
@@ -115,7 +104,9 @@ extension HeraldConfiguration {
                     EngineConfiguration.Settings.appCleanupInterval.key(app: id),
                     "is not per app: set \(EngineConfiguration.Settings.cleanupInterval.key)")
             }
-            let start = dialects.leanCloud[id]?.isEnabled == true ? CleanupPolicy.leanCloud(base: base) : base
+            let start =
+                HeraldApplication.dialects.lazy.compactMap { $0.cleanupPolicy(appID: id, in: dialects, base: base) }
+                .first ?? base
             let policy = try CleanupPolicy(reader: reader, settings: .app, app: id, defaults: start)
             if policy != base { policies[id] = policy }
         }

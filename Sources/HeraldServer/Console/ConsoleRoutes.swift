@@ -3,7 +3,6 @@ import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldEngine
-import HeraldHTTP2
 import Hummingbird
 import Logging
 import NIOCore

@@ -4,7 +4,6 @@ import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldEngine
-import HeraldHTTP2
 import Hummingbird
 import HummingbirdAuth
 import NIOCore

@@ -8,7 +8,7 @@ import Logging
 
 /// The native send API: `/v1/notifications` (server key only).
 struct NotificationRoutes: Sendable {
-    let store: any DispatchStore
+    let store: any DispatchStore & NotificationRecords
     let dispatcher: Dispatcher
     let maxBodyBytes: Int
     let now: @Sendable () -> Date

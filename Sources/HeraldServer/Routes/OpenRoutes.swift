@@ -9,7 +9,7 @@ import Logging
 /// installation's side calls it (the client key, or the installation's user); the server key may
 /// report for any installation of the app.
 struct OpenRoutes: Sendable {
-    let store: any DispatchLedger
+    let store: any NotificationRecords
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
 

@@ -4,6 +4,7 @@ import HeraldAPI
 import HeraldCore
 import HeraldEngine
 import HeraldSNS
+import HeraldSigV4
 
 extension ProviderConfiguration {
     /// AWS SNS: where SNS is, the credentials, and the app's platform applications.

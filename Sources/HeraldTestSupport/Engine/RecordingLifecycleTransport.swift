@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldEngine
 import Synchronization
 
 /// A transport that keeps provider-side state per installation in memory, as SNS keeps a platform

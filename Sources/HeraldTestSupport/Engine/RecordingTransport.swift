@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldEngine
 import Synchronization
 
 /// A transport that delivers in memory: it records every push the engine hands it and answers each
