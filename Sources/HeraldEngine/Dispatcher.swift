@@ -12,8 +12,9 @@ public final class Dispatcher: Sendable {
     private let transportTable: Mutex<[String: AppTransports]>
     let configuration: EngineConfiguration
     let now: @Sendable () -> Date
-    /// What the node's poll of due jobs sleeps on (tests inject one that moves when told).
-    let clock: any Clock<Duration>
+    /// The node's clock: what its timers sleep on, the poll of due jobs among them (tests inject one
+    /// that moves when told).
+    public let clock: any Clock<Duration>
     let logger: Logger
     let gate = ProviderGate()
     /// The devices connected to this node directly.
@@ -48,7 +49,8 @@ public final class Dispatcher: Sendable {
         self.channels =
             channels
             ?? DirectChannels(
-                confirmWindow: configuration.channelConfirmWindow, relay: store as? any ChannelRelay, now: now)
+                confirmWindow: configuration.channelConfirmWindow, relay: store as? any ChannelRelay, now: now,
+                clock: clock)
         self.direct = DirectTransport(channels: self.channels)
         self.channels.onSettle { [weak self] notificationID, installationID, reason in
             await self?.settle(notificationID: notificationID, installationID: installationID, as: reason)

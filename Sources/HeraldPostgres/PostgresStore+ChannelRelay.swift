@@ -59,7 +59,8 @@ extension PostgresStore: ChannelRelay {
     public func listen(for node: String, into messages: AsyncStream<String>.Continuation) async {
         // One LISTEN connection for as long as the caller listens.
         await Self.listen(
-            on: Self.relayChannel(node), client: client, logger: logger, name: "Channel relay listener",
+            on: Self.relayChannel(node), client: client, poolStarted: poolStarted, logger: logger, clock: clock,
+            name: "Channel relay listener",
             received: { messages.yield($0) })
         messages.finish()
     }

@@ -12,15 +12,19 @@ import _ConnectionPoolModule
 /// SQLite. Jobs are claimed with `FOR UPDATE SKIP LOCKED`; new work is announced with
 /// `NOTIFY herald_jobs`, which every node's store hears on a connection of its own.
 ///
-/// Nothing reaches the database unless the store's connections run (``run()``, a `Service`):
-/// `herald serve` runs them in a task group around its `ServiceGroup`, so that they outlive every
-/// service that uses them; a one-shot command or a test calls ``start()``.
+/// Nothing reaches the database unless the store's connections run (``run()``, a `Service`; each
+/// call waits until they do): `herald serve` runs them first in its `ServiceGroup`, so that they
+/// outlive every service that uses them; a one-shot command or a test calls ``start()``.
 public final class PostgresStore: Store, Service, Sendable {
     let client: PostgresClient
     let cipher: TokenCipher
     let logger: Logger
     let configuration: PostgresStoreConfiguration
     let signals = JobSignalHub()
+    /// Opens when the pool runs; leases wait for it.
+    let poolStarted = PoolStarted()
+    /// What the calls' deadlines and the listener's reconnection back-off are timed by.
+    let clock: any Clock<Duration>
     /// The connections when ``start()`` runs them in the background.
     private let background = Mutex<Task<Void, Never>?>(nil)
 
@@ -38,12 +42,17 @@ public final class PostgresStore: Store, Service, Sendable {
         try self.init(configuration: PostgresStoreConfiguration(url: url), cipher: cipher, logger: logger)
     }
 
-    /// A store with explicit settings; see ``init(url:cipher:logger:)``.
-    public init(configuration: PostgresStoreConfiguration, cipher: TokenCipher, logger: Logger) throws {
+    /// A store with explicit settings; see ``init(url:cipher:logger:)``. `clock` times the calls'
+    /// deadlines and the job-signal listener's reconnections.
+    public init(
+        configuration: PostgresStoreConfiguration, cipher: TokenCipher, logger: Logger,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) throws {
         self.client = PostgresClient(configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
         self.cipher = cipher
         self.logger = logger
         self.configuration = configuration
+        self.clock = clock
     }
 
     /// A store for the database at `url` whose connections already run in the background
@@ -64,8 +73,9 @@ public final class PostgresStore: Store, Service, Sendable {
     /// The store's connections as a `Service`: the pool and the connection listening for job
     /// signals, until the task is cancelled or shut down gracefully.
     public func run() async {
-        await cancelWhenGracefulShutdown { [client, signals, logger] in
-            await Self.runConnections(client: client, signals: signals, logger: logger)
+        await cancelWhenGracefulShutdown { [client, signals, logger, clock, poolStarted] in
+            await Self.runConnections(
+                client: client, poolStarted: poolStarted, signals: signals, logger: logger, clock: clock)
         }
         signals.finish()
     }
@@ -73,10 +83,13 @@ public final class PostgresStore: Store, Service, Sendable {
     /// Runs the connections in a task of their own, for a caller with no task group to run
     /// ``run()`` in: the one task the store leaves running, until ``close()`` (or its release).
     public func start() {
-        let (client, signals, logger) = (client, signals, logger)
+        let (client, poolStarted, signals, logger, clock) = (client, poolStarted, signals, logger, clock)
         background.withLock { task in
             guard task == nil else { return }
-            task = Task { await Self.runConnections(client: client, signals: signals, logger: logger) }
+            task = Task {
+                await Self.runConnections(
+                    client: client, poolStarted: poolStarted, signals: signals, logger: logger, clock: clock)
+            }
         }
     }
 
@@ -89,11 +102,20 @@ public final class PostgresStore: Store, Service, Sendable {
     }
 
     /// The pool (`PostgresClient.run()` is its whole lifetime, and returns when cancelled) and the
-    /// job-signal listener, until cancelled.
-    private static func runConnections(client: PostgresClient, signals: JobSignalHub, logger: Logger) async {
+    /// job-signal listener, until cancelled. `poolStarted` opens as the pool starts to run.
+    private static func runConnections(
+        client: PostgresClient, poolStarted: PoolStarted, signals: JobSignalHub, logger: Logger,
+        clock: any Clock<Duration>
+    ) async {
         await withDiscardingTaskGroup { group in
-            group.addTask { await client.run() }
-            group.addTask { await listen(client: client, signals: signals, logger: logger) }
+            group.addTask {
+                // Just before: `run()` marks the pool running before it first suspends.
+                poolStarted.open()
+                await client.run()
+            }
+            group.addTask {
+                await listen(client: client, poolStarted: poolStarted, signals: signals, logger: logger, clock: clock)
+            }
         }
     }
 
@@ -124,19 +146,25 @@ public final class PostgresStore: Store, Service, Sendable {
 
     /// Holds one pooled connection in `LISTEN herald_jobs` and signals every stream on each
     /// notification, reconnecting after a failure (and signalling then, as one may have been missed).
-    private static func listen(client: PostgresClient, signals: JobSignalHub, logger: Logger) async {
+    private static func listen(
+        client: PostgresClient, poolStarted: PoolStarted, signals: JobSignalHub, logger: Logger,
+        clock: any Clock<Duration>
+    ) async {
         await listen(
-            on: jobChannel, client: client, logger: logger, name: "Job-signal listener",
+            on: jobChannel, client: client, poolStarted: poolStarted, logger: logger, clock: clock,
+            name: "Job-signal listener",
             listening: { signals.signal() }, received: { _ in signals.signal() })
     }
 
-    /// Holds one pooled connection in `LISTEN channel` until the task is cancelled, handing each
-    /// notification's payload to `received`; after a failure it reconnects (backing off from 100 ms
-    /// to 5 s) and runs `listening` again, as it does each time it starts listening.
+    /// Once the pool runs, holds one pooled connection in `LISTEN channel` until the task is cancelled,
+    /// handing each notification's payload to `received`; after a failure it reconnects (backing off
+    /// from 100 ms to 5 s, on `clock`) and runs `listening` again, as it does each time it starts listening.
     static func listen(
-        on channel: String, client: PostgresClient, logger: Logger, name: String,
+        on channel: String, client: PostgresClient, poolStarted: PoolStarted, logger: Logger,
+        clock: any Clock<Duration>, name: String,
         listening: @escaping @Sendable () -> Void = {}, received: @escaping @Sendable (String) -> Void
     ) async {
+        guard (try? await poolStarted.wait()) != nil else { return }
         var delay: Duration = .milliseconds(100)
         while !Task.isCancelled {
             do {
@@ -151,7 +179,7 @@ public final class PostgresStore: Store, Service, Sendable {
                 if Task.isCancelled { return }
                 logger.debug("\(name) lost its connection", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: delay)
+            try? await clock.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
         }
     }
@@ -188,21 +216,11 @@ public final class PostgresStore: Store, Service, Sendable {
     /// Runs `body` on a pooled connection within ``PostgresStoreConfiguration/callTimeout``
     /// (`postgres.call_timeout_ms`), unless `unbounded`. The deadline covers the wait for a
     /// connection and the statements. Past it, a call still waiting for a connection gives up its
-    /// place in the pool's queue; a call on a connection has the statement it waits for abandoned and
-    /// the connection closed (the pool replaces it). Either way the call throws `storage_unavailable`
-    /// (the API's `503`, a job released to be retried).
-    ///
-    /// Why: PostgresNIO hands each statement to its channel with `channel.write(task, promise: nil)`.
-    /// When the server has just ended the session (`pg_terminate_backend`, a fail-over, a proxy
-    /// restart) the pool can still lease that connection; once the channel's pipeline is torn down
-    /// the write fails silently and the statement's promise is never completed, so the call would
-    /// wait for ever (`ConnectionLossTests`; closing the connection then does not help, the statement
-    /// never reached its handler). A connection already seen closed is refused at once; the deadline
-    /// covers the race. And while the server restarts, or every connection is busy, the pool queues a
-    /// lease for as long as it takes. The lease runs in a child task, so that the deadline can cancel
-    /// it (the pool then drops the request); the statement timer is the connection's event loop's; a
-    /// prepared statement, awaited through PostgresNIO's async API, runs in a task of its own so that
-    /// it can be abandoned (``CallDeadline``).
+    /// place in the pool's queue (the lease runs in a child task, which the deadline cancels); a call
+    /// on a connection has the statement it waits for abandoned (``CallDeadline``) and the connection
+    /// closed (the pool replaces it). Either way the call throws `storage_unavailable` (the API's
+    /// `503`, a job released to be retried). Why a statement may never answer: docs/reliability.md,
+    /// "PostgreSQL ending Herald's sessions".
     private func bounded<Result: Sendable>(
         unbounded: Bool, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -211,21 +229,12 @@ public final class PostgresStore: Store, Service, Sendable {
         }
         let deadline = CallDeadline(limit: limit)
         return try await withoutActuallyEscaping(body) { body in
-            // The group awaits both children before it returns: `body` does not outlive this call.
+            // `withDeadline` awaits the operation before it returns: `body` does not outlive this call.
             let call = CallBody(run: body)
-            return try await withThrowingTaskGroup(of: Result?.self) { group in
-                group.addTask { try await self.onConnection(deadline: deadline, call.run) }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    guard deadline.expireUnlessLeased() else { return nil }
-                    throw deadline.error
-                }
-                while let outcome = try await group.next() {
-                    guard let result = outcome else { continue }
-                    group.cancelAll()
-                    return result
-                }
-                throw deadline.error
+            return try await withDeadline(limit, clock: clock) {
+                try await self.onConnection(deadline: deadline, call.run)
+            } onDeadline: {
+                guard deadline.expire() else { throw deadline.error }
             }
         }
     }
@@ -235,17 +244,14 @@ public final class PostgresStore: Store, Service, Sendable {
         deadline: CallDeadline?, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         do {
+            try await poolStarted.wait()
             return try await client.withConnection { connection in
                 guard !connection.isClosed else {
                     throw HeraldError.storageUnavailable("the connection to PostgreSQL was lost")
                 }
                 guard let deadline else { return try await body(connection) }
-                guard deadline.leased() else { throw deadline.error }
-                let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(deadline.remaining.nanoseconds)) {
-                    deadline.expire()
-                    let _: EventLoopFuture<Void> = connection.close()
-                }
-                defer { timer.cancel() }
+                guard deadline.leased(connection) else { throw deadline.error }
+                defer { deadline.returned() }
                 return try await CallDeadline.$current.withValue(deadline) { try await body(connection) }
             }
         } catch {
@@ -270,18 +276,23 @@ private struct CallBody<Result>: @unchecked Sendable {
 
 /// The deadline of the store call running in this task (``PostgresStore/bounded(unbounded:_:)``): once
 /// it expires, the statement the call waits for is abandoned with `storage_unavailable`, whether or not
-/// its promise is ever completed.
+/// its promise is ever completed, and the call's connection is closed.
 final class CallDeadline: Sendable {
     /// The deadline of the call this task is in; nil outside a bounded call.
     @TaskLocal static var current: CallDeadline?
 
     private struct State {
         var expired = false
-        /// The call has its connection: the wait for one is over.
-        var leased = false
+        /// The call's connection, once it has one: the wait for one is over.
+        var connection: PostgresConnection?
+        /// The call's body returned: its connection goes back to the pool as it is.
+        var returned = false
         /// Fails what the call waits for now.
-        var abandon: (@Sendable (any Error) -> Void)?
+        var abandon: Abandon?
     }
+
+    /// Fails what the call waits for.
+    typealias Abandon = @Sendable (any Error) -> Void
 
     private let state = Mutex(State())
     let error: HeraldError
@@ -295,41 +306,39 @@ final class CallDeadline: Sendable {
 
     var expired: Bool { state.withLock { $0.expired } }
 
-    /// When the call started: the deadline counts from here, the wait for a connection included.
-    private let start = ContinuousClock.now
-
-    /// What is left of the deadline (zero once it passed).
-    var remaining: Duration { max(.zero, limit - (ContinuousClock.now - start)) }
-
     /// Whether the call got its connection.
-    var wasLeased: Bool { state.withLock { $0.leased } }
+    var wasLeased: Bool { state.withLock { $0.connection != nil } }
 
-    /// The call got its connection; false when the deadline passed while it waited.
-    func leased() -> Bool {
+    /// The call got `connection`; false when the deadline passed while it waited.
+    func leased(_ connection: PostgresConnection) -> Bool {
         state.withLock { state in
             guard !state.expired else { return false }
-            state.leased = true
+            state.connection = connection
             return true
         }
     }
 
-    /// The deadline passed while the call waited for a connection: it expires, and true; false
-    /// when the call has its connection (its statement timer then decides).
-    func expireUnlessLeased() -> Bool {
-        state.withLock { state in
-            guard !state.leased else { return false }
-            state.expired = true
-            return true
-        }
+    /// The call's body returned (the deadline no longer closes its connection).
+    func returned() {
+        state.withLock { $0.returned = true }
     }
 
-    /// The deadline passed: what the call waits for fails now, and anything it waits for later at once.
-    func expire() {
-        let abandon = state.withLock { state in
+    /// The deadline passed: what the call waits for fails now, and anything it waits for later at
+    /// once; its connection, if it has one, is closed. Whether it had one (false: the call still waits
+    /// for a connection, a wait its caller cancels).
+    @discardableResult
+    func expire() -> Bool {
+        let expiry = state.withLock { state -> (leased: Bool, close: PostgresConnection?, abandon: Abandon?) in
+            // The body returned: its connection goes back to the pool as it is.
+            guard !state.returned else { return (true, nil, nil) }
             state.expired = true
-            return state.abandon.take()
+            return (state.connection != nil, state.connection, state.abandon.take())
         }
-        abandon?(error)
+        expiry.abandon?(error)
+        if let connection = expiry.close {
+            let _: EventLoopFuture<Void> = connection.close()
+        }
+        return expiry.leased
     }
 
     /// `future`'s value, or this deadline's error once it expires.
@@ -369,7 +378,7 @@ final class CallDeadline: Sendable {
         }
     }
 
-    private func start(abandon: @escaping @Sendable (any Error) -> Void) -> Bool {
+    private func start(abandon: @escaping Abandon) -> Bool {
         state.withLock { state in
             guard !state.expired else { return false }
             state.abandon = abandon
@@ -379,19 +388,6 @@ final class CallDeadline: Sendable {
 
     private func finish() {
         state.withLock { $0.abandon = nil }
-    }
-}
-
-/// A continuation resumed by the first of several callers.
-private final class ResumeOnce<Value: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value, any Error>?>
-
-    init(_ continuation: CheckedContinuation<Value, any Error>) {
-        self.continuation = Mutex(continuation)
-    }
-
-    func resume(with result: Swift.Result<Value, any Error>) {
-        continuation.withLock { $0.take() }?.resume(with: result)
     }
 }
 

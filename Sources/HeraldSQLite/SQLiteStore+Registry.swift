@@ -35,14 +35,17 @@ extension SQLiteStore: InstallationRegistry {
     /// write waits behind it: a stall of milliseconds in the latency of sends and registrations.
     /// A passive checkpoint from another connection runs beside the writer instead; the writer's
     /// own (see ``walCheckpointPages``) remains for when this one cannot keep up or is not running.
+    /// `clock` is what the passes wait on.
     /// - Throws: GRDB's `DatabaseError` when the connection cannot be opened.
-    public func checkpointContinuously(every interval: Duration = .milliseconds(250)) async throws {
+    public func checkpointContinuously(
+        every interval: Duration = .milliseconds(250), clock: any Clock<Duration> = ContinuousClock()
+    ) async throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(1)
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
+            try? await clock.sleep(for: interval)
             // A busy or failed pass changes nothing; the next one, or the writer's own, catches up.
             _ = try? await connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         }

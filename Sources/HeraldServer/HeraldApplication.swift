@@ -89,7 +89,7 @@ public enum HeraldApplication {
             ).register(on: router.group(), table: &table)
         }
         // Last: the document it serves describes every route registered before.
-        OperationsRoutes(store: store).register(on: router.group(), table: &table)
+        OperationsRoutes(store: store, clock: dispatcher.clock).register(on: router.group(), table: &table)
         return (router, table.routes)
     }
 

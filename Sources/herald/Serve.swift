@@ -53,7 +53,7 @@ struct Serve: AsyncParsableCommand {
         let nodeLock = try Self.lockSingleNode(configuration.database)
         defer { if let nodeLock { close(nodeLock) } }
         let store = try common.makeStore(configuration, logger: logger, boundedCalls: true)
-        try await Self.withConnections(of: store) {
+        try await Self.runNode(on: store, logger: logger) { [overrides] in
             try await CommonOptions.prepare(store)
             try await serve(store, configuration: configuration, overrides: overrides, metrics: metrics, logger: logger)
         }
@@ -61,7 +61,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Serves until SIGTERM or SIGINT: the API, the workers, the reloader and the checkpointer as
-    /// services of one `ServiceGroup`, which stops them in reverse order.
+    /// services of a `ServiceGroup`, which stops them in reverse order.
     private func serve(
         _ store: any HeraldStore, configuration: HeraldConfiguration, overrides: [AbsoluteConfigKey: ConfigValue],
         metrics: MetricsExport, logger: Logger
@@ -107,24 +107,26 @@ struct Serve: AsyncParsableCommand {
             logger: logger, load: { [common, overrides] in try await common.load(extra: overrides) })
         var services: [any Service] = [application, DispatchWorker(dispatcher: dispatcher), reloader]
         if let store = store as? SQLiteStore { services.append(SQLiteCheckpointing(store: store)) }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services,
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // Nested in ``runNode(on:logger:_:)``'s group, whose graceful shutdown (SIGTERM, SIGINT) is its own.
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await group.run()
         await dispatcher.shutdown()
     }
 
-    /// Runs `body` while a PostgreSQL store's connections run (``PostgresStore/run()``) in a child
-    /// task, which stops after it: nothing of the store runs once `serve` returns. (SQLite has
-    /// nothing to run: `body` alone.)
-    static func withConnections(of store: any HeraldStore, _ body: () async throws -> Void) async throws {
-        guard let postgres = store as? PostgresStore else { return try await body() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await postgres.run() }
-            defer { group.cancelAll() }
-            try await body()
-        }
+    /// Runs the node, `body` (its start-up work on the store, then its services in a group nested in
+    /// this one), as a service of the one `ServiceGroup` that SIGTERM and SIGINT shut down gracefully;
+    /// beside a PostgreSQL store's connections (``PostgresStore/run()``), which the group starts first
+    /// and stops last, once the node's services have drained: nothing of the store runs once `serve`
+    /// returns. The store's calls wait until its pool runs.
+    static func runNode(
+        on store: any HeraldStore, logger: Logger, _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let connections: [any Service] = (store as? PostgresStore).map { [$0] } ?? []
+        let group = ServiceGroup(
+            configuration: .init(
+                services: connections + [HeraldNode(body: body)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
     }
 
     /// Takes the SQLite database's node lock (`<path>.serve.lock`, `flock`), or fails when another
@@ -144,8 +146,18 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+/// The node's start-up work and its services, as one service after the PostgreSQL store's connections
+/// (``Serve/runNode(on:logger:_:)``).
+struct HeraldNode: Service {
+    let body: @Sendable () async throws -> Void
+
+    func run() async throws {
+        try await body()
+    }
+}
+
 /// Checkpoints the SQLite write-ahead log beside the writer while the server runs (see
-/// ``SQLiteStore/checkpointContinuously(every:)``).
+/// ``SQLiteStore/checkpointContinuously(every:clock:)``).
 struct SQLiteCheckpointing: Service {
     let store: SQLiteStore
 

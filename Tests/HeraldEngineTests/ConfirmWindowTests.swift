@@ -59,6 +59,8 @@ struct ConfirmWindowTests {
     final class Node: Sendable {
         let channels: DirectChannels
         let clock: HandClock
+        /// What the node's timers sleep on (the relay's ticks, its wait for an answer): only the test moves it.
+        let timers = ManualClock()
         let settled = Locked<[(String, String, PendingDelivery.Reason)]>([])
         let written = Locked<[[String: JSONValue]]>([])
         let tornDown = Locked(0)
@@ -67,7 +69,8 @@ struct ConfirmWindowTests {
             let clock = HandClock(start)
             self.clock = clock
             channels = DirectChannels(
-                confirmWindow: window, node: node, relay: relay, lease: .milliseconds(300), now: { clock.now })
+                confirmWindow: window, node: node, relay: relay, lease: .milliseconds(300), now: { clock.now },
+                clock: timers)
             let settled = self.settled
             channels.onSettle { notification, installation, reason in
                 settled.mutate { $0.append((notification, installation, reason)) }
@@ -182,31 +185,26 @@ struct ConfirmWindowTests {
             group.addTask { await holder.channels.runRelay() }
             group.addTask { await sender.channels.runRelay() }
             // A message posted before its node listens is lost, as the relay allows.
-            try await until { relay.isListening("holder") && relay.isListening("sender") }
+            try await waitUntil("both nodes listening") { relay.isListening("holder") && relay.isListening("sender") }
             let session = await holder.open("i1", confirms: true)
             #expect(await sender.channels.anyOpenAnywhere(now: start))
             let outcome = await sender.channels.deliver(["message": .string("one")], to: "i1", notificationID: "n1")
             #expect(outcome == .confirming(until: start.addingTimeInterval(10)))
             #expect(await holder.channels.confirm(session, confirmID: try #require(holder.lastConfirmID)))
-            try await until { sender.reasons == [.confirmed] }
+            try await waitUntil("the confirmation back on the sender") { sender.reasons == [.confirmed] }
             #expect(holder.reasons.isEmpty, "the holder's own engine is told nothing")
 
             _ = await sender.channels.deliver(["message": .string("two")], to: "i1", notificationID: "n2")
             holder.advance(by: 10)
-            // The holder's relay loop looks at the clock on its own.
-            try await until { sender.reasons == [.confirmed, .unconfirmed] }
+            // The holder's relay loop looks at the clock at its next tick (a third of the lease).
+            try await waitUntil("the holder's relay loop waiting for its tick") { holder.timers.sleepers == 1 }
+            holder.timers.advance(by: .milliseconds(100))
+            try await waitUntil("the missed window back on the sender", detail: { "\(sender.reasons)" }) {
+                sender.reasons == [.confirmed, .unconfirmed]
+            }
             #expect(!holder.channels.isOpen("i1"))
             #expect(sender.settled.value.map(\.0) == ["n1", "n2"])
             group.cancelAll()
-        }
-    }
-
-    /// Waits (at most five seconds) until `condition` holds.
-    func until(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out") }
-            try await Task.sleep(for: .milliseconds(10))
         }
     }
 

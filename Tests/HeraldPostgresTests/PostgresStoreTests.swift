@@ -329,13 +329,6 @@ struct PostgresStoreTests {
             let store = try PostgresStore(
                 configuration: configuration, cipher: fixture.cipher, logger: Logger(label: "test"))
             store.start()
-            func wait(until condition: () async throws -> Bool) async throws {
-                for _ in 0..<200 {
-                    if try await condition() { return }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                throw HeraldError.storageUnavailable("the connections never became busy")
-            }
             func busy(_ pattern: String) async throws -> Int {
                 try await fixture.store.read { connection in
                     try await connection.rows(
@@ -346,9 +339,9 @@ struct PostgresStoreTests {
                 }.first.map { try $0.get("n", as: Int.self) } ?? 0
             }
             // The fixture's own store listens too: two listeners, then the long statement.
-            try await wait { try await busy("LISTEN%") >= 2 }
+            try await waitUntil("both listeners") { try await busy("LISTEN%") >= 2 }
             let holder = Task { try await store.read(unbounded: true) { try await $0.run("SELECT pg_sleep(3)") } }
-            try await wait { try await busy("SELECT pg_sleep%") >= 1 }
+            try await waitUntil("the long statement running") { try await busy("SELECT pg_sleep%") >= 1 }
 
             let error = await #expect(throws: HeraldError.self) {
                 try await store.read { try await $0.run("SELECT 1") }

@@ -54,12 +54,9 @@ extension SQLiteStoreTests {
         // The writer's own checkpoint waits for 8,192 pages: these rows are in the log only.
         let before = size()
         let checkpointer = Task { try await store.checkpointContinuously(every: .milliseconds(20)) }
-        var waited = 0
-        while size() <= before, waited < 1000 {
-            try await Task.sleep(for: .milliseconds(10))
-            waited += 1
+        try await waitUntil("a checkpoint into the database file", detail: { "still \(before) bytes" }) {
+            size() > before
         }
-        #expect(size() > before, "the database file did not grow from \(before) bytes")
         checkpointer.cancel()
         try await checkpointer.value
         #expect(

@@ -828,19 +828,6 @@ struct FaultHarness {
     }
 }
 
-/// Polls `condition` every 20 ms; a guard against a hang, not a timing assertion.
-/// - Throws: ``TestFailure`` when `timeout` passes first.
-func waitUntil(
-    _ what: String, timeout: Duration = .seconds(30), detail: () -> String = { "" },
-    _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what) \(detail())") }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 private func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
 }

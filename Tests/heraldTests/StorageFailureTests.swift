@@ -227,7 +227,16 @@ struct StorageFailureTests {
     @Test("PostgreSQL turned read-only: writes answer 503 storage_unavailable, readyz says so, both recover")
     func postgresReadOnly() async throws {
         let database = try await PostgresTestDatabase.create()
-        defer { Task { try? await database.drop() } }
+        do {
+            try await postgresReadOnly(on: database)
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
+    }
+
+    private func postgresReadOnly(on database: PostgresTestDatabase) async throws {
         let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let server = try HeraldProcess(
             ["serve", "--port", "0"], environment: ["HERALD_SECRET_KEY": key, "HERALD_DATABASE": database.url])

@@ -59,7 +59,7 @@ extension DirectChannels {
                 let tick = min(.seconds(1), self.lease / 3)
                 var sinceRenewal: Duration = .zero
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: tick)
+                    try? await self.clock.sleep(for: tick)
                     guard !Task.isCancelled else { break }
                     await self.expireMissed()
                     sinceRenewal += tick
@@ -111,28 +111,47 @@ extension DirectChannels {
         }
         // Known before the message goes: its settlement may come right after its answer.
         state.withLock { $0.relayedDeliveries[message.id] = (notificationID, installationID) }
-        let outcome = await withTaskGroup(of: Void.self) { group in
-            let outcome = await withCheckedContinuation { continuation in
-                state.withLock { $0.relayed[message.id] = continuation }
-                group.addTask {
-                    do {
-                        try await relay.post(text, to: target)
-                    } catch {
-                        self.resolveRelayed(
-                            message.id, .fellBack(reason: "the node holding the channel is unreachable"))
+        let noAnswer = Outcome.fellBack(reason: "the node holding the channel did not answer")
+        // The deadline settles the wait as the answer would: whichever comes first is the outcome.
+        let outcome =
+            (try? await withDeadline(Self.relayAnswerLimit, clock: clock) {
+                await self.answer(to: message.id, posting: text, to: target, via: relay, cancelled: noAnswer)
+            } onDeadline: {
+                self.resolveRelayed(message.id, noAnswer)
+            }) ?? noAnswer
+        if case .confirming = outcome { return outcome }
+        state.withLock { _ = $0.relayedDeliveries.removeValue(forKey: message.id) }
+        return outcome
+    }
+
+    /// Posts message `id` (`text`) to `target` and waits for its answer: the other node's, a failed
+    /// post's, or `cancelled` when the task is cancelled.
+    private func answer(
+        to id: String, posting text: String, to target: String, via relay: any ChannelRelay, cancelled: Outcome
+    ) async -> Outcome {
+        await withTaskGroup(of: Void.self) { group in
+            let outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let waiting = state.withLock { state in
+                        guard !Task.isCancelled else { return false }
+                        state.relayed[id] = continuation
+                        return true
+                    }
+                    guard waiting else { return continuation.resume(returning: cancelled) }
+                    group.addTask {
+                        do {
+                            try await relay.post(text, to: target)
+                        } catch {
+                            self.resolveRelayed(id, .fellBack(reason: "the node holding the channel is unreachable"))
+                        }
                     }
                 }
-                group.addTask {
-                    try? await Task.sleep(for: Self.relayAnswerLimit)
-                    self.resolveRelayed(message.id, .fellBack(reason: "the node holding the channel did not answer"))
-                }
+            } onCancel: {
+                self.resolveRelayed(id, cancelled)
             }
             group.cancelAll()
             return outcome
         }
-        if case .confirming = outcome { return outcome }
-        state.withLock { _ = $0.relayedDeliveries.removeValue(forKey: message.id) }
-        return outcome
     }
 
     /// How long a node waits for the node holding a channel to answer a relayed delivery.

@@ -81,6 +81,9 @@ public final class DirectChannels: Sendable {
     let lease: Duration
     /// The engine's clock: what confirm deadlines are set and compared by.
     let now: @Sendable () -> Date
+    /// The node's clock: what the relay's timers sleep on (its ticks, the wait for an answer) and the
+    /// channel's authentication limit.
+    public let clock: any Clock<Duration>
     let state: Mutex<State>
     private let hooks = Mutex(Hooks())
     /// What runs when a confirming delivery of this node's engine settles.
@@ -101,16 +104,18 @@ public final class DirectChannels: Sendable {
     ///   - relay: How other nodes are reached; nil on a single node.
     ///   - lease: How long a hold lasts without renewal: a node that dies stops receiving after it.
     ///   - now: The engine's clock.
+    ///   - clock: What the timers sleep on.
     public init(
         confirmWindow: Duration = .seconds(10), node: String = DirectChannels.uniqueNodeName(),
         relay: (any ChannelRelay)? = nil, lease: Duration = .seconds(60),
-        now: @escaping @Sendable () -> Date = Date.init
+        now: @escaping @Sendable () -> Date = Date.init, clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.state = Mutex(State(confirms: ConfirmWindow(window: confirmWindow)))
         self.node = node
         self.relay = relay
         self.lease = lease
         self.now = now
+        self.clock = clock
     }
 
     /// The host name, the process id and a random suffix: two nodes on one machine differ.

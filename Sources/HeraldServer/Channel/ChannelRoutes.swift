@@ -116,15 +116,14 @@ struct ChannelRoutes: Sendable {
         } else {
             try await ChannelConnection.write(
                 ["type": .string("auth_required"), "ha_version": .string(Self.homeAssistantVersion)], to: outbound)
-            // Home Assistant closes a socket that does not authenticate in time.
-            let first = try await withThrowingTaskGroup(of: Void.self) { watchdog in
-                watchdog.addTask {
-                    try await Task.sleep(for: Self.authTimeout)
-                    try await outbound.close(.policyViolation, reason: "Did not receive auth message within 10 seconds")
-                }
-                defer { watchdog.cancelAll() }
-                return try await messages.next()
+            // Home Assistant closes a socket that does not authenticate in time; the read then ends.
+            let reading = FirstMessage(messages)
+            let first = try await withDeadline(Self.authTimeout, clock: channels.clock) {
+                try await reading.next()
+            } onDeadline: {
+                try? await outbound.close(.policyViolation, reason: "Did not receive auth message within 10 seconds")
             }
+            messages = reading.iterator
             guard case .text(let text)? = first else { return }
             identity = await handshake(text)
             guard identity != nil else {
@@ -174,5 +173,19 @@ struct ChannelRoutes: Sendable {
         guard let value = headers[.authorization], value.lowercased().hasPrefix("bearer ") else { return nil }
         let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
+    }
+}
+
+/// A socket's message iterator lent to the one task that reads its first message: the deadline
+/// that bounds the read awaits that task before the iterator is used again.
+private final class FirstMessage: @unchecked Sendable {
+    private(set) var iterator: WebSocketInboundMessageStream.AsyncIterator
+
+    init(_ iterator: WebSocketInboundMessageStream.AsyncIterator) {
+        self.iterator = iterator
+    }
+
+    func next() async throws -> WebSocketMessage? {
+        try await iterator.next()
     }
 }

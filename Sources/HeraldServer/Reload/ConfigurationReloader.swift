@@ -14,6 +14,7 @@ import UnixSignals
 /// start (listening address, database, engine) are named in a warning when they changed.
 ///
 /// It also checks the credentials' expiry (``CredentialExpiry``) at start, at each reload and daily.
+/// Its timers (the file's poll, the drain, the daily check) sleep on the node's clock, the dispatcher's.
 public struct ConfigurationReloader: Service {
     /// Loads the configuration again, the way the process loaded it at start.
     public typealias Loader = @Sendable () async throws -> HeraldConfiguration
@@ -65,7 +66,7 @@ public struct ConfigurationReloader: Service {
             group.addTask { await watchFile(trigger) }
             group.addTask {
                 // Expiry is re-checked daily, so a warning repeats until the credential is replaced.
-                while (try? await Task.sleep(for: .seconds(86_400))) != nil { trigger.yield("daily") }
+                while (try? await dispatcher.clock.sleep(for: .seconds(86_400))) != nil { trigger.yield("daily") }
             }
             await cancelWhenGracefulShutdown {
                 var current = initial
@@ -79,7 +80,7 @@ public struct ConfigurationReloader: Service {
                             current = configuration
                             let delay = drainDelay
                             closing.addTask {
-                                try? await Task.sleep(for: delay)
+                                try? await dispatcher.clock.sleep(for: delay)
                                 for transports in old.values { await transports.shutdown() }
                             }
                         }
@@ -138,7 +139,7 @@ public struct ConfigurationReloader: Service {
             return ["\(attributes[.modificationDate] ?? "")", "\(attributes[.size] ?? "")"]
         }
         var last = stamp()
-        while (try? await Task.sleep(for: pollInterval)) != nil {
+        while (try? await dispatcher.clock.sleep(for: pollInterval)) != nil {
             let next = stamp()
             if next != last, next != nil { trigger.yield("file changed") }
             last = next

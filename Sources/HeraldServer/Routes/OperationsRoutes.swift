@@ -9,6 +9,8 @@ import Synchronization
 /// Liveness, readiness and the API description; no authentication.
 struct OperationsRoutes: Sendable {
     let store: any Store
+    /// What the readiness checks' limits are timed by.
+    let clock: any Clock<Duration>
 
     /// How long each readiness check (a read, then a write) may take: a probe must get an answer even
     /// when a database call hangs (a PostgreSQL connection the server ended can leave one unanswered).
@@ -17,43 +19,17 @@ struct OperationsRoutes: Sendable {
     /// The database did not answer a readiness check within ``readinessLimit``.
     struct NoAnswer: Error {}
 
-    /// `check`'s result, or ``NoAnswer`` once `limit` has passed; a check still running then is
-    /// cancelled and left to finish on its own (it may not heed cancellation).
+    /// `check`'s result, or ``NoAnswer`` once `limit` has passed on `clock`; a check still running
+    /// then is cancelled and left to finish on its own (it may not heed cancellation).
     ///
-    /// The two tasks here are unstructured on purpose: a query on a PostgreSQL connection that the
-    /// server ended may never return, nor heed cancellation (docs/reliability.md), and a child task
-    /// would hold `/readyz` until it did — the probe exists to answer when the database does not.
-    /// Each is bounded: the timer by `limit`, the check by the database call's own end.
+    /// The check is not a child task on purpose: a query on a PostgreSQL connection that the server
+    /// ended may never return, nor heed cancellation (docs/reliability.md), and a child task would
+    /// hold `/readyz` until it did — the probe exists to answer when the database does not.
     static func answer(
-        within limit: Duration, _ check: @escaping @Sendable () async throws -> Void
+        within limit: Duration, clock: any Clock<Duration> = ContinuousClock(),
+        _ check: @escaping @Sendable () async throws -> Void
     ) async throws {
-        let waiting = Waiting()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            waiting.continuation.withLock { $0 = continuation }
-            let work = Task {
-                do {
-                    try await check()
-                    waiting.take()?.resume()
-                } catch {
-                    waiting.take()?.resume(throwing: error)
-                }
-            }
-            Task {
-                try? await Task.sleep(for: limit)
-                guard let continuation = waiting.take() else { return }
-                work.cancel()
-                continuation.resume(throwing: NoAnswer())
-            }
-        }
-    }
-
-    /// The continuation of ``answer(within:_:)``, resumed once by whichever comes first.
-    final class Waiting: Sendable {
-        let continuation = Mutex<CheckedContinuation<Void, any Error>?>(nil)
-
-        func take() -> CheckedContinuation<Void, any Error>? {
-            continuation.withLock { $0.take() }
-        }
+        try await withDeadline(limit, clock: clock, overrun: .leaveCancelled, operation: check) { throw NoAnswer() }
     }
 
     /// Registers the routes; call it last: the document describes every route registered before
@@ -67,13 +43,15 @@ struct OperationsRoutes: Sendable {
         table.on(group, prefix: "", Self.readyOperation) { _, context in
             let store = store
             do {
-                try await Self.answer(within: Self.readinessLimit) { try await store.ping() }
+                try await Self.answer(within: Self.readinessLimit, clock: clock) { try await store.ping() }
             } catch {
                 context.logger.warning("readiness check failed: database does not answer")
                 throw HeraldError.unavailable("The database does not answer.")
             }
             do {
-                try await Self.answer(within: Self.readinessLimit) { try await store.probeWrite() }
+                try await Self.answer(within: Self.readinessLimit, clock: clock) {
+                    try await store.probeWrite()
+                }
             } catch {
                 let failure = HeraldError.classify(error) ?? .storageUnavailable("the write failed")
                 context.logger.warning(
