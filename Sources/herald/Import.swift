@@ -80,181 +80,30 @@ struct Import: AsyncParsableCommand {
             guard let opened = FileHandle(forReadingAtPath: file) else { throw ValidationError("Cannot read \(file).") }
             handle = opened
         }
-        var loader = Loader(store: store, app: app, batch: max(1, batch))
-        var progress = Progress(noun: "installations")
+        let sink = ImportSink(
+            loader: ImportLoader(store: store, app: app, batch: max(1, batch)),
+            progress: Progress(noun: "installations"))
         let size = LineReader.size(of: handle)
-        var reader = LineReader(handle)
-
-        /// Parses one item and hands it to the loader; a failure names `location` and stops the import.
-        func feed(_ location: String, number: Int, _ parse: () throws -> Line) async throws {
-            do {
-                let line: Line
-                do {
-                    line = try parse()
-                } catch let failure as ImportFailure {
-                    throw failure
-                } catch {
-                    throw ImportFailure("\(location): \(error)")
-                }
-                try await loader.add(line, line: number)
-            } catch let failure as ImportFailure {
-                // The batches before this item are written; this one is not.
-                try await loader.finishWriting()
-                progress.finish()
-                throw ImportFailure("\(failure); \(loader.counts.total) installations before it were imported")
-            }
-        }
-        func register(_ body: JSONValue) throws -> Line { .registration(try InstallationRegistration(json: body)) }
-
-        switch format {
-        case .jsonl:
-            while let line = reader.next() {
-                let number = reader.lineNumber
-                try await feed("line \(number)", number: number) {
-                    try Self.parse(line, lineNumber: number, cipher: cipher)
-                }
-                progress.update(count: loader.lines, done: reader.consumed, total: size)
-            }
-        case .csv:
-            var header: [String]?
-            while let first = reader.next() {
-                let number = reader.lineNumber
-                var record = String(decoding: first, as: UTF8.self)
-                // A quoted cell may hold line breaks.
-                while !InstallationCSV.isComplete(record), let more = reader.next(skippingBlank: false) {
-                    record += "\n" + String(decoding: more, as: UTF8.self)
-                }
-                guard let columns = header else {
-                    do {
-                        header = try InstallationCSV.header(record)
-                    } catch { throw ImportFailure("line \(number): \(error)") }
-                    continue
-                }
-                try await feed("line \(number)", number: number) {
-                    try register(try InstallationCSV.registrationBody(header: columns, record: record))
-                }
-                progress.update(count: loader.lines, done: reader.consumed, total: size)
-            }
-        case .parse, .gorush:
-            guard let first = reader.next() else { break }
-            let firstNumber = reader.lineNumber
-            let firstValue = try? JSONValue.parse(first)
-            let isDocument =
-                format == .parse
-                ? (firstValue.map(ParseInstallation.isDocument) ?? (first.first(where: { $0 != 0x20 }) == 0x7B))
-                : first.first(where: { $0 != 0x20 && $0 != 0x09 }) == UInt8(ascii: "{")
-            if isDocument {
-                // A whole JSON document: read at once (one object per line streams instead).
-                let document: JSONValue
-                do {
-                    document = try JSONValue.parse(Array(first) + [UInt8(ascii: "\n")] + reader.rest())
-                } catch { throw ImportFailure("\(file): \(error)") }
-                loader.unit = format == .parse ? "record" : "token"
-                try await importDocument(document, feed: feed) { done, total in
-                    progress.update(count: loader.lines, done: done, total: total)
-                }
-            } else {
-                var line: ArraySlice<UInt8>? = first
-                var number = firstNumber
-                while let current = line {
-                    try await feed("line \(number)", number: number) {
-                        if format == .parse {
-                            return try register(try ParseInstallation.registrationBody(try JSONValue.parse(current)))
-                        }
-                        guard
-                            let body = try GorushTokens.registrationBody(line: String(decoding: current, as: UTF8.self))
-                        else { return .skip }
-                        return try register(body)
-                    }
-                    progress.update(count: loader.lines, done: reader.consumed, total: size)
-                    line = reader.next()
-                    number = reader.lineNumber
-                }
-            }
-        }
-        try await loader.flush()
-        try await loader.finishWriting()
+        var lines = LineReader(handle)
+        try await reader(cipher: cipher).read(&lines, size: size, into: sink)
+        let counts = try await sink.finishWriting()
         // The store tidies up after the load now, not in the next writer's work (WAL, vacuum, statistics).
         if let store = store as? any BulkLoading { try await store.finishBulkLoad() }
-        progress.finish()
-        let counts = loader.counts
+        let elapsed = sink.finishProgress()
         say(
             "imported \(counts.total) installations (\(counts.created) created, "
-                + "\(counts.updated) updated, \(counts.restored) restored) in \(Progress.describe(progress.elapsed))")
+                + "\(counts.updated) updated, \(counts.restored) restored) in \(Progress.describe(elapsed))")
     }
 
-    /// Feeds each installation of a whole Parse export (`{"results": [...]}`) or gorush request
-    /// (`{"notifications": [...]}`), numbering records (Parse) or tokens (gorush) from 1.
-    private func importDocument(
-        _ document: JSONValue, feed: (String, Int, () throws -> Line) async throws -> Void,
-        update: (_ done: Int64, _ total: Int64) -> Void
-    ) async throws {
-        func register(_ body: JSONValue) throws -> Line { .registration(try InstallationRegistration(json: body)) }
-        if format == .parse {
-            guard case .array(let results)? = document.objectValue?["results"] else {
-                throw ImportFailure("\(file): a Parse export is {\"results\": [...]} or one object per line")
-            }
-            for (index, item) in results.enumerated() {
-                try await feed("record \(index + 1)", index + 1) {
-                    try register(try ParseInstallation.registrationBody(item))
-                }
-                update(Int64(index + 1), Int64(results.count))
-            }
-            return
-        }
-        guard GorushTokens.isRequest(document), case .array(let notifications)? = document.objectValue?["notifications"]
-        else { throw ImportFailure("\(file): a gorush request is {\"notifications\": [...]}") }
-        var number = 0
-        for (index, notification) in notifications.enumerated() {
-            let bodies: [JSONValue]
-            do {
-                bodies = try GorushTokens.registrationBodies(notification: notification, index: index)
-            } catch { throw ImportFailure("notification \(index + 1): \(error)") }
-            for (position, body) in bodies.enumerated() {
-                number += 1
-                try await feed("notification \(index + 1), token \(position + 1)", number) { try register(body) }
-            }
-            update(Int64(index + 1), Int64(notifications.count))
+    /// The reader of `--format`.
+    private func reader(cipher: TokenCipher) -> any ImportReader {
+        switch format {
+        case .jsonl: JSONLinesReader(cipher: cipher)
+        case .csv: CSVReader()
+        case .parse: ParseExportReader(file: file)
+        case .gorush: GorushReader(file: file)
         }
     }
-
-    /// One line read: a registration body, or an export record whose token opens under this store's key.
-    private static func parse(
-        _ line: ArraySlice<UInt8>, lineNumber: Int, cipher: TokenCipher
-    ) throws(ImportFailure) -> Line {
-        do {
-            let value = try JSONValue.parse(line)
-            guard ExportedInstallation.isRecord(value) else {
-                return .registration(try InstallationRegistration(json: value))
-            }
-            let record = try ExportedInstallation(json: value)
-            do {
-                _ = try cipher.openToken(record.sealedToken.sealed, service: record.installation.service)
-            } catch  where error.code == "secret_key_mismatch" {
-                throw ImportFailure(
-                    "line \(lineNumber): the token was sealed with another master key (configure the source's "
-                        + "secret_key, or its key file, to import it)")
-            } catch {
-                throw ImportFailure(
-                    "line \(lineNumber): the sealed token is not a \(record.installation.service.rawValue) token")
-            }
-            return .record(record)
-        } catch let error as HeraldError {
-            throw ImportFailure("line \(lineNumber): \(error)")
-        } catch let failure as ImportFailure {
-            throw failure
-        } catch {
-            throw ImportFailure("line \(lineNumber): \(error)")
-        }
-    }
-}
-
-/// One line of an import file.
-private enum Line {
-    case registration(InstallationRegistration)
-    case record(ExportedInstallation)
-    /// A header or comment line: nothing to store.
-    case skip
 }
 
 /// An import stopped at a line; the message says which and why, and never carries a token.
@@ -266,7 +115,7 @@ struct ImportFailure: Error, CustomStringConvertible {
 
 /// Gathers lines into batches of one kind, in file order, and writes each batch while the next one
 /// is read and parsed.
-private struct Loader {
+struct ImportLoader {
     struct Counts {
         var created = 0
         var updated = 0
@@ -300,7 +149,7 @@ private struct Loader {
     }
 
     /// Adds a line; a full batch, or a line of the other kind, sends the pending batch to the store.
-    mutating func add(_ line: Line, line number: Int) async throws {
+    mutating func add(_ line: ImportItem, line number: Int) async throws {
         switch line {
         case .skip: return
         case .registration(let registration):
