@@ -1,4 +1,5 @@
 import HeraldTestSupport
+
 /// A stand-in for APNs (api.push.apple.com) for tests: HTTP/2 over TLS on 127.0.0.1, with APNs' request checks,
 /// provider-token and client-certificate authentication, error reasons and response headers, plus scripts for
 /// device-level answers and connection-level misbehaviour, and a log of every request.
@@ -7,8 +8,9 @@ import HeraldTestSupport
 /// let ca = try TestCertificateAuthority()
 /// let key = TestAPNsAuthKey(teamID: "TEAM123456", keyID: "KEY1234567")
 /// let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.app"])])
-/// defer { Task { try await apns.shutdown() } }
 /// apns.script(token: deadToken, .unregistered())
+/// // … the test …
+/// try await apns.shutdown()
 /// ```
 ///
 /// Like APNs, the mock serves both kinds of provider on one host: it asks every client for a TLS certificate and

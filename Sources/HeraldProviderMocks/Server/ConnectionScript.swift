@@ -1,4 +1,5 @@
 import HeraldTestSupport
+
 /// A scripted misbehaviour of the connections of a mock server.
 enum ConnectionScript: Sendable, Equatable {
     /// After the n-th stream, send GOAWAY naming that stream as the last one processed, serve the streams up to it,

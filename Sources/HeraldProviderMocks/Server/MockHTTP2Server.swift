@@ -1,4 +1,5 @@
 import HeraldTestSupport
+
 /// A mock provider on ``HTTP2TestServer``: the connection-level scripts and counters both mocks share.
 public protocol MockHTTP2Server: Sendable {
     /// The HTTP/2 + TLS server the mock answers on.

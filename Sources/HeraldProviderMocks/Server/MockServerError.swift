@@ -1,4 +1,5 @@
 import HeraldTestSupport
+
 /// An error from a mock provider server's test API.
 public struct MockServerError: Error, CustomStringConvertible, Sendable {
     private enum Code: Sendable {

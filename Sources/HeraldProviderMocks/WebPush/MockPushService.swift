@@ -1,4 +1,5 @@
 import HeraldTestSupport
+
 /// A stand-in for a browser vendor's push service (RFC 8030) for tests: HTTP/2 over TLS on
 /// 127.0.0.1 (or HTTP/1.1 only, to test a client's fallback), with subscriptions it makes itself,
 /// VAPID verification (RFC 8292), `aes128gcm` decryption with the subscription's keys (RFC 8291),
@@ -7,9 +8,10 @@ import HeraldTestSupport
 /// ```swift
 /// let ca = try TestCertificateAuthority()
 /// let service = try await MockPushService.start(ca: ca)
-/// defer { Task { try await service.shutdown() } }
 /// let subscription = service.makeSubscription()   // endpoint, p256dh, auth
 /// service.script(subscription: subscription.id, .gone)
+/// // … the test …
+/// try await service.shutdown()
 /// ```
 ///
 /// A push that passes every check is answered `201 Created` with a `Location`; a missing `vapid`
