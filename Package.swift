@@ -483,7 +483,7 @@ let package = Package(
         .testTarget(
             name: "HeraldTestSupportTests",
             dependencies: [
-                "HeraldTestSupport", "HeraldProviderMocks", "HeraldCore",
+                "HeraldTestSupport", "HeraldProviderMocks", "HeraldCore", "HeraldStoreConformance",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
