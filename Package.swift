@@ -410,8 +410,7 @@ let package = Package(
         .testTarget(
             name: "HeraldEngineTests",
             dependencies: [
-                "HeraldEngine", "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM",
-                "HeraldWebPush",
+                "HeraldEngine", "HeraldCore", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM", "HeraldWebPush",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

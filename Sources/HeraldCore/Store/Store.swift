@@ -17,7 +17,8 @@ public protocol Store: Sendable {
 }
 
 /// What the engine needs of a store, and all it uses: the job queue, the ledger, the state nodes
-/// share and the registry's changes (``DispatchRegistry``).
+/// share and the registry's changes (``DispatchRegistry``). The SQL stores provide it, and so does
+/// the test support's in-memory store, which the engine's unit tests run on.
 public typealias EngineStore = JobQueue & DispatchLedger & ClusterState & DispatchRegistry
 
 /// What the engine and the native API's routes share of a store: the engine's store with the
