@@ -410,8 +410,7 @@ let package = Package(
         .testTarget(
             name: "HeraldEngineTests",
             dependencies: [
-                "HeraldEngine", "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM",
-                "HeraldWebPush",
+                "HeraldEngine", "HeraldCore", "HeraldTestSupport", "HeraldAPNs", "HeraldFCM", "HeraldWebPush",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -483,7 +482,7 @@ let package = Package(
         .testTarget(
             name: "HeraldTestSupportTests",
             dependencies: [
-                "HeraldTestSupport", "HeraldProviderMocks", "HeraldCore",
+                "HeraldTestSupport", "HeraldProviderMocks", "HeraldCore", "HeraldStoreConformance",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,7 +7,7 @@ import Synchronization
 /// many devices, page by page, with preferences, schedules, retries and token lifecycle applied.
 /// Workers (``DispatchWorker``) call ``process(_:owner:isStopping:)`` for each job they claim.
 public final class Dispatcher: Sendable {
-    let store: any DispatchStore
+    let store: any EngineStore
     /// The apps' transports; replaced whole when credentials are reloaded.
     private let transportTable: Mutex<[String: AppTransports]>
     let configuration: EngineConfiguration
@@ -35,7 +35,7 @@ public final class Dispatcher: Sendable {
     ///   - now: The wall clock: what records are stamped with and schedules compared against.
     ///   - clock: What the node's poll of due jobs sleeps on between polls.
     public init(
-        store: any DispatchStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
+        store: any EngineStore, transports: [String: AppTransports], configuration: EngineConfiguration = .init(),
         logger: Logger = Logger(label: "herald.engine"), now: @escaping @Sendable () -> Date = Date.init,
         clock: any Clock<Duration> = ContinuousClock(), channels: DirectChannels? = nil
     ) {

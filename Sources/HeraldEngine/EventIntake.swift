@@ -18,10 +18,10 @@ public struct EventIntake: Sendable {
     }
 
     let dispatcher: Dispatcher
-    let store: any DispatchStore & EventStore
+    let store: any EngineStore & EventStore
 
     /// Creates an intake storing through `store` (the dispatcher's) and validating with `dispatcher`.
-    public init(dispatcher: Dispatcher, store: any DispatchStore & EventStore) {
+    public init(dispatcher: Dispatcher, store: any EngineStore & EventStore) {
         self.dispatcher = dispatcher
         self.store = store
     }

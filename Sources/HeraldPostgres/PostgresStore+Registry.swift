@@ -111,23 +111,8 @@ extension PostgresStore: InstallationRegistry {
                 connection, where: "app_id = $1 AND device_id = $2 AND service = $3 FOR UPDATE",
                 [appID, deviceID, registration.service.rawValue])
         }
-        var existing: Installation?
-        switch (byDevice, byToken) {
-        case (let device?, let token?) where device.id != token.id:
-            // The token moves to the device that presents it now.
-            try await delete(connection, id: token.id)
-            existing = device
-        case (let device?, _):
-            existing = device
-        case (nil, let token?):
-            if let held = token.deviceID, let presented = registration.deviceID, held != presented {
-                try await delete(connection, id: token.id)
-            } else {
-                existing = token
-            }
-        case (nil, nil):
-            existing = nil
-        }
+        let (existing, replaced) = registration.match(deviceHolder: byDevice, tokenHolder: byToken)
+        if let replaced { try await delete(connection, id: replaced.id) }
         if var installation = existing {
             installation.merge(registration, now: now)
             try await write(connection, installation, tokenIndex: token.index, sealedToken: token.sealed, insert: false)

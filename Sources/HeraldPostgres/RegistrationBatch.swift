@@ -50,25 +50,10 @@ struct RegistrationBatch {
         let deviceHolder = registration.profile.deviceID.flatMap {
             byDevice[DeviceKey(service: registration.service, deviceID: $0)]
         }.flatMap(row)
-        var existing: Row?
-        switch (deviceHolder, tokenHolder) {
-        case (let device?, let holder?) where device.installation.id != holder.installation.id:
-            // The token moves to the device that presents it now.
-            delete(holder)
-            existing = device
-        case (let device?, _):
-            existing = device
-        case (nil, let holder?):
-            if let held = holder.installation.deviceID, let presented = registration.profile.deviceID,
-                held != presented
-            {
-                delete(holder)
-            } else {
-                existing = holder
-            }
-        case (nil, nil):
-            existing = nil
+        let (existing, replaced) = registration.match(deviceHolder: deviceHolder, tokenHolder: tokenHolder) {
+            $0.installation
         }
+        if let replaced { delete(replaced) }
         if var row = existing {
             unindex(row)
             row.installation.merge(registration, now: now)

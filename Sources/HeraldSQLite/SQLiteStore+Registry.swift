@@ -78,23 +78,8 @@ extension SQLiteStore: InstallationRegistry {
                 db, where: "app_id = ? AND device_id = ? AND service = ?",
                 [appID, deviceID, registration.service.rawValue])
         }
-        var existing: Installation?
-        switch (byDevice, byToken) {
-        case (let device?, let token?) where device.id != token.id:
-            // The token moves to the device that presents it now.
-            try self.delete(db, id: token.id)
-            existing = device
-        case (let device?, _):
-            existing = device
-        case (nil, let token?):
-            if let held = token.deviceID, let presented = registration.deviceID, held != presented {
-                try self.delete(db, id: token.id)
-            } else {
-                existing = token
-            }
-        case (nil, nil):
-            existing = nil
-        }
+        let (existing, replaced) = registration.match(deviceHolder: byDevice, tokenHolder: byToken)
+        if let replaced { try self.delete(db, id: replaced.id) }
         if var installation = existing {
             installation.merge(registration, now: now)
             try self.write(db, installation, tokenIndex: index, sealedToken: sealed, insert: false)

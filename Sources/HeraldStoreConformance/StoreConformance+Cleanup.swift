@@ -6,7 +6,8 @@ import Testing
 /// The clean-up policy, one rule at a time: each case sets up installations on both sides of its
 /// rule's boundary and leaves the other rules nothing to do.
 extension StoreConformance {
-    static let cleanup: [StoreConformanceCase] = [
+    /// Clean-up rules checked through the engine's contract.
+    static let engineCleanup: [EngineConformanceCase] = [
         .init("cleanup: invalid installations go once invalidated longer ago than invalidAfter") { store in
             var old = try await register(ios(), in: store, now: at(-40 * day))
             old.snsEndpointARN = "arn:aws:sns:eu-west-1:1:endpoint/APNS/app/old"
@@ -22,7 +23,7 @@ extension StoreConformance {
             #expect(report.invalidInstallations == 1)
             #expect(report.removedWithEndpoints.map(\.id) == [old.id])
             #expect(report.failingInstallations + report.unseenInstallations + report.undeliveredInstallations == 0)
-            #expect(try await listAll(in: store) == [recent.id, valid.id].sorted())
+            #expect(try await readAll([old.id, recent.id, valid.id], in: store) == [recent.id, valid.id].sorted())
         },
         .init("cleanup: failing installations go at the threshold with no delivery within failingAfter") { store in
             let failing = try await register(ios(), in: store, now: at(-10 * day))
@@ -39,13 +40,15 @@ extension StoreConformance {
                 }
             }
             try await applyEvents(events, in: store)
-            #expect(try await store.installation(appID: "a", id: failing.id)?.failureCount == 5)
-            #expect(try await store.installation(appID: "a", id: failing.id)?.valid == true)
+            #expect(try await readBack(failing.id, in: store)?.failureCount == 5)
+            #expect(try await readBack(failing.id, in: store)?.valid == true)
             let report = try await store.cleanup(
                 CleanupPolicy(failureThreshold: 5, failingAfter: .seconds(7 * day)), now: now)
             #expect(report.failingInstallations == 1)
             #expect(report.invalidInstallations == 0)
-            #expect(try await listAll(in: store) == [deliveredLately.id, belowThreshold.id].sorted())
+            #expect(
+                try await readAll([failing.id, deliveredLately.id, belowThreshold.id], in: store)
+                    == [deliveredLately.id, belowThreshold.id].sorted())
         },
         .init("cleanup: installations unseen (and not updated) within unseenAfter go") { store in
             let unseen = try await register(ios(), in: store, now: at(-100 * day))
@@ -56,8 +59,10 @@ extension StoreConformance {
             _ = try #require(try await store.update(updated, now: at(-5 * day)))
             let report = try await store.cleanup(CleanupPolicy(unseenAfter: .seconds(90 * day)), now: now)
             #expect(report.unseenInstallations == 1)
-            #expect(try await store.installation(appID: "a", id: unseen.id) == nil)
-            #expect(try await listAll(in: store) == [seenAgain.id, updated.id].sorted())
+            #expect(try await readBack(unseen.id, in: store) == nil)
+            #expect(
+                try await readAll([unseen.id, seenAgain.id, updated.id], in: store)
+                    == [seenAgain.id, updated.id].sorted())
             #expect(try await store.cleanup(CleanupPolicy(), now: now).unseenInstallations == 0)
         },
         .init("cleanup: installations undelivered within undeliveredAfter go, however recently they registered") {
@@ -70,8 +75,10 @@ extension StoreConformance {
             try await applyEvents([(delivered.id, .delivered(at: at(-5 * day)))], in: store)
             let report = try await store.cleanup(CleanupPolicy(undeliveredAfter: .seconds(90 * day)), now: now)
             #expect(report.undeliveredInstallations == 1)
-            #expect(try await store.installation(appID: "a", id: neverDelivered.id) == nil)
-            #expect(try await listAll(in: store) == [delivered.id, young.id].sorted())
+            #expect(try await readBack(neverDelivered.id, in: store) == nil)
+            #expect(
+                try await readAll([neverDelivered.id, delivered.id, young.id], in: store)
+                    == [delivered.id, young.id].sorted())
         },
         .init("cleanup: staleAfter makes unseen installations invalid, not deleted, until they register again") {
             store in
@@ -81,16 +88,16 @@ extension StoreConformance {
             let report = try await store.cleanup(CleanupPolicy(staleAfter: .seconds(60 * day)), now: now)
             #expect(report.staleInstallations == 1)
             #expect(report.invalidInstallations == 0)
-            let marked = try #require(try await store.installation(appID: "a", id: stale.id))
+            let marked = try #require(try await readBack(stale.id, in: store))
             #expect(!marked.valid)
             #expect(marked.invalidatedAt == now)
             #expect(marked.lastFailureReason == "stale")
-            #expect(try await store.installation(appID: "a", id: fresh.id)?.valid == true)
+            #expect(try await readBack(fresh.id, in: store)?.valid == true)
             #expect(try await resolveAll(.init(audience: .all), in: store) == [fresh.id])
             _ = try await store.register(ios(token), appID: "a", now: at(1))
-            #expect(try await store.installation(appID: "a", id: stale.id)?.valid == true)
+            #expect(try await readBack(stale.id, in: store)?.valid == true)
         },
-        .init("cleanup: final notifications older than the retention go with their ledger; others stay") { store in
+        .init("cleanup: final notifications older than the retention go with their ledger; others stay") { store, api in
             let oldDone = notification(status: .done, createdAt: at(-31 * day))
             let oldCanceled = notification(status: .canceled, createdAt: at(-40 * day))
             let oldQueued = notification(status: .queued, createdAt: at(-31 * day))
@@ -122,11 +129,34 @@ extension StoreConformance {
             #expect(try await store.notification(id: oldCanceled.id) == nil)
             #expect(try await store.notification(id: oldQueued.id) != nil)
             #expect(try await store.notification(id: recentDone.id) != nil)
-            #expect(try await store.deliveries(notificationID: oldDone.id, outcome: nil, page: .init()).isEmpty)
+            #expect(try await api.ledger(notificationID: oldDone.id).isEmpty)
             #expect(try await store.duePending(notificationID: oldDone.id, now: now, limit: 10).isEmpty)
-            #expect(try await store.deliveries(notificationID: recentDone.id, outcome: nil, page: .init()).count == 1)
+            #expect(try await api.ledger(notificationID: recentDone.id).count == 1)
             #expect(try await store.duePending(notificationID: recentDone.id, now: now, limit: 10).count == 1)
         },
+        .init("cleanup: each app keeps its notifications as long as its own policy says") { store in
+            let keepLonger = CleanupPolicy(notificationRetention: .seconds(90 * day))
+            let plan = CleanupPlan(default: CleanupPolicy(), apps: ["long": keepLonger, "same": CleanupPolicy()])
+            let old = [
+                notification(app: "a", status: .done, createdAt: at(-40 * day)),
+                notification(app: "long", status: .done, createdAt: at(-40 * day)),
+                notification(app: "long", status: .failed, createdAt: at(-91 * day)),
+                notification(app: "same", status: .done, createdAt: at(-40 * day)),
+            ]
+            for item in old {
+                _ = try await store.insertNotification(item, runAt: item.createdAt, idempotencyWindow: .seconds(60))
+            }
+            let report = try await store.cleanup(plan, now: now)
+            #expect(report.notifications == 3)
+            #expect(try await store.notification(id: old[0].id) == nil)
+            #expect(try await store.notification(id: old[1].id) != nil)
+            #expect(try await store.notification(id: old[2].id) == nil)
+            #expect(try await store.notification(id: old[3].id) == nil)
+        },
+    ]
+
+    /// Clean-up rules checked through the API's listings, across apps with their own policies.
+    static let cleanup: [StoreConformanceCase] = [
         .init("cleanup: each app follows its own policy in one run, every other app the default") { store in
             // `lc` has LeanCloud's rules, `a` and `c` the default (ArgusAI's).
             let leanCloud = CleanupPolicy(
@@ -183,25 +213,6 @@ extension StoreConformance {
             let last = try await store.cleanup(plan, now: at(60 * day))
             #expect(last.unseenInstallations == 1)
             #expect(try await store.installation(appID: "lc", id: lcStale.id) == nil)
-        },
-        .init("cleanup: each app keeps its notifications as long as its own policy says") { store in
-            let keepLonger = CleanupPolicy(notificationRetention: .seconds(90 * day))
-            let plan = CleanupPlan(default: CleanupPolicy(), apps: ["long": keepLonger, "same": CleanupPolicy()])
-            let old = [
-                notification(app: "a", status: .done, createdAt: at(-40 * day)),
-                notification(app: "long", status: .done, createdAt: at(-40 * day)),
-                notification(app: "long", status: .failed, createdAt: at(-91 * day)),
-                notification(app: "same", status: .done, createdAt: at(-40 * day)),
-            ]
-            for item in old {
-                _ = try await store.insertNotification(item, runAt: item.createdAt, idempotencyWindow: .seconds(60))
-            }
-            let report = try await store.cleanup(plan, now: now)
-            #expect(report.notifications == 3)
-            #expect(try await store.notification(id: old[0].id) == nil)
-            #expect(try await store.notification(id: old[1].id) != nil)
-            #expect(try await store.notification(id: old[2].id) == nil)
-            #expect(try await store.notification(id: old[3].id) == nil)
-        },
+        }
     ]
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// State every node sharing a store sees alike: rate-limit buckets and provider pauses.
 extension StoreConformance {
-    static let clusterState: [StoreConformanceCase] = [
+    static let clusterState: [EngineConformanceCase] = [
         .init("cluster: a bucket spends its capacity at once, then says when a token is back (GCRA)") { store in
             // 3 per 60 s: one token every 20 s.
             let steps: [(seconds: TimeInterval, expected: TokenBucketLimiter.Decision)] = [

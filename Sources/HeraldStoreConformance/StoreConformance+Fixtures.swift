@@ -41,7 +41,7 @@ extension StoreConformance {
 
     /// Registers and returns the stored installation.
     static func register(
-        _ registration: InstallationRegistration, in store: any HeraldStore, app: String = "a", now: Date = now
+        _ registration: InstallationRegistration, in store: any EngineStore, app: String = "a", now: Date = now
     ) async throws -> Installation {
         try await store.register(registration, appID: app, now: now).installation
     }
@@ -58,7 +58,7 @@ extension StoreConformance {
 
     /// Stores a notification due now and claims its job for `owner`.
     static func insertAndClaim(
-        _ notification: PushNotification, in store: any HeraldStore, owner: String = "w1"
+        _ notification: PushNotification, in store: any EngineStore, owner: String = "w1"
     ) async throws -> Job {
         let inserted = try await store.insertNotification(notification, runAt: now, idempotencyWindow: .seconds(60))
         #expect(inserted.created)
@@ -68,7 +68,7 @@ extension StoreConformance {
 
     /// Every id `resolve` yields for a target, walking pages of `limit` with the keyset cursor.
     static func resolveAll(
-        _ target: NotificationTarget, app: String = "a", in store: any HeraldStore, limit: Int = 2
+        _ target: NotificationTarget, app: String = "a", in store: any EngineStore, limit: Int = 2
     ) async throws -> [String] {
         var ids: [String] = []
         var after: String?
@@ -79,6 +79,17 @@ extension StoreConformance {
             guard page.count == limit, let last = page.last else { return ids }
             after = last.installationID
         }
+    }
+
+    /// An installation as stored, read through the engine's contract (installations by id).
+    static func readBack(_ id: String, app: String = "a", in store: any EngineStore) async throws -> Installation? {
+        try await store.installations(appID: app, ids: [id]).first
+    }
+
+    /// Which of these installations of an app are stored, in id order, read through the engine's
+    /// contract: when they are every installation the case made, what the listing would yield.
+    static func readAll(_ ids: [String], app: String = "a", in store: any EngineStore) async throws -> [String] {
+        try await store.installations(appID: app, ids: ids).map(\.id)
     }
 
     /// Every installation of an app the listing yields with `filter`, walking pages of `limit`.

@@ -4,7 +4,7 @@ import Testing
 
 /// Durable jobs with leases, and the wake-up signal that new work sends.
 extension StoreConformance {
-    static let jobQueue: [StoreConformanceCase] = [
+    static let jobQueue: [EngineConformanceCase] = [
         .init("jobs: queue statistics count due, running and scheduled jobs and date the oldest due one") { store in
             #expect(try await store.queueStatistics(now: at(0)) == QueueStatistics())
             try await store.scheduleJob(kind: .unknown("k"), reference: "old", runAt: at(10))

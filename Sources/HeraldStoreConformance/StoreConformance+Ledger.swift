@@ -5,7 +5,8 @@ import Testing
 
 /// Notifications, their audience, pending deliveries, the ledger and the page commit.
 extension StoreConformance {
-    static let ledger: [StoreConformanceCase] = [
+    /// What the engine does with notifications, pages, pending deliveries and the commit.
+    static let engineLedger: [EngineConformanceCase] = [
         .init("ledger: a notification is stored with its job; an idempotency key returns the first within the window") {
             store in
             let first = notification(
@@ -66,60 +67,6 @@ extension StoreConformance {
             #expect(try await store.resolve(stored.target, appID: "a", after: nil, limit: 10).isEmpty)
             #expect(try await store.count(stored.target, appID: "a").isEmpty)
         },
-        .init("ledger: notifications list newest first in keyset pages, optionally by status") { store in
-            var made: [PushNotification] = []
-            let statuses: [NotificationStatus] = [.done, .queued, .done, .scheduled, .done]
-            for (index, status) in statuses.enumerated() {
-                let item = notification(status: status, createdAt: at(Double(index)))
-                _ = try await store.insertNotification(item, runAt: now, idempotencyWindow: .seconds(60))
-                made.append(item)
-            }
-            _ = try await store.insertNotification(notification(app: "b"), runAt: now, idempotencyWindow: .seconds(60))
-            var seen: [String] = []
-            var after: String?
-            while true {
-                let page = try await store.notifications(appID: "a", status: nil, page: .init(after: after, limit: 2))
-                seen += page.map(\.id)
-                guard page.count == 2, let last = page.last else { break }
-                after = last.id
-            }
-            #expect(seen == made.map(\.id).reversed())
-            let done = try await store.notifications(appID: "a", status: .done, page: .init(limit: 10))
-            #expect(done.map(\.id) == [made[4].id, made[2].id, made[0].id])
-            let afterNewest = try await store.notifications(
-                appID: "a", status: .done, page: .init(after: made[4].id, limit: 1))
-            #expect(afterNewest.map(\.id) == [made[2].id])
-            #expect(try await store.notifications(appID: "a", status: .failed, page: .init()).isEmpty)
-        },
-        .init("ledger: cancel ends a notification that is not final, with its job and pending deliveries") { store in
-            let target = try await register(ios(), in: store)
-            let item = notification()
-            let job = try await insertAndClaim(item, in: store)
-            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
-            page.pending = [
-                PendingDelivery(
-                    notificationID: item.id, recipient: target.id, runAt: at(5), attempts: 1, reason: .retry)
-            ]
-            page.status = .sending
-            #expect(try await store.commit(page))
-
-            let canceled = try #require(try await store.cancelNotification(appID: "a", id: item.id, now: at(20)))
-            #expect(canceled.status == .canceled)
-            #expect(canceled.completedAt == at(20))
-            #expect(try await store.duePending(notificationID: item.id, now: at(100), limit: 10).isEmpty)
-            #expect(try await store.nextPending(notificationID: item.id) == nil)
-            #expect(
-                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(1000), lockedUntil: at(2000))
-                    == nil)
-            // A final notification stays as it is; an unknown one, or another app's, is nil.
-            let again = try await store.cancelNotification(appID: "a", id: item.id, now: at(30))
-            #expect(again?.completedAt == at(20))
-            let finished = notification(status: .done)
-            _ = try await store.insertNotification(finished, runAt: now, idempotencyWindow: .seconds(60))
-            #expect(try await store.cancelNotification(appID: "a", id: finished.id, now: at(30))?.status == .done)
-            #expect(try await store.cancelNotification(appID: "b", id: item.id, now: at(30)) == nil)
-            #expect(try await store.cancelNotification(appID: "a", id: "missing", now: at(30)) == nil)
-        },
         .init("ledger: resolve pages each audience in id order; only valid installations of the app; count by service")
         {
             store in
@@ -171,7 +118,7 @@ extension StoreConformance {
         .init(
             "ledger: first pages of several targets read together are what resolve reads, with the preferences asked for"
         ) {
-            store in
+            store, api in
             let alice = try await register(ios(user: "alice"), in: store)
             let alicePhone = try await register(android(user: "alice"), in: store)
             let bob = try await register(web(user: "bob", channels: ["news"]), in: store)
@@ -181,7 +128,7 @@ extension StoreConformance {
             let quiet = Preferences(enabledCategories: ["news"], soundEnabled: false)
             for installation in [alice, bob, carol, stranger] {
                 #expect(
-                    try await store.setPreferences(
+                    try await api.setPreferences(
                         appID: installation.appID, installationID: installation.id, preferences: quiet, now: now))
             }
             let requests = [
@@ -340,11 +287,11 @@ extension StoreConformance {
                 return try await group.reduce(into: [Int]()) { values, value in if let value { values.append(value) } }
             }
             #expect(concurrent.sorted() == Array(2...11))
-            #expect(try await store.installation(appID: "a", id: two.id)?.badge == 11)
+            #expect(try await readBack(two.id, in: store)?.badge == 11)
             #expect(try await store.incrementBadges(installationIDs: [], now: at(3)).isEmpty)
         },
         .init("ledger: a commit writes ledger, counts, lifecycle, cursor and status; a lost lock writes nothing") {
-            store in
+            store, api in
             let delivered = try await register(ios(), in: store)
             let invalidated = try await register(android(), in: store)
             let failing = try await register(web(), in: store)
@@ -376,16 +323,16 @@ extension StoreConformance {
             #expect(stored.startedAt == at(1))
             #expect(try await store.cursor(notificationID: item.id) == failing.id)
             #expect(
-                try await store.deliveries(notificationID: item.id, outcome: nil, page: .init()).map(\.record)
+                try await api.ledger(notificationID: item.id)
                     == page.ledger)
-            let afterDelivery = try #require(try await store.installation(appID: "a", id: delivered.id))
+            let afterDelivery = try #require(try await readBack(delivered.id, in: store))
             #expect(afterDelivery.lastDeliveredAt == at(1))
             #expect(afterDelivery.failureCount == 0)
-            let afterInvalid = try #require(try await store.installation(appID: "a", id: invalidated.id))
+            let afterInvalid = try #require(try await readBack(invalidated.id, in: store))
             #expect(!afterInvalid.valid)
             #expect(afterInvalid.invalidatedAt == at(1))
             #expect(afterInvalid.lastFailureReason == "UNREGISTERED")
-            let afterFailure = try #require(try await store.installation(appID: "a", id: failing.id))
+            let afterFailure = try #require(try await readBack(failing.id, in: store))
             #expect(afterFailure.failureCount == 1)
             #expect(afterFailure.valid)
             #expect(afterFailure.lastFailureAt == at(1))
@@ -403,7 +350,7 @@ extension StoreConformance {
             #expect(finished.status == .done)
             #expect(finished.startedAt == at(1))
             #expect(finished.completedAt == at(2))
-            #expect(try await store.installation(appID: "a", id: failing.id)?.valid == false)
+            #expect(try await readBack(failing.id, in: store)?.valid == false)
 
             // Another worker took the job over: the first owner's commit is refused whole.
             let taken = try #require(
@@ -421,8 +368,8 @@ extension StoreConformance {
             #expect(try await !store.commit(lost))
             #expect(try await store.notification(id: item.id) == finished)
             #expect(try await store.cursor(notificationID: item.id) == "done")
-            #expect(try await store.deliveries(notificationID: item.id, outcome: nil, page: .init()).count == 2)
-            #expect(try await store.installation(appID: "a", id: invalidated.id)?.lastDeliveredAt == nil)
+            #expect(try await api.ledger(notificationID: item.id).count == 2)
+            #expect(try await readBack(invalidated.id, in: store)?.lastDeliveredAt == nil)
             #expect(try await store.nextPending(notificationID: item.id) == nil)
         },
         .init("ledger: last_delivered_at moves only by more than the resolution; a failure count always resets") {
@@ -434,7 +381,7 @@ extension StoreConformance {
                 var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
                 page.installationEvents = events ?? [(device.id, .delivered(at: time))]
                 #expect(try await store.commit(page))
-                return try #require(try await store.installation(appID: "a", id: device.id))
+                return try #require(try await readBack(device.id, in: store))
             }
             #expect(try await deliver(at: at(100)).lastDeliveredAt == at(100))
             // Within the hour: the row keeps its time (nothing rewritten).
@@ -477,11 +424,11 @@ extension StoreConformance {
                     (renewed.id, .invalidated(reason: "Unregistered", since: at(50), at: at(200))),
                     (argus.id, .invalidated(reason: "Unregistered", since: nil, at: at(200))),
                 ], in: store)
-            #expect(try await store.installation(appID: "a", id: renewed.id)?.valid == true)
-            #expect(try await store.installation(appID: "a", id: argus.id) == nil)
+            #expect(try await readBack(renewed.id, in: store)?.valid == true)
+            #expect(try await readBack(argus.id, in: store) == nil)
             try await applyEvents(
                 [(renewed.id, .invalidated(reason: "Unregistered", since: at(150), at: at(200)))], in: store)
-            #expect(try await store.installation(appID: "a", id: renewed.id)?.valid == false)
+            #expect(try await readBack(renewed.id, in: store)?.valid == false)
         },
         .init("ledger: a rejected token invalidates by the app's rule or counts; it never deletes") { store in
             let native = try await register(ios(), in: store)
@@ -498,27 +445,85 @@ extension StoreConformance {
                         .rejected(reason: "DeviceTokenNotForTopic", at: at(200), maxFailures: 2, rule: .invalidate)
                     ),
                 ], in: store)
-            let invalidated = try #require(try await store.installation(appID: "a", id: native.id))
+            let invalidated = try #require(try await readBack(native.id, in: store))
             #expect(!invalidated.valid)
             #expect(invalidated.invalidatedAt == at(200))
             #expect(invalidated.failureCount == 0)
             #expect(invalidated.lastFailureReason == "BadDeviceToken")
             for id in [counted.id, argus.id] {
-                let once = try #require(try await store.installation(appID: "a", id: id))
+                let once = try #require(try await readBack(id, in: store))
                 #expect(once.valid)
                 #expect(once.failureCount == 1)
                 #expect(once.lastFailureAt == at(200))
             }
             #expect(
-                try await store.installation(appID: "a", id: argus.id)?.lastFailureReason == "DeviceTokenNotForTopic")
+                try await readBack(argus.id, in: store)?.lastFailureReason == "DeviceTokenNotForTopic")
             // The second failure in a row deactivates; nothing is deleted.
             try await applyEvents(
                 [(argus.id, .rejected(reason: "BadDeviceToken", at: at(300), maxFailures: 2, rule: .invalidate))],
                 in: store)
-            let deactivated = try #require(try await store.installation(appID: "a", id: argus.id))
+            let deactivated = try #require(try await readBack(argus.id, in: store))
             #expect(!deactivated.valid)
             #expect(deactivated.failureCount == 2)
             #expect(deactivated.invalidatedAt == at(300))
+        },
+    ]
+
+    /// What the API reads and changes of them: listings, cancelling, the ledger's pages.
+    static let ledger: [StoreConformanceCase] = [
+        .init("ledger: notifications list newest first in keyset pages, optionally by status") { store in
+            var made: [PushNotification] = []
+            let statuses: [NotificationStatus] = [.done, .queued, .done, .scheduled, .done]
+            for (index, status) in statuses.enumerated() {
+                let item = notification(status: status, createdAt: at(Double(index)))
+                _ = try await store.insertNotification(item, runAt: now, idempotencyWindow: .seconds(60))
+                made.append(item)
+            }
+            _ = try await store.insertNotification(notification(app: "b"), runAt: now, idempotencyWindow: .seconds(60))
+            var seen: [String] = []
+            var after: String?
+            while true {
+                let page = try await store.notifications(appID: "a", status: nil, page: .init(after: after, limit: 2))
+                seen += page.map(\.id)
+                guard page.count == 2, let last = page.last else { break }
+                after = last.id
+            }
+            #expect(seen == made.map(\.id).reversed())
+            let done = try await store.notifications(appID: "a", status: .done, page: .init(limit: 10))
+            #expect(done.map(\.id) == [made[4].id, made[2].id, made[0].id])
+            let afterNewest = try await store.notifications(
+                appID: "a", status: .done, page: .init(after: made[4].id, limit: 1))
+            #expect(afterNewest.map(\.id) == [made[2].id])
+            #expect(try await store.notifications(appID: "a", status: .failed, page: .init()).isEmpty)
+        },
+        .init("ledger: cancel ends a notification that is not final, with its job and pending deliveries") { store in
+            let target = try await register(ios(), in: store)
+            let item = notification()
+            let job = try await insertAndClaim(item, in: store)
+            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
+            page.pending = [
+                PendingDelivery(
+                    notificationID: item.id, recipient: target.id, runAt: at(5), attempts: 1, reason: .retry)
+            ]
+            page.status = .sending
+            #expect(try await store.commit(page))
+
+            let canceled = try #require(try await store.cancelNotification(appID: "a", id: item.id, now: at(20)))
+            #expect(canceled.status == .canceled)
+            #expect(canceled.completedAt == at(20))
+            #expect(try await store.duePending(notificationID: item.id, now: at(100), limit: 10).isEmpty)
+            #expect(try await store.nextPending(notificationID: item.id) == nil)
+            #expect(
+                try await store.claimJob(kinds: [.notification], owner: "w2", now: at(1000), lockedUntil: at(2000))
+                    == nil)
+            // A final notification stays as it is; an unknown one, or another app's, is nil.
+            let again = try await store.cancelNotification(appID: "a", id: item.id, now: at(30))
+            #expect(again?.completedAt == at(20))
+            let finished = notification(status: .done)
+            _ = try await store.insertNotification(finished, runAt: now, idempotencyWindow: .seconds(60))
+            #expect(try await store.cancelNotification(appID: "a", id: finished.id, now: at(30))?.status == .done)
+            #expect(try await store.cancelNotification(appID: "b", id: item.id, now: at(30)) == nil)
+            #expect(try await store.cancelNotification(appID: "a", id: "missing", now: at(30)) == nil)
         },
         .init("ledger: deliveries list in order of record, in keyset pages, optionally by outcome") { store in
             let item = notification()

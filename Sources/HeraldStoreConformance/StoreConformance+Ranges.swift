@@ -5,7 +5,8 @@ import Testing
 
 /// The ranges a large notification's target is cut into, each worked as a job of its own.
 extension StoreConformance {
-    static let ranges: [StoreConformanceCase] = [
+    /// Ranges as the engine cuts and works them.
+    static let engineRanges: [EngineConformanceCase] = [
         .init("ranges: a boundary is the skip-th installation after a key; pages stop at a range's end") { store in
             // Ids made in one millisecond increase only while no other test makes ids in another one
             // meanwhile: the test orders them itself, then puts every other one in the channel `news`.
@@ -109,7 +110,7 @@ extension StoreConformance {
             #expect(try await store.commit(page))
             #expect(try await store.fanoutRange(notificationID: item.id, index: 0)?.cursor == devices[0].id)
             #expect(try await store.cursor(notificationID: item.id) == FanoutRange.ranged)
-            #expect(try await store.installation(appID: "a", id: devices[0].id)?.lastDeliveredAt == at(3))
+            #expect(try await readBack(devices[0].id, in: store)?.lastDeliveredAt == at(3))
             // Another range's job cannot commit a page as this one.
             var stolen = page
             stolen.owner = "r9"
@@ -159,6 +160,10 @@ extension StoreConformance {
                     jobID: woken.id, owner: "w3", notificationID: item.id, runAt: at(900)))
             #expect(try await store.notification(id: item.id)?.counts == NotificationCounts(targeted: 2, sent: 2))
         },
+    ]
+
+    /// Ranges when the API cancels their notification.
+    static let ranges: [StoreConformanceCase] = [
         .init("ranges: cancelling a notification ends its ranges' jobs") { store in
             let item = notification()
             let job = try await insertAndClaim(item, in: store)
@@ -175,14 +180,14 @@ extension StoreConformance {
             page.counts = NotificationCounts(targeted: 1, sent: 1)
             #expect(try await !store.commit(page))
             #expect(try await store.notification(id: item.id)?.counts == NotificationCounts())
-        },
+        }
     ]
 }
 
 extension StoreConformance {
     /// Cuts a claimed notification (owner `w1`) into two ranges, split at the key `k1`; its job
     /// waits until 600.
-    static func addTwoRanges(of item: PushNotification, job: Job, in store: any HeraldStore) async throws {
+    static func addTwoRanges(of item: PushNotification, job: Job, in store: any EngineStore) async throws {
         for (index, through) in [(0, "k1" as String?), (1, nil)] {
             let range = FanoutRange(
                 notificationID: item.id, index: index, after: index == 0 ? nil : "k1", through: through)

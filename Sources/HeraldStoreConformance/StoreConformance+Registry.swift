@@ -5,7 +5,8 @@ import Testing
 
 /// The device registry: identity rules, updates, deletes, listing, preferences, export and import.
 extension StoreConformance {
-    static let registry: [StoreConformanceCase] = [
+    /// The registry's changes the engine makes (``DispatchRegistry``), read back through the engine's contract.
+    static let engineRegistry: [EngineConformanceCase] = [
         .init("registry: registering a token again updates its one installation") { store in
             let token = Fixtures.apnsToken()
             let first = try await store.register(ios(token), appID: "a", now: now)
@@ -16,13 +17,13 @@ extension StoreConformance {
             #expect(first.created)
             #expect(!second.created)
             #expect(second.installation.id == first.installation.id)
-            let stored = try #require(try await store.installation(appID: "a", id: first.installation.id))
+            let stored = try #require(try await readBack(first.installation.id, in: store))
             #expect(stored.locale == "fr")
             #expect(stored.environment == .sandbox)
             #expect(stored.token == .device(token))
             #expect(stored.createdAt == now)
             #expect(stored.updatedAt == at(5))
-            #expect(try await listAll(in: store) == [first.installation.id])
+            #expect(try await resolveAll(.init(audience: .all), in: store) == [first.installation.id])
         },
         .init("registry: the same token in another app is another installation") { store in
             let token = Fixtures.apnsToken()
@@ -30,9 +31,148 @@ extension StoreConformance {
             let other = try await store.register(ios(token), appID: "b", now: now)
             #expect(other.created)
             #expect(other.installation.id != one.installation.id)
-            #expect(try await store.installation(appID: "b", id: one.installation.id) == nil)
-            #expect(try await store.installation(appID: "a", id: one.installation.id) != nil)
+            #expect(try await readBack(one.installation.id, app: "b", in: store) == nil)
+            #expect(try await readBack(one.installation.id, in: store) != nil)
         },
+        .init("registry: a token moves to the user and device that present it; one token, one installation") {
+            store in
+            let token = Fixtures.apnsToken()
+            let alice = try await register(ios(token, user: "alice"), in: store)
+            let bob = try await store.register(ios(token, user: "bob"), appID: "a", now: at(1))
+            #expect(bob.installation.id == alice.id)
+            #expect(try await readBack(alice.id, in: store)?.userID == "bob")
+            // The token shows up on another device's record: it moves there and its old holder goes.
+            let device = try await register(ios(device: "d2"), in: store, now: at(2))
+            let moved = try await store.register(ios(token, device: "d2"), appID: "a", now: at(3))
+            #expect(moved.installation.id == device.id)
+            #expect(try await readBack(alice.id, in: store) == nil)
+            #expect(try await readBack(device.id, in: store)?.token == .device(token))
+            #expect(try await resolveAll(.init(audience: .all), in: store) == [device.id])
+        },
+        .init("registry: registering again re-validates and resets the failure count") { store in
+            let token = Fixtures.apnsToken()
+            let installation = try await register(ios(token), in: store)
+            try await applyEvents(
+                [
+                    (installation.id, .failed(reason: "Timeout", at: at(10), maxFailures: 5)),
+                    (installation.id, .invalidated(reason: "Unregistered", since: nil, at: at(20))),
+                ], in: store)
+            let invalid = try #require(try await readBack(installation.id, in: store))
+            #expect(!invalid.valid)
+            #expect(invalid.failureCount == 1)
+            #expect(invalid.invalidatedAt == at(20))
+            #expect(invalid.lastFailureReason == "Unregistered")
+            let again = try await store.register(ios(token), appID: "a", now: at(60))
+            #expect(!again.created)
+            let stored = try #require(try await readBack(installation.id, in: store))
+            #expect(stored.valid)
+            #expect(stored.failureCount == 0)
+            #expect(stored.invalidatedAt == nil)
+            #expect(stored.lastSeenAt == at(60))
+        },
+        .init("registry: update replaces fields and moves a token; another's device id is a conflict") { store in
+            let first = try await register(ios(device: "d1", channels: ["news"]), in: store)
+            let second = try await register(ios(device: "d2"), in: store)
+            var changed = first
+            changed.channels = ["sports"]
+            changed.locale = "de"
+            changed.attributes = ["level": .number(3)]
+            changed.snsEndpointARN = "arn:aws:sns:eu-west-1:1:endpoint/APNS/app/1"
+            let updated = try #require(try await store.update(changed, now: at(30)))
+            #expect(updated.updatedAt == at(30))
+            let stored = try #require(try await readBack(first.id, in: store))
+            #expect(stored.channels == ["sports"])
+            #expect(stored.locale == "de")
+            #expect(stored.attributes == ["level": .number(3)])
+            #expect(stored.snsEndpointARN == changed.snsEndpointARN)
+            #expect(try await resolveAll(.init(audience: .channels(["news"])), in: store).isEmpty)
+            #expect(try await resolveAll(.init(audience: .channels(["sports"])), in: store) == [first.id])
+
+            // The second installation takes the first one's token: the first goes.
+            var taking = second
+            taking.token = first.token
+            _ = try #require(try await store.update(taking, now: at(40)))
+            #expect(try await readBack(first.id, in: store) == nil)
+            #expect(try await readBack(second.id, in: store)?.token == first.token)
+
+            // A device id another installation of the service holds is refused, and nothing changes.
+            let third = try await register(ios(device: "d3"), in: store)
+            var clash = third
+            clash.deviceID = "d2"
+            clash.locale = "it"
+            let error = await #expect(throws: HeraldError.self) { try await store.update(clash, now: at(50)) }
+            #expect(error?.code == "device_id_in_use")
+            #expect(try await readBack(third.id, in: store)?.locale == nil)
+            // The same refusal while taking another's token: the token's holder stays (one transaction).
+            clash.token = first.token  // which the second installation holds now
+            await #expect(throws: HeraldError.self) { try await store.update(clash, now: at(55)) }
+            #expect(try await readBack(second.id, in: store)?.token == first.token)
+            #expect(try await readBack(third.id, in: store)?.token == third.token)
+
+            var gone = first
+            gone.id = "no-such-installation"
+            #expect(try await store.update(gone, now: at(60)) == nil)
+        },
+        .init("registry: delete one, and delete a user's installations with their preferences") { store, api in
+            let lone = try await register(ios(channels: ["solo"]), in: store)
+            #expect(try await store.deleteInstallation(appID: "b", id: lone.id) == false)
+            #expect(try await store.deleteInstallation(appID: "a", id: lone.id))
+            #expect(try await !store.deleteInstallation(appID: "a", id: lone.id))
+            #expect(try await readBack(lone.id, in: store) == nil)
+            #expect(try await resolveAll(.init(audience: .channels(["solo"])), in: store).isEmpty)
+
+            let plain = try await register(ios(user: "carol", channels: ["news"]), in: store)
+            var endpoint = try await register(android(user: "carol"), in: store)
+            endpoint.snsEndpointARN = "arn:aws:sns:eu-west-1:1:endpoint/GCM/app/2"
+            endpoint = try #require(try await store.update(endpoint, now: now))
+            let kept = try await register(ios(user: "dave"), in: store)
+            let elsewhere = try await register(ios(user: "carol"), in: store, app: "b")
+            #expect(
+                try await api.setPreferences(
+                    appID: "a", installationID: plain.id, preferences: Preferences(soundEnabled: false), now: now))
+
+            let removal = try await store.deleteInstallations(appID: "a", userID: "carol")
+            #expect(removal.count == 2)
+            #expect(removal.withEndpoints.map(\.id) == [endpoint.id])
+            #expect(removal.withEndpoints.first?.snsEndpointARN == endpoint.snsEndpointARN)
+            #expect(try await resolveAll(.init(audience: .all), in: store) == [kept.id])
+            #expect(try await store.preferences(installationIDs: [plain.id]).isEmpty)
+            #expect(try await resolveAll(.init(audience: .channels(["news"])), in: store).isEmpty)
+            #expect(try await readBack(elsewhere.id, app: "b", in: store) != nil)
+            #expect(try await store.deleteInstallations(appID: "a", userID: "carol").count == 0)
+        },
+        .init("registry: installations by id read valid and invalid ones of the app, in id order") { store in
+            let one = try await register(ios(), in: store)
+            let two = try await register(android(), in: store)
+            let other = try await register(ios(), in: store, app: "b")
+            try await applyEvents(
+                [(two.id, .invalidated(reason: "Unregistered", since: nil, at: at(1)))], in: store)
+            let found = try await store.installations(appID: "a", ids: [two.id, other.id, "missing", one.id])
+            #expect(found.map(\.id) == [one.id, two.id].sorted())
+            #expect(found.first { $0.id == two.id }?.valid == false)
+            #expect(found.first { $0.id == one.id }?.token == one.token)
+            #expect(try await store.installations(appID: "a", ids: []).isEmpty)
+        },
+        .init("registry: Web Push subscriptions and device tokens read back as registered") { store in
+            let subscription = Fixtures.webPushSubscription()
+            let registration = InstallationRegistration(
+                platform: .web, service: .webpush, token: .webPush(subscription),
+                profile: .init(
+                    userID: "u", channels: ["a", "b"], locale: "en", timezone: "Europe/Paris", badge: 4,
+                    appVersion: "1.2", osVersion: "17", deviceModel: "Firefox", bundleID: "web.app",
+                    attributes: ["n": .number(1), "o": .object(["p": .array([.bool(true), .null])])],
+                    deleteWhenInvalid: true))
+            let stored = try await register(registration, in: store)
+            let read = try #require(try await readBack(stored.id, in: store))
+            #expect(read == stored)
+            #expect(read.token == .webPush(subscription))
+            #expect(read.deleteWhenInvalid)
+            #expect(read.attributes == registration.attributes)
+        },
+    ]
+
+    /// The rest of the registry: device ids, batches, listings, keys, preferences, export and import.
+    static let registry: [StoreConformanceCase] = [
         .init("registry: with a device id, identity is (app, device_id, service) and the token can change") {
             store in
             let first = try await register(ios(device: "phone-1"), in: store)
@@ -47,21 +187,6 @@ extension StoreConformance {
             let byDevice = try await store.installations(appID: "a", deviceID: "phone-1")
             #expect(byDevice.map(\.id) == [first.id, fcm.installation.id])
             #expect(try await store.installations(appID: "b", deviceID: "phone-1").isEmpty)
-        },
-        .init("registry: a token moves to the user and device that present it; one token, one installation") {
-            store in
-            let token = Fixtures.apnsToken()
-            let alice = try await register(ios(token, user: "alice"), in: store)
-            let bob = try await store.register(ios(token, user: "bob"), appID: "a", now: at(1))
-            #expect(bob.installation.id == alice.id)
-            #expect(try await store.installation(appID: "a", id: alice.id)?.userID == "bob")
-            // The token shows up on another device's record: it moves there and its old holder goes.
-            let device = try await register(ios(device: "d2"), in: store, now: at(2))
-            let moved = try await store.register(ios(token, device: "d2"), appID: "a", now: at(3))
-            #expect(moved.installation.id == device.id)
-            #expect(try await store.installation(appID: "a", id: alice.id) == nil)
-            #expect(try await store.installation(appID: "a", id: device.id)?.token == .device(token))
-            #expect(try await listAll(in: store) == [device.id])
         },
         .init("registry: a token held without a device id takes the one presented; another device id starts anew") {
             store in
@@ -79,27 +204,6 @@ extension StoreConformance {
             #expect(try await store.installations(appID: "a", deviceID: "d9").map(\.token) == [.device(token)])
             #expect(try await listAll(in: store) == [fresh.installation.id])
         },
-        .init("registry: registering again re-validates and resets the failure count") { store in
-            let token = Fixtures.apnsToken()
-            let installation = try await register(ios(token), in: store)
-            try await applyEvents(
-                [
-                    (installation.id, .failed(reason: "Timeout", at: at(10), maxFailures: 5)),
-                    (installation.id, .invalidated(reason: "Unregistered", since: nil, at: at(20))),
-                ], in: store)
-            let invalid = try #require(try await store.installation(appID: "a", id: installation.id))
-            #expect(!invalid.valid)
-            #expect(invalid.failureCount == 1)
-            #expect(invalid.invalidatedAt == at(20))
-            #expect(invalid.lastFailureReason == "Unregistered")
-            let again = try await store.register(ios(token), appID: "a", now: at(60))
-            #expect(!again.created)
-            let stored = try #require(try await store.installation(appID: "a", id: installation.id))
-            #expect(stored.valid)
-            #expect(stored.failureCount == 0)
-            #expect(stored.invalidatedAt == nil)
-            #expect(stored.lastSeenAt == at(60))
-        },
         .init("registry: a batch registers each item by the same rules, in order") { store in
             let shared = Fixtures.apnsToken()
             let results = try await store.register(
@@ -111,77 +215,6 @@ extension StoreConformance {
             #expect(try await store.installation(appID: "a", id: results[0].installation.id)?.userID == "u2")
             #expect(try await listAll(in: store).count == 3)
             #expect(try await store.register(batch: [], appID: "a", now: now).isEmpty)
-        },
-        .init("registry: update replaces fields and moves a token; another's device id is a conflict") { store in
-            let first = try await register(ios(device: "d1", channels: ["news"]), in: store)
-            let second = try await register(ios(device: "d2"), in: store)
-            var changed = first
-            changed.channels = ["sports"]
-            changed.locale = "de"
-            changed.attributes = ["level": .number(3)]
-            changed.snsEndpointARN = "arn:aws:sns:eu-west-1:1:endpoint/APNS/app/1"
-            let updated = try #require(try await store.update(changed, now: at(30)))
-            #expect(updated.updatedAt == at(30))
-            let stored = try #require(try await store.installation(appID: "a", id: first.id))
-            #expect(stored.channels == ["sports"])
-            #expect(stored.locale == "de")
-            #expect(stored.attributes == ["level": .number(3)])
-            #expect(stored.snsEndpointARN == changed.snsEndpointARN)
-            #expect(try await listAll(.init(channel: "news"), in: store).isEmpty)
-            #expect(try await listAll(.init(channel: "sports"), in: store) == [first.id])
-
-            // The second installation takes the first one's token: the first goes.
-            var taking = second
-            taking.token = first.token
-            _ = try #require(try await store.update(taking, now: at(40)))
-            #expect(try await store.installation(appID: "a", id: first.id) == nil)
-            #expect(try await store.installation(appID: "a", id: second.id)?.token == first.token)
-
-            // A device id another installation of the service holds is refused, and nothing changes.
-            let third = try await register(ios(device: "d3"), in: store)
-            var clash = third
-            clash.deviceID = "d2"
-            clash.locale = "it"
-            let error = await #expect(throws: HeraldError.self) { try await store.update(clash, now: at(50)) }
-            #expect(error?.code == "device_id_in_use")
-            #expect(try await store.installation(appID: "a", id: third.id)?.locale == nil)
-            // The same refusal while taking another's token: the token's holder stays (one transaction).
-            clash.token = first.token  // which the second installation holds now
-            await #expect(throws: HeraldError.self) { try await store.update(clash, now: at(55)) }
-            #expect(try await store.installation(appID: "a", id: second.id)?.token == first.token)
-            #expect(try await store.installation(appID: "a", id: third.id)?.token == third.token)
-
-            var gone = first
-            gone.id = "no-such-installation"
-            #expect(try await store.update(gone, now: at(60)) == nil)
-        },
-        .init("registry: delete one, and delete a user's installations with their preferences") { store in
-            let lone = try await register(ios(channels: ["solo"]), in: store)
-            #expect(try await store.deleteInstallation(appID: "b", id: lone.id) == false)
-            #expect(try await store.deleteInstallation(appID: "a", id: lone.id))
-            #expect(try await !store.deleteInstallation(appID: "a", id: lone.id))
-            #expect(try await store.installation(appID: "a", id: lone.id) == nil)
-            #expect(try await listAll(.init(channel: "solo"), in: store).isEmpty)
-
-            let plain = try await register(ios(user: "carol", channels: ["news"]), in: store)
-            var endpoint = try await register(android(user: "carol"), in: store)
-            endpoint.snsEndpointARN = "arn:aws:sns:eu-west-1:1:endpoint/GCM/app/2"
-            endpoint = try #require(try await store.update(endpoint, now: now))
-            let kept = try await register(ios(user: "dave"), in: store)
-            let elsewhere = try await register(ios(user: "carol"), in: store, app: "b")
-            #expect(
-                try await store.setPreferences(
-                    appID: "a", installationID: plain.id, preferences: Preferences(soundEnabled: false), now: now))
-
-            let removal = try await store.deleteInstallations(appID: "a", userID: "carol")
-            #expect(removal.count == 2)
-            #expect(removal.withEndpoints.map(\.id) == [endpoint.id])
-            #expect(removal.withEndpoints.first?.snsEndpointARN == endpoint.snsEndpointARN)
-            #expect(try await listAll(in: store) == [kept.id])
-            #expect(try await store.preferences(installationIDs: [plain.id]).isEmpty)
-            #expect(try await listAll(.init(channel: "news"), in: store).isEmpty)
-            #expect(try await store.installation(appID: "b", id: elsewhere.id) != nil)
-            #expect(try await store.deleteInstallations(appID: "a", userID: "carol").count == 0)
         },
         .init("registry: listing filters by user, channel, platform, service and validity, in keyset pages") {
             store in
@@ -216,34 +249,6 @@ extension StoreConformance {
             #expect(middle.map(\.id) == Array(all[3..<6]))
             #expect(
                 try await store.installations(appID: "a", filter: .init(), page: .init(after: all.last)).isEmpty)
-        },
-        .init("registry: installations by id read valid and invalid ones of the app, in id order") { store in
-            let one = try await register(ios(), in: store)
-            let two = try await register(android(), in: store)
-            let other = try await register(ios(), in: store, app: "b")
-            try await applyEvents(
-                [(two.id, .invalidated(reason: "Unregistered", since: nil, at: at(1)))], in: store)
-            let found = try await store.installations(appID: "a", ids: [two.id, other.id, "missing", one.id])
-            #expect(found.map(\.id) == [one.id, two.id].sorted())
-            #expect(found.first { $0.id == two.id }?.valid == false)
-            #expect(found.first { $0.id == one.id }?.token == one.token)
-            #expect(try await store.installations(appID: "a", ids: []).isEmpty)
-        },
-        .init("registry: Web Push subscriptions and device tokens read back as registered") { store in
-            let subscription = Fixtures.webPushSubscription()
-            let registration = InstallationRegistration(
-                platform: .web, service: .webpush, token: .webPush(subscription),
-                profile: .init(
-                    userID: "u", channels: ["a", "b"], locale: "en", timezone: "Europe/Paris", badge: 4,
-                    appVersion: "1.2", osVersion: "17", deviceModel: "Firefox", bundleID: "web.app",
-                    attributes: ["n": .number(1), "o": .object(["p": .array([.bool(true), .null])])],
-                    deleteWhenInvalid: true))
-            let stored = try await register(registration, in: store)
-            let read = try #require(try await store.installation(appID: "a", id: stored.id))
-            #expect(read == stored)
-            #expect(read.token == .webPush(subscription))
-            #expect(read.deleteWhenInvalid)
-            #expect(read.attributes == registration.attributes)
         },
         .init("registry: generated app keys are stored once; the first stays") { store in
             #expect(try await store.appKeys(appID: "default") == nil)
@@ -359,7 +364,7 @@ extension StoreConformance {
     ]
 
     /// Writes installation lifecycle events the way dispatch does: through a page commit of a claimed job.
-    static func applyEvents(_ events: [(id: String, event: InstallationEvent)], in store: any HeraldStore) async throws
+    static func applyEvents(_ events: [(id: String, event: InstallationEvent)], in store: any EngineStore) async throws
     {
         let carrier = notification()
         let job = try await insertAndClaim(carrier, in: store, owner: "lifecycle")

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import Synchronization
@@ -210,10 +209,7 @@ struct ConfirmWindowTests {
 
     @Test("a page with a confirming device commits at once; the confirmation settles it after the job returned")
     func pageDoesNotWaitForTheConfirmation() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try SQLiteStore(
-            path: directory.file("herald.sqlite"), cipher: Fixtures.cipher(), syncsAccepted: false)
-        try await store.migrate()
+        let store = MemoryStore()
         let transport = RecordingTransport()
         let clock = ManualClock(start: start)
         var logger = Logger(label: "test")

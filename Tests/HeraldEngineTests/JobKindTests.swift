@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import Testing
@@ -13,9 +12,7 @@ import Testing
 struct JobKindTests {
     @Test("a stored job of an unknown kind comes back with its name, and working it finishes it")
     func unknownKindFinished() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: Fixtures.cipher())
-        try await store.migrate()
+        let store = MemoryStore()
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let dispatcher = Dispatcher(

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import Synchronization
@@ -12,11 +11,10 @@ import Testing
 /// only when told (idle workers never poll), with an in-memory transport.
 @Suite("Engine hand-off and wake-ups")
 struct LocalHandoffTests {
-    /// A SQLite store in a fresh directory, an engine over it with `workers` workers, and a
-    /// transport recording what the engine sends.
+    /// An engine with `workers` workers over an in-memory store (a new one, or the store of a node
+    /// that stopped), and a transport recording what the engine sends.
     struct Engine {
-        let directory: TemporaryDirectory
-        let store: SQLiteStore
+        let store: MemoryStore
         let dispatcher: Dispatcher
         let transport = RecordingTransport()
         let clock = ManualClock()
@@ -26,12 +24,8 @@ struct LocalHandoffTests {
             return logger
         }()
 
-        init(
-            directory: TemporaryDirectory? = nil, cipher: TokenCipher = Fixtures.cipher(), workers: Int = 4
-        ) async throws {
-            self.directory = try directory ?? TemporaryDirectory()
-            store = try SQLiteStore(path: self.directory.file("herald.sqlite"), cipher: cipher, syncsAccepted: false)
-            try await store.migrate()
+        init(store: MemoryStore = MemoryStore(), workers: Int = 4) {
+            self.store = store
             dispatcher = Dispatcher(
                 store: store, transports: ["app": AppTransports([transport])],
                 configuration: EngineConfiguration(workers: workers, cleanupInterval: nil),
@@ -114,7 +108,7 @@ struct LocalHandoffTests {
 
     @Test("a one-user notification goes to a local worker in memory: no claim, one delivery, closed done")
     func handoff() async throws {
-        let engine = try await Engine()
+        let engine = Engine()
         let installation = try await engine.register(user: "u1")
         let (id, counts) = try await engine.withWorkers {
             let id = try await engine.send(.userIDs(["u1"]))
@@ -132,7 +126,7 @@ struct LocalHandoffTests {
 
     @Test("a broadcast is claimed through the store, by one woken worker and at most one more")
     func broadcastClaimed() async throws {
-        let engine = try await Engine(workers: 8)
+        let engine = Engine(workers: 8)
         for user in 0..<3 { _ = try await engine.register(user: "u\(user)") }
         let (id, counts) = try await engine.withWorkers {
             let id = try await engine.send(.all)
@@ -149,7 +143,7 @@ struct LocalHandoffTests {
 
     @Test("many one-user notifications at once each reach their device once")
     func burst() async throws {
-        let engine = try await Engine()
+        let engine = Engine()
         var users: [String: String] = [:]
         for user in 0..<40 { users["u\(user)"] = try await engine.register(user: "u\(user)") }
         let (ids, counts) = try await engine.withWorkers {
@@ -168,12 +162,12 @@ struct LocalHandoffTests {
 
     @Test("handed notifications that wait together are worked together: one take, each device once, preferences apply")
     func handedTogether() async throws {
-        let engine = try await Engine(workers: 1)
+        let engine = Engine(workers: 1)
         var installations: [String] = []
         for user in 0..<6 { installations.append(try await engine.register(user: "u\(user)")) }
         // u0 takes only news: its alert is filtered out (read with the others' pages, in one read).
         #expect(
-            try await engine.store.setPreferences(
+            engine.store.setPreferences(
                 appID: "app", installationID: installations[0],
                 preferences: Preferences(enabledCategories: ["news"]), now: Date()))
         // Handed while no worker runs here: they wait together, one of them to a raw token.
@@ -243,9 +237,7 @@ struct LocalHandoffTests {
 
     @Test("a node that stops between accepting and working a handed notification: the next start delivers it")
     func crashBeforeHandoff() async throws {
-        let directory = try TemporaryDirectory()
-        let cipher = Fixtures.cipher()
-        let first = try await Engine(directory: directory, cipher: cipher)
+        let first = Engine()
         _ = try await first.register(user: "u1")
         // Workers opened the hand-off and stopped at once: the job is stored leased, in memory only here.
         first.dispatcher.handoff.open(owner: "gone-local")
@@ -253,9 +245,9 @@ struct LocalHandoffTests {
         #expect(first.dispatcher.handoff.waiting == 1)
         #expect(try await first.store.queueStatistics(now: Date()).running == 1)
 
-        // The process dies; the next one on the same database recovers the lease and works the job.
-        let second = try await Engine(directory: directory, cipher: cipher)
-        #expect(try await second.store.recoverJobs() == 1)
+        // The process dies; the next one on the same store recovers the lease and works the job.
+        let second = Engine(store: first.store)
+        #expect(second.store.recoverJobs() == 1)
         _ = try await second.withWorkers {
             second.dispatcher.wake()
             await second.transport.waitForPushes(1)
@@ -267,7 +259,7 @@ struct LocalHandoffTests {
 
     @Test("a scheduled notification, or one to a channel, is not handed over")
     func notHandedOver() async throws {
-        let engine = try await Engine()
+        let engine = Engine()
         engine.dispatcher.handoff.open(owner: "node-local")
         let later = try await engine.dispatcher.submit(
             SendRequest(

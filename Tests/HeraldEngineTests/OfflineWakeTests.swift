@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import Synchronization
@@ -17,10 +16,7 @@ struct OfflineWakeTests {
 
     @Test("it gets the push once the page commits, not at the next recheck an hour later")
     func connectDuringPage() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try SQLiteStore(
-            path: directory.file("herald.sqlite"), cipher: Fixtures.cipher(), syncsAccepted: false)
-        try await store.migrate()
+        let store = MemoryStore()
         let clock = ManualClock(start: start)
         // The device connects at the moment the page looks for its channel on other nodes.
         let relay = LookupRelay()

@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import HeraldEngine
-import HeraldSQLite
 import HeraldTestSupport
 import Testing
 
@@ -11,10 +10,7 @@ import Testing
 struct RegistrationsTests {
     @Test("register, update, delete and an account deletion each reach the transport's lifecycle, once")
     func everyChangeTellsTheTransport() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try SQLiteStore(
-            path: directory.file("herald.sqlite"), cipher: Fixtures.cipher(), syncsAccepted: false)
-        try await store.migrate()
+        let store = MemoryStore()
         let lifecycle = RecordingLifecycleTransport()
         let dispatcher = Dispatcher(
             store: store, transports: ["app": AppTransports([lifecycle])],
@@ -29,7 +25,7 @@ struct RegistrationsTests {
 
         let first = try await registrations.register(registration("ann"), appID: "app", now: now).installation
         #expect(first.snsEndpointARN == RecordingLifecycleTransport.endpoint(of: first.id), "the endpoint is stored")
-        #expect(try await store.installation(appID: "app", id: first.id)?.snsEndpointARN == first.snsEndpointARN)
+        #expect(store.installation(appID: "app", id: first.id)?.snsEndpointARN == first.snsEndpointARN)
 
         var renamed = first
         renamed.locale = "fr"

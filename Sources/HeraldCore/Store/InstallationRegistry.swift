@@ -1,22 +1,15 @@
 import Foundation
 
-/// The device registry: app keys, installations and their preferences, and the clean-up of dead ones.
-public protocol InstallationRegistry: Sendable {
+/// The device registry: app keys, installations and their preferences, and the clean-up of dead ones
+/// (what the engine changes of it is ``DispatchRegistry``; the rest is what the API and the dialects
+/// read and change).
+public protocol InstallationRegistry: DispatchRegistry {
     /// The stored keys of an app whose keys Herald generated, if any.
     func appKeys(appID: String) async throws -> AppKeys?
 
     /// Stores generated keys for an app unless it has some already.
     /// - Returns: The keys now stored (the existing ones when another node won the race).
     func insertAppKeys(_ keys: AppKeys) async throws -> AppKeys
-
-    /// Creates or updates an installation by its identity: `(app, device_id, service)` when the
-    /// registration has a device id, else `(app, service, token)`. A token held by another
-    /// installation moves to this one (one token belongs to one installation). Updating
-    /// re-validates an invalidated installation and resets its failure count.
-    func register(
-        _ registration: InstallationRegistration, appID: String, now: Date
-    ) async throws
-        -> RegistrationResult
 
     /// Registers many installations in one transaction (bulk import), each as
     /// ``register(_:appID:now:)`` would.
@@ -30,18 +23,6 @@ public protocol InstallationRegistry: Sendable {
     /// An app's installations with this client device id (at most one per service), whichever
     /// user they belong to, oldest first.
     func installations(appID: String, deviceID: String) async throws -> [Installation]
-
-    /// Replaces an installation's writable fields; a changed token moves as in ``register(_:appID:now:)``.
-    /// - Returns: The stored installation, or nil when it no longer exists.
-    func update(_ installation: Installation, now: Date) async throws -> Installation?
-
-    /// Deletes an installation; false when there was none.
-    func deleteInstallation(appID: String, id: String) async throws -> Bool
-
-    /// Deletes every installation of one user of an app, with their preferences (an account
-    /// deletion), in one transaction.
-    /// - Returns: How many installations went, and those with provider-side state to remove too.
-    func deleteInstallations(appID: String, userID: String) async throws -> InstallationRemoval
 
     /// A page of an app's installations in id order, starting after `cursor.after`.
     func installations(
@@ -60,9 +41,6 @@ public protocol InstallationRegistry: Sendable {
     /// How many of an app's installations, valid or not, a query selects.
     /// - Throws: What the store throws.
     func countInstallations(appID: String, matching query: InstallationQuery) async throws -> Int
-
-    /// Installations by id (valid or not), for pending deliveries.
-    func installations(appID: String, ids: [String]) async throws -> [Installation]
 
     // MARK: Preferences
 
@@ -89,20 +67,6 @@ public protocol InstallationRegistry: Sendable {
     /// holding the same token or device identity under another id is replaced by it.
     /// - Returns: How many were stored.
     func importInstallations(_ records: [ExportedInstallation]) async throws -> Int
-
-    // MARK: Clean-up
-
-    /// Deletes dead installations and old notifications (and invalidates stale installations), each
-    /// app's as its policy in the plan says, in one transaction; also drops what has expired of the
-    /// state nodes share (full rate buckets, past pauses, revoked console sessions past their expiry).
-    func cleanup(_ plan: CleanupPlan, now: Date) async throws -> CleanupReport
-}
-
-extension InstallationRegistry {
-    /// Cleans up every app with the same policy.
-    public func cleanup(_ policy: CleanupPolicy, now: Date) async throws -> CleanupReport {
-        try await cleanup(CleanupPlan(default: policy), now: now)
-    }
 }
 
 /// What deleting several installations removed.

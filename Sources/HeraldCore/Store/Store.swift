@@ -16,8 +16,14 @@ public protocol Store: Sendable {
     func probeWrite() async throws
 }
 
-/// What the engine needs of a store: the registry, the job queue, the ledger and the state nodes share.
-public typealias DispatchStore = Store & InstallationRegistry & JobQueue & DispatchLedger & ClusterState
+/// What the engine needs of a store, and all it uses: the job queue, the ledger, the state nodes
+/// share and the registry's changes (``DispatchRegistry``). The SQL stores provide it, and so does
+/// the test support's in-memory store, which the engine's unit tests run on.
+public typealias EngineStore = JobQueue & DispatchLedger & ClusterState & DispatchRegistry
+
+/// What the engine and the native API's routes share of a store: the engine's store with the
+/// lifecycle and the whole registry.
+public typealias DispatchStore = Store & InstallationRegistry & EngineStore
 
 /// Everything Herald keeps: the registry and engine's store, the API's reads of notifications,
 /// and each dialect's own records.
