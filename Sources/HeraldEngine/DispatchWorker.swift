@@ -36,6 +36,8 @@ public struct DispatchWorker: Service {
                 outer.addTask { for await _ in signals { dispatcher.wake() } }
                 // Channels held here serve other nodes' deliveries (with a relay; returns at once without).
                 outer.addTask { await dispatcher.channels.runRelay() }
+                // The leases of the jobs being worked are renewed while they are worked.
+                outer.addTask { await dispatcher.renewLeases() }
                 await withDiscardingTaskGroup { group in
                     for worker in 0..<dispatcher.configuration.workers {
                         group.addTask { await self.work(owner: "\(node)-w\(worker)") }

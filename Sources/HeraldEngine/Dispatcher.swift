@@ -26,6 +26,8 @@ public final class Dispatcher: Sendable {
     let wakeups = WakeSignal()
     /// Small notifications accepted here, handed to this node's workers in memory.
     let handoff = LocalHandoff()
+    /// The jobs this node's workers are working, whose leases ``renewLeases()`` renews.
+    let heldJobs = HeldJobs()
     private let counts = Mutex(WorkCounts())
     /// Who is told of each committed page, by notification source (``observeCommits(source:_:)``).
     let commitObservers = Mutex(CommitObservers())

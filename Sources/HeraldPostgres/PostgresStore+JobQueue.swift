@@ -77,4 +77,12 @@ extension PostgresStore: JobQueue {
             try await connection.run("DELETE FROM jobs WHERE id = $1 AND locked_by = $2", [id, owner])
         }
     }
+
+    public func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool {
+        try await read { connection in
+            try await connection.changes(
+                "UPDATE jobs SET locked_until = $1 WHERE id = $2 AND locked_by = $3",
+                [lockedUntil.timeIntervalSince1970, id, owner]) > 0
+        }
+    }
 }

@@ -86,6 +86,15 @@ extension SQLiteStore: JobQueue {
         }
     }
 
+    public func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool {
+        try await groupCommit.write(durable: false) { db in
+            try db.cachedExecute(
+                sql: "UPDATE jobs SET locked_until = ? WHERE id = ? AND locked_by = ?",
+                arguments: [lockedUntil.timeIntervalSince1970, id, owner])
+            return db.changesCount > 0
+        }
+    }
+
     /// Unlocks jobs whose workers died with an earlier process: one SQLite database serves one
     /// node, so `herald serve` calls this at start.
     /// - Returns: How many jobs were unlocked.

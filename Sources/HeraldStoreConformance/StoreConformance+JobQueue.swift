@@ -102,6 +102,27 @@ extension StoreConformance {
                 try await store.claimJob(kinds: [.unknown("k")], owner: "w3", now: at(91), lockedUntil: at(120))?.id
                     == first.id)
         },
+        .init("jobs: only the owner renews a lease, until another worker has claimed the job") { store in
+            try await store.scheduleJob(kind: .unknown("k"), reference: "r", runAt: now)
+            let job = try #require(
+                try await store.claimJob(kinds: [.unknown("k")], owner: "w1", now: now, lockedUntil: at(30)))
+            #expect(try await store.renewJob(id: job.id, owner: "stranger", lockedUntil: at(600)) == false)
+            #expect(try await store.renewJob(id: job.id, owner: "w1", lockedUntil: at(60)))
+            // Renewed: not claimable past the first lease, claimable past the renewed one.
+            #expect(
+                try await store.claimJob(kinds: [.unknown("k")], owner: "w2", now: at(31), lockedUntil: at(90)) == nil)
+            // A lease that ran out with no one claiming the job meanwhile is still its owner's to renew.
+            #expect(try await store.renewJob(id: job.id, owner: "w1", lockedUntil: at(90)))
+            #expect(
+                try await store.claimJob(kinds: [.unknown("k")], owner: "w2", now: at(89), lockedUntil: at(150)) == nil)
+            let taken = try #require(
+                try await store.claimJob(kinds: [.unknown("k")], owner: "w2", now: at(91), lockedUntil: at(150)))
+            #expect(taken.id == job.id)
+            #expect(try await store.renewJob(id: job.id, owner: "w1", lockedUntil: at(200)) == false)
+            #expect(try await store.renewJob(id: job.id, owner: "w2", lockedUntil: at(200)))
+            try await store.finishJob(id: job.id, owner: "w2")
+            #expect(try await store.renewJob(id: job.id, owner: "w2", lockedUntil: at(300)) == false)
+        },
         .init("jobs: only the owner releases (with a new run time) or finishes a job") { store in
             try await store.scheduleJob(kind: .unknown("k"), reference: "r", runAt: now)
             let job = try #require(

@@ -199,13 +199,18 @@ struct MultiNodeTests {
         let distinct = Set(received)
         #expect(Set(tokens).subtracting(distinct).isEmpty)
         let duplicates = received.count - distinct.count
-        #expect(duplicates <= held * Self.pageSize, "\(duplicates) duplicates, \(held) ranges held by the killed node")
+        // A job whose lease ran out under a live worker (a starved machine) is taken over: more duplicates.
+        let locksLost = survivors.map { nodes[$0].process.text.components(separatedBy: "job lock lost").count - 1 }
+        #expect(
+            duplicates <= held * Self.pageSize,
+            "\(duplicates) duplicates, \(held) ranges held by the killed node, jobs lost by the survivors \(locksLost)")
         for index in survivors { shares[index] = try await Self.delivered(by: nodes[index]) }
         let ranges = try cluster.query("SELECT count(*) FROM fanout_ranges WHERE cursor = 'done'").first ?? "?"
         // The figures the documentation quotes (printed, not asserted on).
         print(
             "ranged broadcast: \(devices) devices, \(ranges) ranges, \(elapsed), shares \(shares) (node \(victim) killed "
-                + "holding \(held) ranges; its share as of the kill), \(received.count) requests, \(duplicates) duplicates"
+                + "holding \(held) ranges; its share as of the kill), \(received.count) requests, \(duplicates) duplicates, "
+                + "jobs lost by the survivors' workers \(locksLost)"
         )
         for index in survivors {
             nodes[index].process.process.terminate()

@@ -18,6 +18,12 @@ public protocol JobQueue: Sendable {
     /// Deletes a finished job.
     func finishJob(id: Int64, owner: String) async throws
 
+    /// Extends the lease `owner` holds on a job to `lockedUntil`: a worker renews the lease of a job
+    /// it is still working, so that no other worker takes over a job whose worker lives.
+    /// - Returns: False when `owner` holds the job no more (its lease ran out and another worker
+    ///   claimed it, or it was finished or released).
+    func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool
+
     /// Signals new or sooner work: yields after this store (on any node sharing it) stored a job,
     /// moved one earlier, or made deliveries due, so idle workers claim at once instead of at
     /// their next poll. Each call returns a new stream; it ends when the store closes.

@@ -21,6 +21,8 @@ extension Dispatcher {
         _ job: Job, owner: String, notification: PushNotification?, first: Batch?,
         isStopping: @Sendable () -> Bool
     ) async throws {
+        heldJobs.hold(job, owner: owner)
+        defer { heldJobs.release(job) }
         var machine = FanoutMachine(
             job: job,
             settings: .init(rangeSize: configuration.rangeSize, lease: configuration.lease.timeInterval))

@@ -35,6 +35,14 @@ extension MemoryStore: JobQueue {
         }
     }
 
+    public func renewJob(id: Int64, owner: String, lockedUntil: Date) async throws -> Bool {
+        change { state in
+            guard state.jobs[id]?.lockedBy == owner else { return false }
+            state.jobs[id]?.lockedUntil = lockedUntil
+            return true
+        }
+    }
+
     public func jobSignals() -> AsyncStream<Void> { signals.stream() }
 
     public func queueStatistics(now: Date) async throws -> QueueStatistics {
