@@ -68,7 +68,6 @@ public struct StoreConformanceCase: Sendable, CustomTestStringConvertible {
 public enum StoreConformance {
     /// Every case, grouped by concern.
     public static let cases: [StoreConformanceCase] =
-        registry + cleanup + consoleSessions + jobQueue + ledger + opens + clusterState + events + dialects + insights
-        + pushEndpoints + ranges
+        registry + cleanup + consoleSessions + jobQueue + ledger + opens + clusterState + events + insights + ranges
         + QueryCases.cases + ListingCases.cases
 }

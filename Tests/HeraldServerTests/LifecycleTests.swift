@@ -152,7 +152,7 @@ struct LifecycleTests {
             store: store, transports: ["argus": transports, "lc": transports], configuration: configuration.engine,
             now: { clock.now })
         let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.now }
         ).router
         let users = await UserTokenIssuer.hs256(secret: ServerHarness.jwtSecret)
