@@ -41,7 +41,7 @@ package struct ArgusAIHarness {
         let app = Application(
             router: try HeraldApplication.router(
                 configuration: configuration, store: server.store, apps: server.apps, dispatcher: server.dispatcher,
-                now: { clock.now }
+                now: { clock.date }
             ).router)
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }

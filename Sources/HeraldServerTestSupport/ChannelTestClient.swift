@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldTestSupport
 import HummingbirdWSClient
 import Logging
 import NIOWebSocket
@@ -53,16 +54,15 @@ package final class ChannelTestClient: Sendable {
 
     /// The next message from the server; nil when the socket closed first or nothing came in time.
     package func next(within timeout: Duration = .seconds(10)) async -> JSONValue? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let (message, closed) = inbox.withLock { inbox -> (JSONValue?, Bool) in
+        var message: JSONValue?
+        try? await waitUntil("a message", timeout: timeout, every: .milliseconds(5)) {
+            let closed: Bool
+            (message, closed) = inbox.withLock { inbox -> (JSONValue?, Bool) in
                 inbox.messages.isEmpty ? (nil, inbox.closed) : (inbox.messages.removeFirst(), false)
             }
-            if let message { return message }
-            if closed { return nil }
-            try? await Task.sleep(for: .milliseconds(5))
+            return message != nil || closed
         }
-        return nil
+        return message
     }
 
     /// Sends a JSON message.

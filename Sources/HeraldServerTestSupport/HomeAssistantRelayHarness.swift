@@ -95,10 +95,10 @@ extension ServerHarness {
         let store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
         try await store.migrate()
         let clock = self.clock
-        let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
-        let dispatcher = Dispatcher(store: store, transports: transports, now: { clock.now })
+        let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
+        let dispatcher = Dispatcher(store: store, transports: transports, now: { clock.date })
         let router = try HeraldApplication.router(
-            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.now }
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.date }
         ).router
         try await Application(router: router).test(.router) { client in try await test(client) }
     }

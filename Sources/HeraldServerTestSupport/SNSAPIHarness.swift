@@ -28,9 +28,9 @@ package struct SNSCaller {
     }
 
     package let client: any TestClientProtocol
-    package let clock: TestClock
+    package let clock: ManualClock
 
-    package init(client: any TestClientProtocol, clock: TestClock) {
+    package init(client: any TestClientProtocol, clock: ManualClock) {
         self.client = client
         self.clock = clock
     }
@@ -48,7 +48,7 @@ package struct SNSCaller {
             method: "POST", path: path,
             headers: ["host": "localhost", "content-type": "application/x-www-form-urlencoded; charset=utf-8"],
             body: Array(body.utf8))
-        SigV4(credentials: credentials, region: region, service: "sns").sign(&request, date: date ?? clock.now)
+        SigV4(credentials: credentials, region: region, service: "sns").sign(&request, date: date ?? clock.date)
         var headers = HTTPFields()
         for (name, value) in request.headers { headers[HTTPField.Name(name)!] = value }
         let response = try await client.executeRequest(

@@ -13,20 +13,6 @@ import HummingbirdTesting
 import NIOCore
 import Synchronization
 
-/// A clock tests move by hand.
-package final class TestClock: Sendable {
-    private let current: Mutex<Date>
-
-    package init(_ start: Date = Date()) { current = Mutex(start) }
-
-    package var now: Date { current.withLock { $0 } }
-
-    package func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-
-    /// Moves the clock to `date`.
-    package func set(_ date: Date) { current.withLock { $0 = date } }
-}
-
 /// One Herald app on a fresh SQLite database (or the store given), driven through the real router.
 package struct ServerHarness {
     package static let serverKey = "hsk_test-server-key-0123456789"
@@ -51,7 +37,7 @@ package struct ServerHarness {
     package let store: any HeraldStore
     /// The store's token cipher (a restarted store on the same file needs the same key).
     package let cipher: TokenCipher
-    package let clock: TestClock
+    package let clock: ManualClock
     package let users: UserTokenIssuer
     package let es256Users: UserTokenIssuer
     package let configuration: HeraldConfiguration
@@ -78,7 +64,7 @@ package struct ServerHarness {
             store = try SQLiteStore(path: directory.file("herald.sqlite"), cipher: cipher)
         }
         try await store.migrate()
-        let clock = TestClock()
+        let clock = ManualClock()
         self.clock = clock
         users = await UserTokenIssuer.hs256(secret: Self.jwtSecret)
         let (es256, pem) = await UserTokenIssuer.es256()
@@ -98,15 +84,15 @@ package struct ServerHarness {
         configuration = HeraldConfiguration(
             database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes, apps: [app] + others,
             dialects: dialects)
-        apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
-        dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.now })
+        apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
+        dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.date })
     }
 
     /// The router and the routes it serves.
     package func router() throws -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let clock = self.clock
         return try HeraldApplication.router(
-            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.now })
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.date })
     }
 
     /// Runs `test` against the router.
@@ -118,7 +104,7 @@ package struct ServerHarness {
     /// A user token for `subject`, valid now, with the configured issuer and audience.
     package func userToken(_ subject: String) async throws -> String {
         try await users.token(
-            subject: subject, now: clock.now, issuer: Self.issuer, audience: Self.audience)
+            subject: subject, now: clock.date, issuer: Self.issuer, audience: Self.audience)
     }
 }
 

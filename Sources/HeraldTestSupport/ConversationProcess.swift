@@ -34,27 +34,27 @@ public final class ConversationProcess: Sendable {
     /// Its next output line, parsed.
     /// - Throws: ``ConversationFailure`` when no line comes within `timeout`, or it exits first.
     public func next(timeout: Duration = .seconds(60)) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let running = process.isRunning
-            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-            let index = consumed.withLock { $0 }
-            if lines.count > index {
+        var answer: [String: Any]?
+        var running = true
+        do {
+            try await waitUntil("an answer", timeout: timeout, every: .milliseconds(25)) {
+                running = process.isRunning
+                let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+                let index = consumed.withLock { $0 }
+                guard lines.count > index else { return !running }
                 consumed.withLock { $0 = index + 1 }
                 let line = lines[lines.startIndex + index]
                 guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                     throw ConversationFailure("not a JSON object: \(line)")
                 }
-                return object
+                answer = object
+                return true
             }
-            if !running || ContinuousClock.now >= deadline {
-                throw ConversationFailure(
-                    (running ? "no answer in time" : "it exited (\(process.terminationStatus))")
-                        + "; stderr:\n\(errors)")
-            }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        } catch is WaitTimedOut {}
+        if let answer { return answer }
+        throw ConversationFailure(
+            (running ? "no answer in time" : "it exited (\(process.terminationStatus))") + "; stderr:\n\(errors)")
     }
 
     /// Sends one request and returns its answer.
@@ -68,8 +68,7 @@ public final class ConversationProcess: Sendable {
     /// Closes its input (it ends then) and waits for it to exit; kills it past `timeout`.
     public func finish(timeout: Duration = .seconds(20)) async {
         try? input.fileHandleForWriting.close()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil("the peer's exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         directory.remove()
     }

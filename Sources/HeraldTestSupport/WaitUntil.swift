@@ -15,6 +15,21 @@ public func waitUntil(
     }
 }
 
+/// Waits until `value` is not nil, asking as ``waitUntil(_:timeout:every:detail:_:)`` does, and returns it.
+/// - Throws: ``WaitTimedOut`` when `timeout` passes first; what `value` throws.
+public func waitForValue<Value>(
+    _ what: String, timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(20),
+    _ value: () async throws -> Value?
+) async throws -> Value {
+    var found: Value?
+    try await waitUntil(what, timeout: timeout, every: interval) {
+        found = try await value()
+        return found != nil
+    }
+    // The condition held: found is set.
+    return found!
+}
+
 /// What ``waitUntil(_:timeout:every:detail:_:)`` throws when its condition did not hold in time.
 public struct WaitTimedOut: Error, CustomStringConvertible {
     /// What the test waited for.

@@ -267,7 +267,7 @@ struct AOVISEventTests {
             try await harness.drain()
             let sentAt = try #require(try await api.call(.get, "/api/internal/events/\(id)").string("pushSentAt"))
             try harness.server.execute("UPDATE notifications SET completed_at = 0", [])
-            let report = try await harness.server.store.cleanup(CleanupPolicy(), now: harness.server.clock.now)
+            let report = try await harness.server.store.cleanup(CleanupPolicy(), now: harness.server.clock.date)
             #expect(report.notifications == 1)
             #expect(try await api.notification(notificationID).status == .notFound)
             let read = try await api.call(.get, "/api/internal/events/\(id)")

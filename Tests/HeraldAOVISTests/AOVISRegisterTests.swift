@@ -101,7 +101,7 @@ struct AOVISRegisterTests {
         let clock = harness.clock
         let router = try HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher,
-            now: { clock.now }
+            now: { clock.date }
         ).router
         let user = try await harness.userToken("user-1")
         try await Application(router: router).test(.router) { client in
@@ -120,7 +120,7 @@ struct AOVISRegisterTests {
         let foreign = try await UserTokenIssuer.hs256(secret: "another-secret-that-herald-does-not-know-0123")
             .token(subject: "user-1", issuer: ServerHarness.issuer, audience: ServerHarness.audience)
         let expired = try await harness.users.token(
-            subject: "user-1", now: harness.clock.now.addingTimeInterval(-7200), expiresIn: 600,
+            subject: "user-1", now: harness.clock.date.addingTimeInterval(-7200), expiresIn: 600,
             issuer: ServerHarness.issuer, audience: ServerHarness.audience)
         let valid = #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#
         try await harness.run { api in

@@ -213,11 +213,9 @@ struct APNsClientTests {
         let acknowledged = harness.apns.settingsAcknowledged
         harness.apns.setMaxConcurrentStreams(1)
         // The new limit is in force once the client has acknowledged the SETTINGS frame that carries it.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while harness.apns.settingsAcknowledged <= acknowledged, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(2))
+        try await waitUntil("the client to acknowledge SETTINGS", timeout: .seconds(10), every: .milliseconds(2)) {
+            harness.apns.settingsAcknowledged > acknowledged
         }
-        try #require(harness.apns.settingsAcknowledged > acknowledged, "the client never acknowledged SETTINGS")
         async let narrow = withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 { group.addTask { try await harness.client.send(harness.notification()).status } }
             return try await group.reduce(0) { $0 + ($1 == 200 ? 1 : 0) }

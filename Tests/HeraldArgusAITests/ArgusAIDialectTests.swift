@@ -49,7 +49,7 @@ struct ArgusAIDialectTests {
             #expect(native["channels"] == .array([.string("argusai")]))
 
             // The same (device_id, push_service) again is the same device: updated, preferences kept.
-            harness.server.clock.advance(by: 60)
+            harness.server.clock.advance(by: .seconds(60))
             let sandboxToken = Fixtures.apnsToken()
             let again = try await api.call(
                 .post, Self.registerPath, bearer: ann,
@@ -314,7 +314,7 @@ struct ArgusAIDialectTests {
         try await harness.run { api in
             let phone = try await api.argusRegister(ArgusAIHarness.registration(), as: ann)
             // Ids are time-ordered: a later registration lists after.
-            harness.server.clock.advance(by: 1)
+            harness.server.clock.advance(by: .seconds(1))
             let tablet = try await api.argusRegister(
                 ArgusAIHarness.registration(
                     deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: Fixtures.fcmToken(), platform: "android",
@@ -493,11 +493,11 @@ struct ArgusAIDialectTests {
             let other = ArgusAIHarness.registration(
                 deviceID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", token: Fixtures.apnsToken())
             #expect(try await api.call(.post, Self.registerPath, bearer: bob, body: other).status == .created)
-            harness.server.clock.advance(by: 29)
+            harness.server.clock.advance(by: .seconds(29))
             #expect(
                 try await api.call(.post, Self.registerPath, bearer: ann, body: ArgusAIHarness.registration()).status
                     == .tooManyRequests)
-            harness.server.clock.advance(by: 1)
+            harness.server.clock.advance(by: .seconds(1))
             #expect(
                 try await api.call(.post, Self.registerPath, bearer: ann, body: ArgusAIHarness.registration()).status
                     == .created)

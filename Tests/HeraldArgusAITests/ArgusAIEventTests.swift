@@ -360,7 +360,7 @@ struct ArgusAIEventTests {
             let id = try await api.register(#"{"platform":"ios","token":"\#(token)"}"#)
             let goneID = try await api.register(#"{"platform":"ios","token":"\#(gone)"}"#)
             engine.apns.script(token: token, .badDeviceToken, times: 1)
-            engine.apns.script(token: gone, .unregistered(since: engine.server.clock.now.addingTimeInterval(60)))
+            engine.apns.script(token: gone, .unregistered(since: engine.server.clock.date.addingTimeInterval(60)))
             _ = try await api.send(#"{"target":{"all":true},"payload":{"title":"x"}}"#)
             try await engine.drain()
             let counted = try await api.call(.get, "/v1/installations/\(id)")

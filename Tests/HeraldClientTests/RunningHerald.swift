@@ -83,15 +83,17 @@ struct RunningHerald {
         try process.run()
 
         func value(after prefix: String) async throws -> String {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline {
+            var found: String?
+            try? await waitUntil("'\(prefix)' printed", timeout: .seconds(60), every: .milliseconds(50)) {
+                // Whether it ran is read before the output: once it has exited, the file holds all it printed.
+                let running = process.isRunning
                 let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
-                    return String(line.dropFirst(prefix.count))
+                found = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map {
+                    String($0.dropFirst(prefix.count))
                 }
-                guard process.isRunning else { break }
-                try await Task.sleep(for: .milliseconds(50))
+                return found != nil || !running
             }
+            if let found { return found }
             process.terminate()
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw TestSetupError("herald printed no '\(prefix)'; output:\n\(text)")
@@ -106,8 +108,7 @@ struct RunningHerald {
     /// Stops the server (SIGTERM) and the mock, and removes the files.
     func stop() async {
         process.terminate()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil("herald's exit", every: .milliseconds(50)) { !process.isRunning }
         try? await apns.shutdown()
         directory.remove()
     }

@@ -58,19 +58,19 @@ struct ConfirmWindowTests {
     /// A node's channels on a clock moved by hand, recording what the engine would be told.
     final class Node: Sendable {
         let channels: DirectChannels
-        let clock: HandClock
-        /// What the node's timers sleep on (the relay's ticks, its wait for an answer): only the test moves it.
-        let timers = ManualClock()
+        /// The node's wall clock and what its timers sleep on (the relay's ticks, its wait for an
+        /// answer): only the test moves it.
+        let clock: ManualClock
         let settled = Locked<[(String, String, PendingDelivery.Reason)]>([])
         let written = Locked<[[String: JSONValue]]>([])
         let tornDown = Locked(0)
 
         init(start: Date, window: Duration = .seconds(10), relay: (any ChannelRelay)? = nil, node: String = "n") {
-            let clock = HandClock(start)
+            let clock = ManualClock(start: start)
             self.clock = clock
             channels = DirectChannels(
-                confirmWindow: window, node: node, relay: relay, lease: .milliseconds(300), now: { clock.now },
-                clock: timers)
+                confirmWindow: window, node: node, relay: relay, lease: .milliseconds(300), now: { clock.date },
+                clock: clock)
             let settled = self.settled
             channels.onSettle { notification, installation, reason in
                 settled.mutate { $0.append((notification, installation, reason)) }
@@ -86,7 +86,7 @@ struct ConfirmWindowTests {
                 onTeardown: { tornDown.mutate { $0 += 1 } })
         }
 
-        func advance(by seconds: TimeInterval) { clock.advance(by: seconds) }
+        func advance(by duration: Duration) { clock.advance(by: duration) }
         var reasons: [PendingDelivery.Reason] { settled.value.map(\.2) }
         var lastConfirmID: String? {
             guard case .string(let id)? = written.value.last?["hass_confirm_id"] else { return nil }
@@ -121,10 +121,10 @@ struct ConfirmWindowTests {
 
         // Missed: nothing happens until the clock passes the deadline.
         _ = await node.channels.deliver(["message": .string("two")], to: "i1", notificationID: "n2")
-        node.advance(by: 9)
+        node.advance(by: .seconds(9))
         await node.channels.expireMissed()
         #expect(node.channels.isOpen("i1"))
-        node.advance(by: 1)
+        node.advance(by: .seconds(1))
         await node.channels.expireMissed()
         #expect(!node.channels.isOpen("i1"))
         #expect(node.tornDown.value == 1)
@@ -195,10 +195,10 @@ struct ConfirmWindowTests {
             #expect(holder.reasons.isEmpty, "the holder's own engine is told nothing")
 
             _ = await sender.channels.deliver(["message": .string("two")], to: "i1", notificationID: "n2")
-            holder.advance(by: 10)
+            holder.advance(by: .seconds(10))
             // The holder's relay loop looks at the clock at its next tick (a third of the lease).
-            try await waitUntil("the holder's relay loop waiting for its tick") { holder.timers.sleepers == 1 }
-            holder.timers.advance(by: .milliseconds(100))
+            try await waitUntil("the holder's relay loop waiting for its tick") { holder.clock.sleepers == 1 }
+            holder.clock.advance(by: .milliseconds(100))
             try await waitUntil("the missed window back on the sender", detail: { "\(sender.reasons)" }) {
                 sender.reasons == [.confirmed, .unconfirmed]
             }
@@ -215,13 +215,13 @@ struct ConfirmWindowTests {
             path: directory.file("herald.sqlite"), cipher: Fixtures.cipher(), syncsAccepted: false)
         try await store.migrate()
         let transport = RecordingTransport()
-        let clock = HandClock(start)
+        let clock = ManualClock(start: start)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let dispatcher = Dispatcher(
             store: store, transports: ["app": AppTransports([transport])],
             configuration: EngineConfiguration(cleanupInterval: nil, channelConfirmWindow: .seconds(60)),
-            logger: logger, now: { clock.now })
+            logger: logger, now: { clock.date })
         let installation = try await store.register(
             InstallationRegistration(
                 platform: .ios, service: .apns, token: .device(Fixtures.apnsToken()),
@@ -298,12 +298,4 @@ final class Locked<Value: Sendable>: Sendable {
     init(_ value: Value) { storage = Mutex(value) }
     var value: Value { storage.withLock { $0 } }
     func mutate(_ change: (inout Value) -> Void) { storage.withLock { change(&$0) } }
-}
-
-/// A wall clock moved by hand.
-final class HandClock: Sendable {
-    private let current: Locked<Date>
-    init(_ start: Date) { current = Locked(start) }
-    var now: Date { current.value }
-    func advance(by seconds: TimeInterval) { current.mutate { $0 = $0.addingTimeInterval(seconds) } }
 }

@@ -206,7 +206,7 @@ struct HomeAssistantRelayAdoptionTests {
             #expect(third.rateLimitCounts == [0, 1, 3, 2, 0])
 
             // A minute later the address may register new tokens again.
-            harness.server.clock.advance(by: 60)
+            harness.server.clock.advance(by: .seconds(60))
             #expect(try await send("Hi", 3).status == .created)
             #expect(try await api.call(.get, "/v1/installations").items.count == 4)
         }

@@ -267,12 +267,12 @@ struct HomeAssistantRelayHATests {
             let invalidated = try #require(try await store.installation(appID: "demo", service: .fcm, token: token))
             #expect(!invalidated.valid)
             #expect(try await levels("Too soon") == ["ERROR"])
-            clock.advance(by: 23 * 3600)
+            clock.advance(by: .seconds(23 * 3600))
             #expect(try await levels("Still too soon") == ["ERROR"])
             #expect(harness.fcm.requests.count == 1)
 
             // A day after the invalidation: one retry, claimed in the store (so once between nodes).
-            clock.advance(by: 3600 + 1)
+            clock.advance(by: .seconds(3600 + 1))
             #expect(try await levels("Retry") == ["INFO"])
             #expect(try await levels("Same hour") == ["ERROR"])
             try await harness.drain()
@@ -282,9 +282,9 @@ struct HomeAssistantRelayHATests {
             #expect(!still.valid)
             #expect(still.invalidatedAt == invalidated.invalidatedAt)
 
-            clock.advance(by: 23 * 3600)
+            clock.advance(by: .seconds(23 * 3600))
             #expect(try await levels("Not yet") == ["ERROR"])
-            clock.advance(by: 3600 + 1)
+            clock.advance(by: .seconds(3600 + 1))
             #expect(try await levels("Retry again") == ["INFO"])
             try await harness.drain()
             let revived = try #require(try await store.installation(appID: "demo", service: .fcm, token: token))

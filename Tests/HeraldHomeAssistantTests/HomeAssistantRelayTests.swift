@@ -48,7 +48,7 @@ struct HomeAssistantRelayTests {
             #expect(answer["sentPayload"]?.objectValue != nil)
             // Queued, not sent yet: `successful` counts it once FCM took it.
             #expect(answer.rateLimitCounts == [0, 0, 1, 150, 149])
-            #expect(answer.string("rateLimits.resetsAt") == Self.nextMidnight(after: harness.server.clock.now))
+            #expect(answer.string("rateLimits.resetsAt") == Self.nextMidnight(after: harness.server.clock.date))
 
             try await harness.drain()
             #expect(try await api.notification(id).string("status") == "done")
@@ -258,7 +258,7 @@ struct HomeAssistantRelayTests {
             #expect(refused.isJSON)
             #expect(refused.string("errorType") == "RateLimited")
             #expect(refused.string("target") == token)
-            let midnight = Self.nextMidnight(after: engine.server.clock.now)
+            let midnight = Self.nextMidnight(after: engine.server.clock.date)
             #expect(refused.string("message")?.contains(midnight) == true)
             #expect(refused.string("errorMessage") != nil)
             // The maximum counts what the relay accepted, not what the provider took so far (nothing).
@@ -293,8 +293,8 @@ struct HomeAssistantRelayTests {
         // One second before the next UTC midnight.
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let midnight = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: clock.now))!
-        clock.advance(by: midnight.timeIntervalSince(clock.now) - 1)
+        let midnight = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: clock.date))!
+        clock.advance(by: .seconds(midnight.timeIntervalSince(clock.date) - 1))
         try await harness.run { api in
             _ = try await api.register(#"{"platform":"android","token":"\#(token)"}"#)
             let ha = HomeAssistantCaller(client: api.client)
@@ -302,13 +302,13 @@ struct HomeAssistantRelayTests {
             #expect(try await ha.send("two", token: token).status == .created)
             let refused = try await ha.send("three", token: token)
             #expect(refused.status == .tooManyRequests)
-            #expect(refused.string("rateLimits.resetsAt") == Self.nextMidnight(after: clock.now))
+            #expect(refused.string("rateLimits.resetsAt") == Self.nextMidnight(after: clock.date))
 
-            clock.advance(by: 2)
+            clock.advance(by: .seconds(2))
             let next = try await ha.send("four", token: token)
             #expect(next.status == .created)
             #expect(next.rateLimitCounts == [0, 0, 1, 2, 1])
-            #expect(next.string("rateLimits.resetsAt") == Self.nextMidnight(after: clock.now))
+            #expect(next.string("rateLimits.resetsAt") == Self.nextMidnight(after: clock.date))
             #expect(try await ha.rateLimits(token: token).rateLimitCounts == [0, 0, 1, 2, 1])
         }
     }

@@ -13,7 +13,7 @@ import Testing
 struct LeanCloudNotificationTests {
     private static func lc(_ harness: EngineHarness, _ api: API) -> LeanCloudClient {
         let clock = harness.server.clock
-        return LeanCloudClient(client: api.client, now: { clock.now })
+        return LeanCloudClient(client: api.client, now: { clock.date })
     }
 
     /// An iOS (APNs) and an Android (FCM) installation; their tokens.
@@ -36,7 +36,7 @@ struct LeanCloudNotificationTests {
             let lc = Self.lc(harness, api)
             _ = try await Self.devices(lc)
             let clock = harness.server.clock
-            let later = LeanCloudDateText.string(clock.now.addingTimeInterval(6))
+            let later = LeanCloudDateText.string(clock.date.addingTimeInterval(6))
             let id = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"in six seconds"}}"#)
             try await harness.drain()
             let before = try await lc.call(.get, "/1.1/tables/Notifications/\(id)")
@@ -48,7 +48,7 @@ struct LeanCloudNotificationTests {
                 .get, "/1.1/classes/_Notification?count=1&limit=0&where=%7B%22status%22%3A%22in%20queue%22%7D")
             #expect(queued.int("count") == 1)
 
-            clock.advance(by: 7)
+            clock.advance(by: .seconds(7))
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             #expect(harness.fcm.requests.count == 1)
@@ -70,7 +70,7 @@ struct LeanCloudNotificationTests {
             let (token, registrationID) = try await Self.devices(lc)
             let clock = harness.server.clock
 
-            let past = LeanCloudDateText.string(clock.now.addingTimeInterval(-60))
+            let past = LeanCloudDateText.string(clock.date.addingTimeInterval(-60))
             let expired = try await lc.push(#"{"expiration_time":"\#(past)","data":{"alert":"too late"}}"#)
             try await harness.drain()
             let expiredStatus = try await lc.call(.get, "/1.1/tables/Notifications/\(expired)")
@@ -78,7 +78,7 @@ struct LeanCloudNotificationTests {
             #expect(expiredStatus.int("subscribers") == 0)
             #expect(try await api.notification(expired).string("status") == "expired")
 
-            let later = LeanCloudDateText.string(clock.now.addingTimeInterval(600))
+            let later = LeanCloudDateText.string(clock.date.addingTimeInterval(600))
             let canceled = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"never"}}"#)
             #expect(try await api.call(.delete, "/v1/notifications/\(canceled)").status == .ok)
             #expect(
@@ -206,7 +206,7 @@ struct LeanCloudNotificationTests {
             let message = try #require(refused.string("error"))
             #expect(message.contains("app.demo.leancloud.client_push"))
             #expect(refused.json?.objectValue?.keys.sorted() == ["code", "error"])
-            for auth: LeanCloudClient.Auth in [.appKey, .signed(master: false, at: harness.server.clock.now)] {
+            for auth: LeanCloudClient.Auth in [.appKey, .signed(master: false, at: harness.server.clock.date)] {
                 let again = try await lc.call(.post, "/1.1/push", auth: auth, body: #"{"data":{"alert":"x"}}"#)
                 #expect(again.leanCloudCode == 119)
                 #expect(again.string("error") == message)

@@ -17,7 +17,7 @@ import Testing
 struct LeanCloudQueryTests {
     private static func lc(_ harness: EngineHarness, _ api: API) -> LeanCloudClient {
         let clock = harness.server.clock
-        return LeanCloudClient(client: api.client, now: { clock.now })
+        return LeanCloudClient(client: api.client, now: { clock.date })
     }
 
     private static func encoded(_ text: String) -> String {
@@ -45,7 +45,7 @@ struct LeanCloudQueryTests {
             let pushed = try await lc.push(#"{"channels":["news"],"data":{"alert":"hi"}}"#)
             try await harness.drain()
 
-            let now = harness.server.clock.now
+            let now = harness.server.clock.date
             let foreign = try SQLiteStore(
                 path: harness.server.directory.file("herald.sqlite"), cipher: Fixtures.cipher())
             _ = try await foreign.register(
@@ -95,8 +95,8 @@ struct LeanCloudQueryTests {
             let clock = harness.server.clock
             let first = try await lc.push(#"{"data":{"alert":"one"}}"#)
             try await harness.drain()
-            clock.advance(by: 10)
-            let later = LeanCloudDateText.string(clock.now.addingTimeInterval(600))
+            clock.advance(by: .seconds(10))
+            let later = LeanCloudDateText.string(clock.date.addingTimeInterval(600))
             let scheduled = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"later"}}"#)
             // One of the native API's: not a LeanCloud push.
             _ = try await api.send(#"{"target":{"all":true},"payload":{"title":"native"}}"#)
@@ -111,7 +111,7 @@ struct LeanCloudQueryTests {
             #expect(Self.ids(try await query("where=" + Self.encoded(#"{"status":{"$ne":"done"}}"#))) == [scheduled])
             #expect(
                 Self.ids(try await query("where=" + Self.encoded(#"{"push_time":{"$exists":true}}"#))) == [scheduled])
-            let since = LeanCloudDateText.string(clock.now.addingTimeInterval(-5))
+            let since = LeanCloudDateText.string(clock.date.addingTimeInterval(-5))
             #expect(
                 Self.ids(try await query("where=" + Self.encoded(#"{"createdAt":{"$gte":"\#(since)"}}"#)))
                     == [scheduled])
@@ -163,14 +163,14 @@ struct LeanCloudQueryTests {
             let lc = Self.lc(harness, api)
             let clock = harness.server.clock
             let old = try #require(try await lc.call(.post, "/1.1/users", body: #"{"name":"old"}"#).string("objectId"))
-            clock.advance(by: 60)
+            clock.advance(by: .seconds(60))
             let new = try #require(try await lc.call(.post, "/1.1/users", body: #"{"name":"new"}"#).string("objectId"))
             func owned(by user: String) -> String {
                 #"{"deviceType":"ios","deviceToken":"\#(Fixtures.apnsToken())","owner":{"__type":"Pointer","className":"_User","objectId":"\#(user)"}}"#
             }
             let oldDevice = try await lc.save(owned(by: old))
             let newDevice = try await lc.save(owned(by: new))
-            let since = LeanCloudDateText.string(clock.now.addingTimeInterval(-30))
+            let since = LeanCloudDateText.string(clock.date.addingTimeInterval(-30))
             func query(_ whereText: String) async throws -> [String] {
                 Self.ids(try await lc.call(.get, "/1.1/installations?where=" + Self.encoded(whereText)))
             }

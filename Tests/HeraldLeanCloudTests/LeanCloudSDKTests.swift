@@ -165,7 +165,7 @@ struct LeanCloudSDKTests {
             group.addTask {
                 while !Task.isCancelled {
                     let clock = harness.server.clock
-                    clock.advance(by: max(0, Date().timeIntervalSince(clock.now)))
+                    clock.advance(by: .seconds(max(0, Date().timeIntervalSince(clock.date))))
                     try await harness.drain()
                     try? await Task.sleep(for: .milliseconds(5))
                 }

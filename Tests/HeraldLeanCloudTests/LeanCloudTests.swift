@@ -17,7 +17,7 @@ import Testing
 struct LeanCloudTests {
     private static func lc(_ harness: EngineHarness, _ api: API) -> LeanCloudClient {
         let clock = harness.server.clock
-        return LeanCloudClient(client: api.client, now: { clock.now })
+        return LeanCloudClient(client: api.client, now: { clock.date })
     }
 
     @Test("The signature is LeanCloud's: the REST guide's known answer")
@@ -36,7 +36,7 @@ struct LeanCloudTests {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects())
         try await harness.run { api in
             let lc = Self.lc(harness, api)
-            let now = harness.server.clock.now
+            let now = harness.server.clock.date
             let id = try await lc.save(#"{"deviceType":"ios","deviceToken":"\#(Fixtures.apnsToken())"}"#)
             let path = "/1.1/classes/_Installation/\(id)"
             let legacySign = HTTPFields([
@@ -531,7 +531,7 @@ struct LeanCloudTests {
             let id = try await lc.save(#"{"deviceType":"ios","deviceToken":"\#(token)","channels":["public"]}"#)
             // APNs says the token is gone: the installation is invalid, and pushes skip it.
             harness.apns.script(
-                token: token, .unregistered(since: harness.server.clock.now.addingTimeInterval(60)), times: 1)
+                token: token, .unregistered(since: harness.server.clock.date.addingTimeInterval(60)), times: 1)
             _ = try await lc.push(#"{"channels":["public"],"data":{"alert":"first"}}"#)
             try await harness.drain()
             func valid() async throws -> JSONValue? {
@@ -581,25 +581,25 @@ struct LeanCloudTests {
             let lc = Self.lc(harness, api)
             _ = try await lc.save(#"{"deviceType":"ios","deviceToken":"\#(Fixtures.apnsToken())"}"#)
             let clock = harness.server.clock
-            let later = LeanCloudDateText.string(clock.now.addingTimeInterval(600))
+            let later = LeanCloudDateText.string(clock.date.addingTimeInterval(600))
             let scheduled = try await lc.push(#"{"push_time":"\#(later)","data":{"alert":"later"}}"#)
             try await harness.drain()
             #expect(harness.apns.requests.isEmpty)
             #expect(try await lc.call(.get, "/1.1/tables/Notifications/\(scheduled)").string("status") == "in queue")
-            clock.advance(by: 601)
+            clock.advance(by: .seconds(601))
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             #expect(try await lc.call(.get, "/1.1/tables/Notifications/\(scheduled)").string("status") == "done")
 
             let expiring = try await lc.push(#"{"expiration_interval":60,"data":{"alert":"soon stale"}}"#)
-            clock.advance(by: 120)
+            clock.advance(by: .seconds(120))
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
             let expired = try await lc.call(.get, "/1.1/tables/Notifications/\(expiring)")
             #expect(expired.string("status") == LeanCloudExpected.expired)
             #expect(expired.int("successes") == 0)
             // Already past when sent: accepted, and expired without a send.
-            let past = LeanCloudDateText.string(clock.now.addingTimeInterval(-3600))
+            let past = LeanCloudDateText.string(clock.date.addingTimeInterval(-3600))
             let stale = try await lc.push(#"{"expiration_time":"\#(past)","data":{"alert":"stale"}}"#)
             try await harness.drain()
             #expect(harness.apns.requests.count == 1)
@@ -625,7 +625,7 @@ struct LeanCloudTests {
             #expect(newest.string("results.0.objectId") == stale)
             #expect(newest["results.0.status"] == .string(LeanCloudExpected.expired))
             #expect(newest["results.0.data"] == nil)
-            let before = LeanCloudDateText.string(clock.now.addingTimeInterval(-1))
+            let before = LeanCloudDateText.string(clock.date.addingTimeInterval(-1))
             let earlier = try await query(
                 "count=1&where=" + encoded(#"{"createdAt":{"$lt":{"__type":"Date","iso":"\#(before)"}}}"#))
             #expect(earlier.int("count") == 2)

@@ -85,13 +85,10 @@ struct SynapseTests {
     static func delivered(
         to token: String, harness: EngineHarness, after: Int = 0
     ) async throws -> MockAPNsServer.RecordedRequest {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        try await waitForValue("an APNs request to the device", every: .milliseconds(50)) {
             try await harness.drain()
             let requests = harness.apns.requests.filter { $0.token == token }
-            if requests.count > after { return requests[after] }
-            try await Task.sleep(for: .milliseconds(50))
+            return requests.count > after ? requests[after] : nil
         }
-        throw ConversationFailure("no APNs request to the device in 30 s")
     }
 }

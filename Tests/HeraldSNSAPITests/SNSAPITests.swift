@@ -361,7 +361,7 @@ struct SNSAPITests {
             #expect(unknownReply.status == .forbidden)
             #expect(unknownReply.errorCode == "InvalidClientTokenId")
 
-            let stale = try await sns.call("ListTopics", date: harness.clock.now.addingTimeInterval(-20 * 60))
+            let stale = try await sns.call("ListTopics", date: harness.clock.date.addingTimeInterval(-20 * 60))
             #expect(stale.status == .forbidden)
             #expect(stale.errorCode == "SignatureDoesNotMatch")
             #expect(stale.value("Message")?.hasPrefix("Signature expired") == true)

@@ -42,7 +42,7 @@ struct APNsEnvironmentTargetTests {
         let harness = try await EngineHarness()
         try await harness.run { api in
             _ = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
-            let past = harness.server.clock.now.addingTimeInterval(-60)
+            let past = harness.server.clock.date.addingTimeInterval(-60)
             var request = SendRequest(
                 target: NotificationTarget(audience: .all), payload: NotificationPayload(body: "stale"),
                 expiration: .at(past))

@@ -137,7 +137,7 @@ struct AuthTests {
     @Test("Expired, not-yet-valid, badly signed and mis-addressed user tokens are 401")
     func badUserTokens() async throws {
         let harness = try await ServerHarness()
-        let now = harness.clock.now
+        let now = harness.clock.date
         let issuer = ServerHarness.issuer
         let audience = ServerHarness.audience
         let users = harness.users
@@ -174,7 +174,7 @@ struct AuthTests {
     @Test("Leeway: a token expired or not yet valid by less than the leeway is accepted")
     func leeway() async throws {
         let harness = try await ServerHarness()
-        let now = harness.clock.now
+        let now = harness.clock.date
         let justExpired = try await harness.users.token(
             subject: "u", now: now, expiresIn: -30, issuer: ServerHarness.issuer, audience: ServerHarness.audience)
         let almostValid = try await harness.users.token(
@@ -182,7 +182,7 @@ struct AuthTests {
         try await harness.run { api async throws in
             #expect(try await api.registerIOS(bearer: justExpired).status == .created)
             #expect(try await api.registerIOS(bearer: almostValid).status == .created)
-            harness.clock.advance(by: 3600 + 61)
+            harness.clock.advance(by: .seconds(3600 + 61))
             #expect(try await api.registerIOS(bearer: almostValid).status == .unauthorized)
         }
     }
@@ -191,7 +191,7 @@ struct AuthTests {
     func es256() async throws {
         let harness = try await ServerHarness()
         let token = try await harness.es256Users.token(
-            subject: "carol", now: harness.clock.now, issuer: ServerHarness.issuer, audience: ServerHarness.audience)
+            subject: "carol", now: harness.clock.date, issuer: ServerHarness.issuer, audience: ServerHarness.audience)
         try await harness.run { api async throws in
             let response = try await api.registerIOS(bearer: token)
             #expect(response.status == .created)

@@ -26,7 +26,7 @@ struct RelayPair {
         let clock = a.server.clock
         let b = Dispatcher(
             store: storeB, transports: ["demo": a.engine.transports],
-            configuration: ChannelHarness.engine(confirmWindow: confirmWindow), now: { clock.now })
+            configuration: ChannelHarness.engine(confirmWindow: confirmWindow), now: { clock.date })
         #expect(a.server.dispatcher.channels.node != b.channels.node)
         let relays = [a.server.dispatcher.channels, b.channels].map { channels in
             Task { await channels.runRelay() }
@@ -92,7 +92,7 @@ struct ChannelRelayTests {
             let event = await client.next(within: .seconds(5))
             #expect(event?["event"]?.objectValue?["message"] == .string("unanswered"), "it went over the channel first")
             // The window passes on the nodes' clock: A tears the channel down, B falls back.
-            pair.a.server.clock.advance(by: 0.5 + 1)
+            pair.a.server.clock.advance(by: .seconds(0.5 + 1))
             try await pair.a.settled([sent], api, on: pair.b)
             #expect(pair.a.engine.apns.requests.count == 1, "then to APNs, once")
             #expect(try await api.notification(sent)["counts.sent"] == .number(1))

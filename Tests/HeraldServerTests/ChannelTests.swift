@@ -65,21 +65,21 @@ struct ChannelHarness {
     func settled(
         _ ids: [String], _ api: API, on dispatcher: Dispatcher? = nil, within limit: Duration = .seconds(20)
     ) async throws {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            _ = try await (dispatcher ?? server.dispatcher).runDueJobs()
-            var open = 0
-            for id in ids
-            where !["done", "failed", "expired"].contains(try await api.notification(id).string("status")) {
-                open += 1
+        var open = 0
+        do {
+            try await waitUntil("\(ids.count) notifications settled", timeout: limit, every: .milliseconds(50)) {
+                _ = try await (dispatcher ?? server.dispatcher).runDueJobs()
+                open = 0
+                for id in ids
+                where !["done", "failed", "expired"].contains(try await api.notification(id).string("status")) {
+                    open += 1
+                }
+                return open == 0
             }
-            if open == 0 { return }
-            guard ContinuousClock.now < deadline else {
-                var states: [String] = []
-                for id in ids { states.append("\(try await api.notification(id))") }
-                throw TestFailure("\(open) notifications not settled: \(states)")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch is WaitTimedOut {
+            var states: [String] = []
+            for id in ids { states.append("\(try await api.notification(id))") }
+            throw TestFailure("\(open) notifications not settled: \(states)")
         }
     }
 
@@ -253,7 +253,7 @@ struct ChannelTests {
             _ = try await (a, b)
             // The jobs return with both waiting for the confirmation; the window's end on the
             // engine's clock settles them.
-            harness.server.clock.advance(by: 0.5 + 1)
+            harness.server.clock.advance(by: .seconds(0.5 + 1))
             try await harness.settled([first, second], api)
             var events: [String] = []
             while let event = await client.next(within: .milliseconds(200)) {

@@ -52,7 +52,7 @@ struct ConsoleTests {
         let clock = harness.clock
         let router = try HeraldApplication.router(
             configuration: configuration ?? harness.configuration, store: harness.store, apps: apps ?? harness.apps,
-            dispatcher: harness.dispatcher, consoleSecret: secret, now: { clock.now }
+            dispatcher: harness.dispatcher, consoleSecret: secret, now: { clock.date }
         ).router
         try await Application(router: router).test(.router) { client in try await test(API(client: client)) }
     }
@@ -129,7 +129,7 @@ struct ConsoleTests {
             #expect(limited.errorCode == "rate_limited")
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
             #expect(limited.headers[.setCookie] == nil)
-            harness.clock.advance(by: 31)
+            harness.clock.advance(by: .seconds(31))
             _ = try await Self.signIn(api)
         }
     }
@@ -181,11 +181,11 @@ struct ConsoleTests {
         try await Self.run(harness, secret: secret) { api in
             let signedIn = try await Self.signIn(api)
             session.value.withLock { $0 = signedIn }
-            harness.clock.advance(by: 11 * 3600)
+            harness.clock.advance(by: .seconds(11 * 3600))
             #expect(
                 try await api.call(.get, "/console/api/overview", bearer: nil, headers: signedIn.headers()).status
                     == .ok)
-            harness.clock.advance(by: 3600)
+            harness.clock.advance(by: .seconds(3600))
             let expired = try await api.call(.get, "/console/api/overview", bearer: nil, headers: signedIn.headers())
             #expect(expired.status == .unauthorized)
             #expect(expired.errorCode == "session_expired")
@@ -195,7 +195,7 @@ struct ConsoleTests {
         }
         // Another node with the same master key accepts a fresh session; after the key is rotated, not.
         let fresh = try #require(session.value.withLock { $0 })
-        harness.clock.advance(by: -12 * 3600 + 60)
+        harness.clock.set(harness.clock.date.addingTimeInterval(-12 * 3600 + 60))
         try await Self.run(harness, secret: secret) { api in
             let accepted = try await api.call(.get, "/v1/installations", bearer: nil, headers: fresh.headers())
             #expect(accepted.status == .ok)
@@ -289,7 +289,7 @@ struct ConsoleTests {
         let clock = harness.clock
         let router = try HeraldApplication.router(
             configuration: harness.configuration, store: second, apps: harness.apps, dispatcher: harness.dispatcher,
-            consoleSecret: secret, now: { clock.now }
+            consoleSecret: secret, now: { clock.date }
         ).router
         try await Application(router: router).test(.router) { client in
             let refused = try await API(client: client).call(
@@ -309,10 +309,10 @@ struct ConsoleTests {
             try await storeB.migrate()
             let secret = SymmetricKey(size: .bits256)
             let clock = harness.clock
-            let appsB = try await AppDirectory(configuration: harness.configuration, store: storeB, now: { clock.now })
+            let appsB = try await AppDirectory(configuration: harness.configuration, store: storeB, now: { clock.date })
             let nodeB = try HeraldApplication.router(
                 configuration: harness.configuration, store: storeB, apps: appsB, dispatcher: harness.dispatcher,
-                consoleSecret: secret, now: { clock.now }
+                consoleSecret: secret, now: { clock.date }
             ).router
             let signedIn = SessionBox()
             try await Self.run(harness, secret: secret) { api in

@@ -4,6 +4,7 @@ import HeraldAPI
 import HeraldCore
 import HeraldServer
 import HeraldServerTestSupport
+import HeraldTestSupport
 import Hummingbird
 import Testing
 
@@ -19,7 +20,7 @@ struct DialectStoreTests {
             try HeraldApplication.router(
                 configuration: harness.configuration, store: harness.store, apps: harness.apps,
                 dispatcher: harness.dispatcher, dialects: HeraldApplication.dialects + [UnkeptRecordsDialect.self],
-                now: { clock.now })
+                now: { clock.date })
         }
         #expect(error?.dialect == "Unkept")
         #expect(error?.store == "SQLiteStore")

@@ -99,17 +99,17 @@ struct DispatchRulesTests {
             #expect(record.int("counts.rate_limited") == 1)
 
             // FCM is paused for 30 s: a second notification reaches APNs now and FCM later.
-            harness.server.clock.advance(by: 5)
+            harness.server.clock.advance(by: .seconds(5))
             let second = try await api.send(#"{"target":{"all":true},"payload":{"title":"two"}}"#)
             try await harness.drain()
             #expect(harness.apns.requests.count == 2)
             #expect(harness.fcm.requests.count == 1)
             #expect(try await api.notification(second).int("counts.rate_limited") == 1)
 
-            harness.server.clock.advance(by: 20)
+            harness.server.clock.advance(by: .seconds(20))
             try await harness.drain()
             #expect(harness.fcm.requests.count == 1)
-            harness.server.clock.advance(by: 6)
+            harness.server.clock.advance(by: .seconds(6))
             try await harness.drain()
             #expect(harness.fcm.requests.count == 3)
             record = try await api.notification(first)
@@ -130,9 +130,9 @@ struct DispatchRulesTests {
             let goneID = try await api.register(#"{"platform":"ios","token":"\#(gone)"}"#)
             let staleID = try await api.register(#"{"platform":"ios","token":"\#(stale)"}"#)
             let failingID = try await api.register(#"{"platform":"ios","token":"\#(failing)"}"#)
-            harness.apns.script(token: gone, .unregistered(since: harness.server.clock.now.addingTimeInterval(60)))
+            harness.apns.script(token: gone, .unregistered(since: harness.server.clock.date.addingTimeInterval(60)))
             // APNs saw the token go before the app registered it again: the 410 is stale.
-            harness.apns.script(token: stale, .unregistered(since: harness.server.clock.now.addingTimeInterval(-3600)))
+            harness.apns.script(token: stale, .unregistered(since: harness.server.clock.date.addingTimeInterval(-3600)))
             harness.apns.script(token: failing, .error(status: 400, reason: "BadExpirationDate"))
             for round in 1...5 {
                 let id = try await api.send(
@@ -144,7 +144,7 @@ struct DispatchRulesTests {
                     #expect(record.int("counts.invalid") == 2)
                     #expect(record.int("counts.failed") == 1)
                 }
-                harness.server.clock.advance(by: 1)
+                harness.server.clock.advance(by: .seconds(1))
             }
             #expect(try await api.call(.get, "/v1/installations/\(goneID)")["valid"] == .bool(false))
             #expect(try await api.call(.get, "/v1/installations/\(staleID)")["valid"] == .bool(true))
@@ -168,7 +168,7 @@ struct DispatchRulesTests {
             let invalidOld = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
             let invalidNew = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
             let failing = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
-            let now = harness.server.clock.now
+            let now = harness.server.clock.date
             try harness.server.execute(
                 "UPDATE installations SET valid = 0, invalidated_at = ? WHERE id = ?",
                 [now.addingTimeInterval(-31 * 86_400).timeIntervalSince1970, invalidOld])
@@ -180,9 +180,9 @@ struct DispatchRulesTests {
                 [now.timeIntervalSince1970, now.addingTimeInterval(-8 * 86_400).timeIntervalSince1970, failing])
             let old = try await api.send(#"{"target":{"installation_ids":["\#(keep)"]},"payload":{"title":"x"}}"#)
             try await harness.drain()
-            harness.server.clock.advance(by: 31 * 86_400)
+            harness.server.clock.advance(by: .seconds(31 * 86_400))
             let report = try await store.cleanup(
-                CleanupPolicy(), now: harness.server.clock.now.addingTimeInterval(-31 * 86_400 + 1))
+                CleanupPolicy(), now: harness.server.clock.date.addingTimeInterval(-31 * 86_400 + 1))
             #expect(report.invalidInstallations == 1)
             #expect(report.failingInstallations == 1)
             #expect(report.notifications == 0)
@@ -190,7 +190,7 @@ struct DispatchRulesTests {
             #expect(try await api.call(.get, "/v1/installations/\(invalidNew)").status == .ok)
             #expect(try await api.call(.get, "/v1/installations/\(failing)").status == .notFound)
             let later = try await store.cleanup(
-                CleanupPolicy(unseenAfter: .seconds(30 * 86_400)), now: harness.server.clock.now)
+                CleanupPolicy(unseenAfter: .seconds(30 * 86_400)), now: harness.server.clock.date)
             #expect(later.notifications == 1)
             #expect(later.unseenInstallations + later.invalidInstallations == 2)
             #expect(try await api.notification(old).status == .notFound)
@@ -213,11 +213,11 @@ struct DispatchRulesTests {
             let tokenB = Fixtures.apnsToken()
             let b = try await api.register(#"{"platform":"ios","token":"\#(tokenB)"}"#)
 
-            clock.advance(by: 59 * day)
-            #expect(try await store.cleanup(leanCloud, now: clock.now).staleInstallations == 0)
+            clock.advance(by: .seconds(59 * day))
+            #expect(try await store.cleanup(leanCloud, now: clock.date).staleInstallations == 0)
             _ = try await api.register(#"{"platform":"ios","token":"\#(tokenB)"}"#)  // B's app saves it again
-            clock.advance(by: 2 * day)
-            let report = try await store.cleanup(leanCloud, now: clock.now)
+            clock.advance(by: .seconds(2 * day))
+            let report = try await store.cleanup(leanCloud, now: clock.date)
             #expect(report.staleInstallations == 1)
             #expect(try await api.call(.get, "/v1/installations/\(a)")["valid"] == .bool(false))
             #expect(try await api.call(.get, "/v1/installations/\(b)")["valid"] == .bool(true))
@@ -228,15 +228,15 @@ struct DispatchRulesTests {
             #expect(harness.apns.requests.isEmpty)
 
             // Saved again within 60 days: valid again.
-            clock.advance(by: 30 * day)
+            clock.advance(by: .seconds(30 * day))
             _ = try await api.register(#"{"platform":"ios","token":"\#(tokenA)"}"#)
             #expect(try await api.call(.get, "/v1/installations/\(a)")["valid"] == .bool(true))
 
             // Never saved again: stale after 60 days, deleted 60 days after that.
-            clock.advance(by: 61 * day)
-            #expect(try await store.cleanup(leanCloud, now: clock.now).staleInstallations == 2)
-            clock.advance(by: 61 * day)
-            let final = try await store.cleanup(leanCloud, now: clock.now)
+            clock.advance(by: .seconds(61 * day))
+            #expect(try await store.cleanup(leanCloud, now: clock.date).staleInstallations == 2)
+            clock.advance(by: .seconds(61 * day))
+            let final = try await store.cleanup(leanCloud, now: clock.date)
             #expect(final.invalidInstallations == 2)
             #expect(try await api.call(.get, "/v1/installations/\(a)").status == .notFound)
         }
@@ -250,7 +250,7 @@ struct DispatchRulesTests {
             let receiving = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
             let silent = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
             let fresh = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
-            let now = harness.server.clock.now
+            let now = harness.server.clock.date
             let longAgo = now.addingTimeInterval(-120 * 86_400).timeIntervalSince1970
             // Both old devices registered 120 days ago and were not seen since; one still receives pushes.
             try harness.server.execute(

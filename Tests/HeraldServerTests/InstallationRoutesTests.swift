@@ -211,8 +211,8 @@ struct InstallationRoutesTests {
             var stored = try #require(try await harness.store.installation(appID: "demo", id: id))
             stored.valid = false
             stored.failureCount = 5
-            stored.invalidatedAt = harness.clock.now
-            _ = try await harness.store.update(stored, now: harness.clock.now)
+            stored.invalidatedAt = harness.clock.date
+            _ = try await harness.store.update(stored, now: harness.clock.date)
             #expect(try await api.call(.get, "/v1/installations?valid=false").items.count == 1)
             let again = try await api.registerIOS(token: token)
             #expect(again.status == .ok)

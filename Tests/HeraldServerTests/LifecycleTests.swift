@@ -147,30 +147,30 @@ struct LifecycleTests {
         ])
         var configuration = try await HeraldConfiguration.load(file: nil, environment: Self.environment)
         configuration.engine.retryPolicy = RetryPolicy(maxAttempts: 1)
-        let clock = TestClock()
+        let clock = ManualClock()
         let dispatcher = Dispatcher(
             store: store, transports: ["argus": transports, "lc": transports], configuration: configuration.engine,
-            now: { clock.now })
-        let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.now })
+            now: { clock.date })
+        let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
         let router = try HeraldApplication.router(
-            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.now }
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.date }
         ).router
         let users = await UserTokenIssuer.hs256(secret: ServerHarness.jwtSecret)
-        let start = clock.now
+        let start = clock.date
 
         func check() async throws {
             try await Application(router: router).test(.router) { client in
                 let api = API(client: client)
-                let leanCloud = LeanCloudClient(client: client, now: { clock.now })
+                let leanCloud = LeanCloudClient(client: client, now: { clock.date })
 
                 // Moves the clock to `days` after the start and runs the engine's clean-up job.
                 func cleanUp(at days: Double) async throws {
-                    clock.advance(by: start.addingTimeInterval(days * Self.day).timeIntervalSince(clock.now))
-                    try await store.scheduleJob(kind: .cleanup, reference: "registry", runAt: clock.now)
+                    clock.advance(by: .seconds(start.addingTimeInterval(days * Self.day).timeIntervalSince(clock.date)))
+                    try await store.scheduleJob(kind: .cleanup, reference: "registry", runAt: clock.date)
                     let job = try #require(
                         try await store.claimJob(
-                            kinds: [.cleanup], owner: "test", now: clock.now,
-                            lockedUntil: clock.now.addingTimeInterval(60)))
+                            kinds: [.cleanup], owner: "test", now: clock.date,
+                            lockedUntil: clock.date.addingTimeInterval(60)))
                     try await dispatcher.process(job, owner: "test", isStopping: { false })
                 }
                 // The installation's `valid`, or nil when it is gone.
@@ -204,7 +204,7 @@ struct LifecycleTests {
                 // ArgusAI: a device APNs answers 410 (registered natively: the dialect's own devices
                 // are deleted at once, as its document's table says), one that fails five times,
                 // and one that is never used.
-                let argusToken = try await users.token(subject: "ann", now: clock.now)
+                let argusToken = try await users.token(subject: "ann", now: clock.date)
                 let goneToken = Fixtures.apnsToken()
                 let aInactive = try #require(
                     try await api.call(
@@ -233,7 +233,7 @@ struct LifecycleTests {
                 let lReopened = try await save(reopenedToken)
 
                 for token in [goneToken, lcGoneToken] {
-                    apns.script(token: token, .unregistered(since: clock.now.addingTimeInterval(60)))
+                    apns.script(token: token, .unregistered(since: clock.date.addingTimeInterval(60)))
                 }
                 for token in [failingToken, lcFailingToken] {
                     apns.script(token: token, .error(status: 400, reason: "BadExpirationDate"))
@@ -241,7 +241,7 @@ struct LifecycleTests {
                 for _ in 1...5 {
                     try await send([aInactive, aFailing], key: Self.argusServerKey)
                     try await send([lInvalid, lFailing], key: Self.leanCloudServerKey)
-                    clock.advance(by: 1)
+                    clock.advance(by: .seconds(1))
                 }
                 for id in [aInactive, aFailing] { #expect(try await argus(id) == false) }
                 for id in [lInvalid, lFailing] { #expect(try await lc(id) == false) }
@@ -262,7 +262,7 @@ struct LifecycleTests {
                 #expect(try await lc(lInvalid) == false)
 
                 // Day 50: one LeanCloud device is opened (the SDK saves its installation again).
-                clock.advance(by: start.addingTimeInterval(50 * Self.day).timeIntervalSince(clock.now))
+                clock.advance(by: .seconds(start.addingTimeInterval(50 * Self.day).timeIntervalSince(clock.date)))
                 #expect(try await save(openedToken) == lOpened)
 
                 // Day 59 and 61: invalid for over 60 days → deleted; not opened for 60 days → valid=false.
@@ -277,7 +277,7 @@ struct LifecycleTests {
                 #expect(stale["valid"] == .bool(false))
 
                 // Day 70: opening the app makes the device valid again.
-                clock.advance(by: start.addingTimeInterval(70 * Self.day).timeIntervalSince(clock.now))
+                clock.advance(by: .seconds(start.addingTimeInterval(70 * Self.day).timeIntervalSince(clock.date)))
                 #expect(try await save(reopenedToken) == lReopened)
                 #expect(try await lc(lReopened) == true)
 

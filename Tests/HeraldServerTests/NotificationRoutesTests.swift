@@ -275,7 +275,7 @@ struct NotificationRoutesTests {
         try await harness.run { api in
             _ = try await api.register(#"{"platform":"android","token":"\#(token)"}"#)
             let late = try await api.send(#"{"target":{"all":true},"payload":{"title":"x"},"expiration_interval":60}"#)
-            harness.server.clock.advance(by: 61)
+            harness.server.clock.advance(by: .seconds(61))
             try await harness.drain()
             let record = try await api.notification(late)
             #expect(record.string("status") == "expired")
@@ -291,7 +291,7 @@ struct NotificationRoutesTests {
             #expect(harness.fcm.requests.count == 1)
             #expect(try await api.notification(retried).string("status") == "sending")
             for _ in 0..<6 {
-                harness.server.clock.advance(by: 5)
+                harness.server.clock.advance(by: .seconds(5))
                 try await harness.drain()
             }
             #expect(harness.fcm.requests.count == 2)
@@ -309,14 +309,14 @@ struct NotificationRoutesTests {
         let harness = try await EngineHarness()
         try await harness.run { api in
             _ = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
-            let future = Date(timeIntervalSince1970: harness.server.clock.now.timeIntervalSince1970 + 3600)
+            let future = Date(timeIntervalSince1970: harness.server.clock.date.timeIntervalSince1970 + 3600)
             let id = try await api.send(
                 #"{"target":{"all":true},"payload":{"title":"x"},"push_time":"\#(ISO8601DateFormatter().string(from: future))"}"#
             )
             let canceled = try await api.call(.delete, "/v1/notifications/\(id)")
             #expect(canceled.status == .ok)
             #expect(canceled.string("status") == "canceled")
-            harness.server.clock.advance(by: 7200)
+            harness.server.clock.advance(by: .seconds(7200))
             try await harness.drain()
             #expect(harness.apns.requests.isEmpty)
             let again = try await api.call(.delete, "/v1/notifications/\(id)")
@@ -343,7 +343,7 @@ struct NotificationRoutesTests {
                 .post, "/v1/notifications",
                 body: #"{"target":{"all":true},"payload":{"title":"x"},"idempotency_key":"order-17"}"#)
             #expect(inBody.string("id") == first.string("id"))
-            harness.server.clock.advance(by: 86_401)
+            harness.server.clock.advance(by: .seconds(86_401))
             let later = try await api.call(
                 .post, "/v1/notifications", body: body, headers: [.init("Idempotency-Key")!: "order-17"])
             #expect(later.status == .accepted)

@@ -23,7 +23,7 @@ struct OpenRoutesTests {
     func countsOnce() async throws {
         let harness = try await ServerHarness()
         let ann = try await harness.userToken("ann")
-        let earlier = harness.clock.now.addingTimeInterval(-90)
+        let earlier = harness.clock.date.addingTimeInterval(-90)
         try await harness.run { api in
             let annDevice = try #require(try await api.registerIOS(bearer: ann).string("id"))
             let shared = try #require(try await api.registerIOS(bearer: ServerHarness.clientKey).string("id"))
@@ -62,7 +62,7 @@ struct OpenRoutesTests {
         let harness = try await ServerHarness()
         let ann = try await harness.userToken("ann")
         let bob = try await harness.userToken("bob")
-        let now = harness.clock.now
+        let now = harness.clock.date
         let elsewhere = try await harness.store.register(
             InstallationRegistration(platform: .ios, service: .apns, token: .device(Fixtures.apnsToken())),
             appID: "other", now: now
@@ -95,7 +95,7 @@ struct OpenRoutesTests {
     @Test("A bad body is 400 naming its field and counts nothing; no credential is 401")
     func badBodies() async throws {
         let harness = try await ServerHarness()
-        let future = Date.ISO8601FormatStyle().format(harness.clock.now.addingTimeInterval(3600))
+        let future = Date.ISO8601FormatStyle().format(harness.clock.date.addingTimeInterval(3600))
         try await harness.run { api in
             let device = try #require(try await api.registerIOS().string("id"))
             let id = try await Self.send(to: [device], api)

@@ -64,7 +64,7 @@ struct RangedFanoutTests {
 
             // The notification's job only cuts: five ranges, each a job, and it waits for them.
             let dispatcher = harness.server.dispatcher
-            let now = harness.server.clock.now
+            let now = harness.server.clock.date
             let parent = try #require(
                 try await store.claimJob(
                     kinds: [.notification], owner: "cutter", now: now, lockedUntil: now.addingTimeInterval(60)))
@@ -88,7 +88,7 @@ struct RangedFanoutTests {
             #expect(record.int("counts.sent") == 229)
 
             // The retry is due within the policy's ceiling: it goes, and the notification closes.
-            harness.server.clock.advance(by: 11)
+            harness.server.clock.advance(by: .seconds(11))
             try await harness.drain()
             #expect(harness.apns.requests.count == 231)
             record = try await api.notification(id)
@@ -96,7 +96,7 @@ struct RangedFanoutTests {
             #expect(record.int("counts.targeted") == 230)
             #expect(record.int("counts.sent") == 230)
             #expect(record.int("counts.failed") == 0)
-            let queue = try await store.queueStatistics(now: harness.server.clock.now.addingTimeInterval(3600))
+            let queue = try await store.queueStatistics(now: harness.server.clock.date.addingTimeInterval(3600))
             #expect(queue.due + queue.running + queue.scheduled == 0, "\(queue)")
         }
     }
@@ -109,7 +109,7 @@ struct RangedFanoutTests {
             let tokens = try await Self.registerDevices(120, api)
             let id = try await api.send(#"{"target":{"all":true},"payload":{"title":"Everyone"}}"#)
             let store = harness.server.store
-            let now = harness.server.clock.now
+            let now = harness.server.clock.date
             // The first range stored, then the worker gone.
             let parent = try #require(
                 try await store.claimJob(
@@ -123,7 +123,7 @@ struct RangedFanoutTests {
                     waitUntil: now.addingTimeInterval(600)))
             #expect(try await store.cursor(notificationID: id) == FanoutRange.ranging)
 
-            harness.server.clock.advance(by: 61)
+            harness.server.clock.advance(by: .seconds(61))
             try await harness.drain()
             #expect(try await store.fanoutRanges(notificationID: id).map(\.index) == [0, 1, 2])
             let received = harness.apns.requests.compactMap(\.token)
@@ -145,7 +145,7 @@ struct RangedFanoutTests {
             let store = harness.server.store
             let dispatcher = harness.server.dispatcher
             func cut() async throws {
-                let now = harness.server.clock.now
+                let now = harness.server.clock.date
                 let parent = try #require(
                     try await store.claimJob(
                         kinds: [.notification], owner: "cutter", now: now, lockedUntil: now.addingTimeInterval(60)))
@@ -163,7 +163,7 @@ struct RangedFanoutTests {
             let expiring = try await api.send(
                 #"{"target":{"all":true},"payload":{"title":"Soon"},"expiration_interval":30}"#)
             try await cut()
-            harness.server.clock.advance(by: 31)
+            harness.server.clock.advance(by: .seconds(31))
             try await harness.drain()
             #expect(harness.apns.requests.isEmpty)
             let record = try await api.notification(expiring)

@@ -26,7 +26,7 @@ struct RateLimitTests {
         let clock = harness.clock
         let router = try HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher,
-            now: { clock.now }
+            now: { clock.date }
         ).router
         try await Application(router: router).test(mode) { client in try await test(API(client: client)) }
     }
@@ -64,7 +64,7 @@ struct RateLimitTests {
             #expect(aovis.headers[.retryAfter] != nil)
             // LeanCloud's app key counts per address like the client key, in the same allowance (the address
             // spent it above); the master key is not limited.
-            let leanCloud = LeanCloudClient(client: api.client, now: { harness.clock.now })
+            let leanCloud = LeanCloudClient(client: api.client, now: { harness.clock.date })
             func save(_ auth: LeanCloudClient.Auth) async throws -> CallResponse {
                 try await leanCloud.call(
                     .post, "/1.1/installations", auth: auth,
@@ -77,7 +77,7 @@ struct RateLimitTests {
             #expect(try await save(.masterKey).status == .created)
 
             // One registration's worth refills in 30 s (two a minute).
-            harness.clock.advance(by: 30)
+            harness.clock.advance(by: .seconds(30))
             #expect(try await save(.appKey).status == .created)
             #expect(try await api.registerIOS(bearer: ServerHarness.clientKey).status == .tooManyRequests)
             #expect(try await api.registerIOS(bearer: alice).status == .created)
@@ -143,7 +143,7 @@ struct RateLimitTests {
             #expect(try await api.call(.get, "/healthz", bearer: nil).status == .ok)
 
             // A token comes back every 20 s (three a minute).
-            harness.clock.advance(by: 20)
+            harness.clock.advance(by: .seconds(20))
             #expect(try await api.call(.get, "/v1/installations").status == .ok)
             #expect(
                 try await api.call(.get, "/v1/installations", bearer: "hsk_wrong-again-0123456789").status

@@ -267,12 +267,12 @@ struct SNSDeliveryTests {
             for arn in arns.values where try await exists(arn) { remaining.insert(arn) }
             #expect(remaining.count == 1, "bob's two endpoints are gone, cat's (disabled) is not yet")
 
-            server.clock.advance(by: CleanupPolicy().invalidAfter.timeInterval + 60)
-            try await server.store.scheduleJob(kind: .cleanup, reference: "registry", runAt: server.clock.now)
+            server.clock.advance(by: .seconds(CleanupPolicy().invalidAfter.timeInterval + 60))
+            try await server.store.scheduleJob(kind: .cleanup, reference: "registry", runAt: server.clock.date)
             let job = try #require(
                 try await server.store.claimJob(
-                    kinds: [.cleanup], owner: "test", now: server.clock.now,
-                    lockedUntil: server.clock.now.addingTimeInterval(60)))
+                    kinds: [.cleanup], owner: "test", now: server.clock.date,
+                    lockedUntil: server.clock.date.addingTimeInterval(60)))
             try await server.dispatcher.process(job, owner: "test", isStopping: { false })
             for arn in remaining { #expect(try await exists(arn) == false, "the clean-up deleted \(arn)") }
         }

@@ -132,10 +132,10 @@ struct SessionIntrospectionTests {
         try await auth.run { url in
             let harness = try await ServerHarness(introspection: Self.configuration(url))
             let expired = try await harness.users.token(
-                subject: "bob", now: harness.clock.now.addingTimeInterval(-7200), issuer: ServerHarness.issuer,
+                subject: "bob", now: harness.clock.date.addingTimeInterval(-7200), issuer: ServerHarness.issuer,
                 audience: ServerHarness.audience)
             let otherAudience = try await harness.users.token(
-                subject: "bob", now: harness.clock.now, issuer: ServerHarness.issuer, audience: "another-service")
+                subject: "bob", now: harness.clock.date, issuer: ServerHarness.issuer, audience: "another-service")
             try await harness.run { api in
                 for token in [expired, otherAudience] {
                     let refused = try await api.call(.get, "/v1/installations", bearer: token)
@@ -145,7 +145,7 @@ struct SessionIntrospectionTests {
                 // A JWT no key of the app signed is the auth service's to judge.
                 let foreign = try await await UserTokenIssuer.hs256(secret: "another-apps-secret-0123456789abcdef")
                     .token(
-                        subject: "eve", now: harness.clock.now, issuer: ServerHarness.issuer,
+                        subject: "eve", now: harness.clock.date, issuer: ServerHarness.issuer,
                         audience: ServerHarness.audience)
                 #expect(try await api.call(.get, "/v1/installations", bearer: foreign).status == .unauthorized)
             }
@@ -163,10 +163,10 @@ struct SessionIntrospectionTests {
                 let path = "/v1/installations"
                 #expect(try await api.call(.get, path, bearer: "sess_opaque_ann_0002").status == .ok)
                 auth.revoke("sess_opaque_ann_0002")
-                harness.clock.advance(by: 29)
+                harness.clock.advance(by: .seconds(29))
                 #expect(try await api.call(.get, path, bearer: "sess_opaque_ann_0002").status == .ok)
                 #expect(auth.requestCount == 1)
-                harness.clock.advance(by: 2)
+                harness.clock.advance(by: .seconds(2))
                 let revoked = try await api.call(.get, path, bearer: "sess_opaque_ann_0002")
                 #expect(revoked.status == .unauthorized)
                 #expect(revoked.errorCode == "invalid_session")
@@ -175,7 +175,7 @@ struct SessionIntrospectionTests {
                 #expect(try await api.call(.get, path, bearer: "sess_opaque_ann_0002").status == .unauthorized)
                 #expect(auth.requestCount == 2)
                 auth.activate("sess_opaque_ann_0002", as: "ann")
-                harness.clock.advance(by: 6)
+                harness.clock.advance(by: .seconds(6))
                 #expect(try await api.call(.get, path, bearer: "sess_opaque_ann_0002").status == .ok)
                 #expect(auth.requestCount == 3)
                 // An unknown session is refused with the dialect's own body.

@@ -58,7 +58,7 @@ struct TimeZoneTests {
         let user = try await harness.userToken("ann")
         let clock = harness.clock
         try await harness.run { api in
-            let leanCloud = LeanCloudClient(client: api.client, now: { clock.now })
+            let leanCloud = LeanCloudClient(client: api.client, now: { clock.date })
             let argusID = try await api.argusRegister(ArgusAIHarness.registration(), as: user)
             for zone in Self.reported {
                 // The native API: an installation and its quiet hours.

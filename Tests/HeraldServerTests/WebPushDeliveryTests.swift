@@ -132,7 +132,7 @@ struct WebPushDeliveryTests {
             try await server.dispatcher.runDueJobs()
             #expect(healthy.requests.count == 1)
             // Only the push service that answered nothing is paused, by its origin.
-            let pauses = try await server.store.providerPauses(now: server.clock.now)
+            let pauses = try await server.store.providerPauses(now: server.clock.date)
             #expect(pauses.map(\.scope) == [failing.baseURL])
             #expect(pauses.map(\.service) == [.webpush])
             #expect(try await api.notification(first)["counts.sent"] == .number(1))

@@ -44,20 +44,21 @@ struct MockAPNsServerConnectionTests {
             apns.server.dropConnections(afterStreams: 1)
             #expect(try await apns.send().status == 200)
             // The mock closes the connection after that answer: wait for the close itself.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while apns.server.openConnectionCount > 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
+            try await waitUntil("the mock to close the connection", timeout: .seconds(10), every: .milliseconds(10)) {
+                apns.server.openConnectionCount == 0
             }
-            #expect(apns.server.openConnectionCount == 0, "the mock closed the connection")
             apns.server.clearConnectionScripts()
             // The client learns of the drop only when it reads the close (or next uses the connection): a request
             // may fail until it has opened a new one, so try until one is answered on a new connection.
-            var reply: Reply?
-            while reply == nil || apns.server.requests.last?.connectionID == 1, ContinuousClock.now < deadline {
-                reply = try? await apns.send()
-                if reply == nil { try await Task.sleep(for: .milliseconds(10)) }
+            let reply = try await waitForValue(
+                "a request answered on a new connection", timeout: .seconds(10), every: .milliseconds(10)
+            ) { () async -> Reply? in
+                guard let reply = try? await apns.send(), apns.server.requests.last?.connectionID != 1 else {
+                    return nil
+                }
+                return reply
             }
-            #expect(reply?.status == 200)
+            #expect(reply.status == 200)
             let connections = apns.server.requests.map(\.connectionID)
             #expect(connections.prefix(2) == [1, 1] && connections.last != 1)
         }

@@ -225,7 +225,7 @@ struct UnifiedPushTests {
             _ = try await harness.drain()
             #expect(try await api.call(.get, "/v1/notifications/\(first)")["status"] == .string("canceled"))
             #expect(try await api.call(.get, "/v1/notifications/\(second)")["status"] != .string("canceled"))
-            server.clock.advance(by: 2)
+            server.clock.advance(by: .seconds(2))
             _ = try await harness.drain()
             let dropped = try await api.call(.get, "/v1/notifications/\(once)")
             #expect(dropped["counts.skipped_expired"] == .number(1), "TTL 0: not delivered later")

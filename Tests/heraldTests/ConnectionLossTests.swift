@@ -157,15 +157,16 @@ struct ConnectionLossTests {
 
     /// The notification's status once it is final (waiting at most 120 s for it).
     static func finished(_ id: String, _ address: String, _ key: String) async throws -> String? {
-        let deadline = ContinuousClock.now + .seconds(120)
         var status: String?
-        while ContinuousClock.now < deadline {
+        try await waitUntil(
+            "notification \(id) final", timeout: .seconds(120), every: .milliseconds(200),
+            detail: { "status \(status ?? "none")" }
+        ) {
             let answer = try await call("GET", "\(address)/v1/notifications/\(id)", key, nil)
             status =
                 (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["status"]
                 as? String
-            if let status, ["done", "canceled", "expired", "failed"].contains(status) { return status }
-            try await Task.sleep(for: .milliseconds(200))
+            return status.map { ["done", "canceled", "expired", "failed"].contains($0) } ?? false
         }
         return status
     }

@@ -19,7 +19,19 @@ struct ConsoleBrowserTests {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
         let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
-        defer { Task { try? await apns.shutdown() } }
+        do {
+            try await browse(directory: directory, ca: ca, key: key, apns: apns)
+        } catch {
+            try? await apns.shutdown()
+            throw error
+        }
+        try await apns.shutdown()
+    }
+
+    /// Runs Herald against `apns`, seeds it, and drives the console in chromium.
+    private func browse(
+        directory: TemporaryDirectory, ca: TestCertificateAuthority, key: TestAPNsAuthKey, apns: MockAPNsServer
+    ) async throws {
         let config = try ProviderFixture.config(
             directory: directory, ca: ca, key: key, apnsPort: apns.port, deliveryLog: "all")
 
@@ -51,7 +63,7 @@ struct ConsoleBrowserTests {
             json: #"{"target":{"installation_ids":["\#(alice)","\#(carol)"]},"payload":{"title":"Seed"}}"#)
         #expect(seeded.status == 202)
         let seededID = try #require(Self.id(in: seeded.body))
-        try await waitUntilDone(seededID, address: address, serverKey: serverKey)
+        _ = try await doneRecord(of: seededID, at: address, key: serverKey, timeout: .seconds(20))
 
         let expect = """
             {"total": 4, "user": ["alice", 2], "channel": ["news", 3], "platform": ["android", 1], "invalid": 1,
@@ -99,14 +111,5 @@ struct ConsoleBrowserTests {
     static func id(in body: String) -> String? {
         let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
         return object?["id"] as? String
-    }
-
-    private func waitUntilDone(_ id: String, address: String, serverKey: String) async throws {
-        for _ in 0..<200 {
-            let response = try await request("GET", "\(address)/v1/notifications/\(id)", bearer: serverKey)
-            if response.body.contains(#""status":"done""#) { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw HeraldProcessError(message: "notification \(id) did not finish")
     }
 }

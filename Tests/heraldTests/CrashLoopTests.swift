@@ -471,17 +471,17 @@ struct CrashRun {
         figures.restartListening = ContinuousClock.now - restartStart
         let accepted = traffic.state.withLock { $0.sends.filter { $0.status == 202 }.compactMap(\.id) }
         var notifications: [[String: Any]] = []
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
+        try await waitUntil(
+            "every accepted notification final after the restart", timeout: .seconds(120), every: .milliseconds(100)
+        ) {
             notifications = try await list("\(secondAddress)/v1/notifications", key: serverKey)
             let ids = Set(notifications.compactMap { $0["id"] as? String })
             let final = notifications.allSatisfy {
                 ["done", "failed", "canceled", "expired"].contains($0["status"] as? String)
             }
-            if final, ids.isSuperset(of: accepted) { break }
             // The unsafe run loses some of them for good: it waits for what is there to finish.
-            if final, powerLoss == .unsafe, ContinuousClock.now - restartStart > .seconds(5) { break }
-            try await Task.sleep(for: .milliseconds(100))
+            let settledLosses = powerLoss == .unsafe && ContinuousClock.now - restartStart > .seconds(5)
+            return final && (ids.isSuperset(of: accepted) || settledLosses)
         }
         figures.restartDone = ContinuousClock.now - restartStart
         let installations = try await list("\(secondAddress)/v1/installations", key: serverKey)

@@ -131,16 +131,11 @@ struct WaitingWorkCrashTests {
         // Killed once the first notification's page is committed with one delivery waiting for its retry.
         try await apns.waitForRequests(count: 3, timeout: .seconds(30))
         let database = directory.file("herald.sqlite")
-        let deadline = ContinuousClock.now + .seconds(10)
-        var waiting = ""
-        while ContinuousClock.now < deadline {
+        try await waitUntil("the retry stored", timeout: .seconds(10)) {
             let (_, out, _) = try await ScriptProcess.run(
                 ["sqlite3", database, "SELECT count(*) FROM pending_deliveries"])
-            waiting = out.trimmingCharacters(in: .whitespacesAndNewlines)
-            if waiting == "1" { break }
-            try await Task.sleep(for: .milliseconds(20))
+            return out.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
         }
-        #expect(waiting == "1", "the retry was never stored")
         kill(server.process.processIdentifier, SIGKILL)
         _ = try await server.exitStatus()
         #expect(apns.requests.count == 3, "the retry or the scheduled push went out before the kill")
@@ -148,15 +143,8 @@ struct WaitingWorkCrashTests {
         let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
         let secondAddress = try await second.line(startingWith: "Herald is listening on ")
         var records: [String: [String: Any]] = [:]
-        let finish = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < finish {
-            for id in [now, later] {
-                let response = try await request("GET", "\(secondAddress)/v1/notifications/\(id)", bearer: serverKey)
-                records[id] =
-                    (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
-            }
-            if records.values.allSatisfy({ $0["status"] as? String == "done" }) { break }
-            try await Task.sleep(for: .milliseconds(200))
+        for id in [now, later] {
+            records[id] = try await doneRecord(of: id, at: secondAddress, key: serverKey, timeout: .seconds(60))
         }
         second.process.terminate()
         #expect(try await second.exitStatus() == 0)
@@ -205,16 +193,19 @@ struct GracefulShutdownTests {
     }
 }
 
-/// Reads a notification from a running server until it is `done` (at most five minutes) and returns
-/// its last record.
-func doneRecord(of id: String, at address: String, key: String) async throws -> [String: Any] {
+/// Reads a notification from a running server until it is `done` (at most `timeout`) and returns
+/// its record.
+func doneRecord(
+    of id: String, at address: String, key: String, timeout: Duration = .seconds(300)
+) async throws -> [String: Any] {
     var record: [String: Any] = [:]
-    let deadline = ContinuousClock.now + .seconds(300)
-    while ContinuousClock.now < deadline {
+    try await waitUntil(
+        "notification \(id) done", timeout: timeout, every: .milliseconds(200),
+        detail: { "status \(record["status"] ?? "none")" }
+    ) {
         let response = try await request("GET", "\(address)/v1/notifications/\(id)", bearer: key)
         record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
-        if record["status"] as? String == "done" { break }
-        try await Task.sleep(for: .milliseconds(200))
+        return record["status"] as? String == "done"
     }
     return record
 }

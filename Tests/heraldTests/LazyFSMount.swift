@@ -72,11 +72,7 @@ struct LazyFSMount {
 
     /// Waits until an armed crash fault has fired.
     func waitForCrash(_ instant: String, timeout: Duration = .seconds(20)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await isRunning() {
-            try #require(ContinuousClock.now < deadline, "LazyFS did not crash \(instant) within \(timeout)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await waitUntil("LazyFS to crash \(instant)", timeout: timeout) { try await !isRunning() }
     }
 
     /// Mounts LazyFS again over the same backing directory, after a crash (what was synced is all there is).

@@ -127,15 +127,7 @@ struct MultiNodeTests {
         _ = try await nodes[victim].process.exitStatus()
         #expect(cluster.apns.requests.count < Self.devices, "the kill came after the broadcast finished")
 
-        var record: [String: Any] = [:]
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            let response = try await request("GET", "\(survivor.address)/v1/notifications/\(id)", bearer: serverKey)
-            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
-            if record["status"] as? String == "done" { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        #expect(record["status"] as? String == "done", "\(record)")
+        let record = try await doneRecord(of: id, at: survivor.address, key: serverKey)
         let received = cluster.apns.requests.compactMap(\.token)
         let distinct = Set(received)
         #expect(Set(tokens).subtracting(distinct).isEmpty)
@@ -171,13 +163,13 @@ struct MultiNodeTests {
 
         // Every node sends a share before one of them dies.
         var shares = [0, 0, 0]
-        let busy = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < busy {
+        try await waitUntil(
+            "every node sending a share", timeout: .seconds(120), every: .milliseconds(50),
+            detail: { "shares before the kill: \(shares)" }
+        ) {
             for (index, node) in nodes.enumerated() { shares[index] = try await Self.delivered(by: node) }
-            if shares.allSatisfy({ $0 > 0 }), cluster.apns.requests.count >= devices / 4 { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return shares.allSatisfy { $0 > 0 } && cluster.apns.requests.count >= devices / 4
         }
-        #expect(shares.allSatisfy { $0 > 0 }, "shares before the kill: \(shares)")
 
         // A node holding ranges dies (a worker's owner name carries its process id).
         let rangeHolders = "SELECT locked_by FROM jobs WHERE kind = 'range' AND locked_by IS NOT NULL"
@@ -197,17 +189,9 @@ struct MultiNodeTests {
         #expect(cluster.apns.requests.count < devices, "the kill came after the broadcast finished")
         let survivors = nodes.indices.filter { $0 != victim }
 
-        var record: [String: Any] = [:]
-        let deadline = ContinuousClock.now + .seconds(600)
-        while ContinuousClock.now < deadline {
-            let response = try await request(
-                "GET", "\(nodes[survivors[0]].address)/v1/notifications/\(id)", bearer: serverKey)
-            record = (try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]) ?? [:]
-            if record["status"] as? String == "done" { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        let record = try await doneRecord(
+            of: id, at: nodes[survivors[0]].address, key: serverKey, timeout: .seconds(600))
         let elapsed = ContinuousClock.now - started
-        #expect(record["status"] as? String == "done", "\(record)")
         let counts = record["counts"] as? [String: Any]
         #expect(counts?["targeted"] as? Int == devices, "\(record)")
         #expect(counts?["sent"] as? Int == devices, "\(record)")

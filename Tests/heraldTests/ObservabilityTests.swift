@@ -124,10 +124,7 @@ struct ObservabilityTests {
         #expect(try await call("POST", address + path, json: "opaque", headers: ["TTL": "60"]).status == 201)
         try await server.apns.waitForRequests(count: 4, timeout: .seconds(30))
         // Wait for both jobs to close the books.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while herald.text.components(separatedBy: "notification done").count < 3, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await waitUntil("both jobs done") { herald.text.components(separatedBy: "notification done").count >= 3 }
         let refused = try await call("GET", "\(address)/metrics")
         #expect(refused.status == 401)
         let wrong = try await call("GET", "\(address)/metrics", bearer: "not-the-metrics-token")

@@ -382,15 +382,3 @@ enum ImportFile {
         return path
     }
 }
-
-/// Polls `value` until it is not nil, and returns it.
-func waitForValue<Value>(
-    _ what: String, timeout: Duration, every interval: Duration = .milliseconds(20), _ value: () async throws -> Value?
-) async throws -> Value {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if let found = try await value() { return found }
-        try await Task.sleep(for: interval)
-    }
-    throw HeraldProcessError(message: "timed out waiting for \(what)")
-}

@@ -49,28 +49,28 @@ struct HeraldProcess {
 
     /// Waits until the output contains a line starting with `prefix`, and returns the rest of it.
     func line(startingWith prefix: String, timeout: Duration = .seconds(60)) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            // Whether it ran is read before the output: once it has exited, the file holds all it printed.
-            let running = process.isRunning
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
-                return String(line.dropFirst(prefix.count))
+        var found: String?
+        do {
+            try await waitUntil("a line starting with '\(prefix)'", timeout: timeout, every: .milliseconds(50)) {
+                // Whether it ran is read before the output: once it has exited, the file holds all it printed.
+                let running = process.isRunning
+                found = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map {
+                    String($0.dropFirst(prefix.count))
+                }
+                return found != nil || !running
             }
-            if !running || ContinuousClock.now >= deadline { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        } catch is WaitTimedOut {}
+        if let found { return found }
         throw HeraldProcessError(message: "no line starting with '\(prefix)'; output:\n\(text)")
     }
 
     /// Waits for the process to exit and returns its status.
     func exitStatus(timeout: Duration = .seconds(30)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                process.interrupt()
-                throw HeraldProcessError(message: "process did not exit; output:\n\(text)")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        do {
+            try await waitUntil("the process's exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
+        } catch is WaitTimedOut {
+            process.interrupt()
+            throw HeraldProcessError(message: "process did not exit; output:\n\(text)")
         }
         return process.terminationStatus
     }
@@ -119,8 +119,7 @@ func runOnTerminal(_ arguments: [String], timeout: Duration = .seconds(60)) asyn
     process.standardOutput = pipe
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    try? await waitUntil("herald's exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
     guard !process.isRunning else {
         process.terminate()
         throw HeraldProcessError(message: "herald \(arguments.first ?? "") did not exit on a terminal")
@@ -377,16 +376,16 @@ final class RawConnection: Sendable {
 
     /// Whether the server closed the connection (a read returns end of file) within `limit`.
     func waitForClose(within limit: Duration) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
         var pending = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while ContinuousClock.now < deadline {
-            if poll(&pending, 1, 0) > 0 {
-                var byte: UInt8 = 0
-                return recv(descriptor, &byte, 1, 0) <= 0
+        do {
+            try await waitUntil("the connection readable", timeout: limit, every: .milliseconds(50)) {
+                poll(&pending, 1, 0) > 0
             }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch is WaitTimedOut {
+            return false
         }
-        return false
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, 0) <= 0
     }
 
     func close() {

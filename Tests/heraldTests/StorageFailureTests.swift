@@ -74,11 +74,13 @@ struct StorageFailureTests {
         _ address: String, becomes status: Int, containing text: String = ""
     ) async throws -> (status: Int, body: String) {
         var answer = (status: 0, body: "")
-        for _ in 0..<200 {
-            answer = try await request("GET", "\(address)/readyz")
-            if answer.status == status, text.isEmpty || answer.body.contains(text) { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        // The caller checks the answer: a readiness that never comes shows there with its body.
+        do {
+            try await waitUntil("readyz \(status)", timeout: .seconds(20), every: .milliseconds(100)) {
+                answer = try await request("GET", "\(address)/readyz")
+                return answer.status == status && (text.isEmpty || answer.body.contains(text))
+            }
+        } catch is WaitTimedOut {}
         return answer
     }
 

@@ -158,13 +158,16 @@ extension Dispatcher {
     }
 
     /// Commits a page, then applies the settlements that came for its `confirming` deliveries
-    /// before it was committed, and tells the observer of the notification's source
-    /// (``observeCommits(source:_:)``).
+    /// before it was committed, wakes its `offline` deliveries whose device connected meanwhile, and
+    /// tells the observer of the notification's source (``observeCommits(source:_:)``).
     func commitPage(_ page: PageCommit, of notification: PushNotification) async throws -> Bool {
         let confirming = page.pending.filter { $0.reason == .confirming }
         guard !confirming.isEmpty else {
             let committed = try await store.commit(page)
-            if committed { await self.committed(page, of: notification) }
+            if committed {
+                await wakeConnected(page)
+                await self.committed(page, of: notification)
+            }
             return committed
         }
         let committed: Bool
@@ -175,8 +178,34 @@ extension Dispatcher {
             throw error
         }
         await applyEarlySettlements(confirming)
-        if committed { await self.committed(page, of: notification) }
+        if committed {
+            await wakeConnected(page)
+            await self.committed(page, of: notification)
+        }
         return committed
+    }
+
+    /// Wakes the page's deliveries left waiting for a device's channel (`offline`) when the device
+    /// has connected since the page found it away. A channel wakes what waits for it when it opens
+    /// (``init(store:transports:configuration:logger:now:clock:channels:)``), but one that opened
+    /// while the page was being sent found nothing committed to wake; the channel is open (here or,
+    /// with a relay, held elsewhere) before that wake runs, so the page, committed, sees it here.
+    private func wakeConnected(_ page: PageCommit) async {
+        let offline = page.pending.filter { $0.reason == .offline }.map(\.recipient)
+        guard !offline.isEmpty else { return }
+        let now = now()
+        let away = offline.filter { !channels.isOpen($0) }
+        let held = await channels.remoteHolders(of: away, now: now)
+        var woken = 0
+        for recipient in offline where channels.isOpen(recipient) || held[recipient] != nil {
+            do {
+                woken += try await store.wakeOfflineDeliveries(recipient: recipient, now: now)
+            } catch {
+                logger.warning(
+                    "waiting deliveries not woken", metadata: ["herald.installation": "\(recipient)"])
+            }
+        }
+        if woken > 0 { wake() }
     }
 
     private func applyEarlySettlements(_ confirming: [PendingDelivery]) async {

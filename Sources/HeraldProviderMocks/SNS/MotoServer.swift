@@ -48,17 +48,21 @@ public final class MotoServer: Sendable {
             collected.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let text = collected.text.withLock { $0 }
-            if let port = Self.port(in: text) {
-                let server = MotoServer(
-                    process: process, port: port, reader: pipe.fileHandleForReading, output: collected)
-                if try await server.answers() { return server }
+        var started: MotoServer?
+        do {
+            try await waitUntil("moto to answer", timeout: timeout, every: .milliseconds(100)) {
+                if let port = Self.port(in: collected.text.withLock { $0 }) {
+                    let server = MotoServer(
+                        process: process, port: port, reader: pipe.fileHandleForReading, output: collected)
+                    if try await server.answers() {
+                        started = server
+                        return true
+                    }
+                }
+                return !process.isRunning
             }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        } catch is WaitTimedOut {}
+        if let started { return started }
         forceStop(process)
         throw MotoServerError(message: "moto did not start; it printed:\n\(collected.text.withLock { $0 })")
     }

@@ -1,8 +1,14 @@
+import Foundation
+import HeraldCore
 import Synchronization
 
-/// A clock that moves only when a test says so: ``advance(by:)`` resumes every sleeper whose
-/// deadline it passes. Injected into the engine, its idle workers never poll on their own, so a
-/// test sees exactly the work that wake-ups and hand-offs cause.
+/// The one clock of Herald's tests, which moves only when a test says so. Like a machine's, it
+/// has two faces: a monotonic ``Clock`` that timers sleep on (``now``), and a wall clock that
+/// stamps records and decides what is due (``date``, what the product's `now: () -> Date`
+/// closures are given). ``advance(by:)`` moves both and resumes every sleeper whose deadline it
+/// passes; ``set(_:)`` sets the wall clock alone, forwards or back, as an administrator (or NTP)
+/// sets a machine's, and wakes no timer. Injected into the engine as its clock, its idle workers
+/// never poll on their own, so a test sees exactly the work that wake-ups and hand-offs cause.
 public final class ManualClock: Clock, Sendable {
     /// An instant of the manual clock: the time advanced since it was made.
     public struct Instant: InstantProtocol {
@@ -20,16 +26,20 @@ public final class ManualClock: Clock, Sendable {
 
     private struct State {
         var now = Instant(offset: .zero)
+        var date: Date
         var sleepers: [UInt64: Sleeper] = [:]
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    /// A clock at offset zero.
-    public init() {}
+    /// A clock at offset zero whose wall clock reads `start`.
+    public init(start: Date = Date()) { state = Mutex(State(date: start)) }
 
     public var now: Instant { state.withLock { $0.now } }
+
+    /// The wall clock's time.
+    public var date: Date { state.withLock { $0.date } }
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many sleepers wait now.
@@ -55,10 +65,13 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
-    /// Moves the clock forward and wakes the sleepers whose deadline is now past.
+    /// Moves both faces forward by `duration` (not negative: a monotonic clock never goes back;
+    /// ``set(_:)`` the wall clock instead) and wakes the sleepers whose deadline is now past.
     public func advance(by duration: Duration) {
+        precondition(duration >= .zero, "a monotonic clock never goes back: set(_:) the wall clock instead")
         let due = state.withLock { state in
             state.now = state.now.advanced(by: duration)
+            state.date = state.date.addingTimeInterval(duration.timeInterval)
             let now = state.now
             let due = state.sleepers.filter { $0.value.deadline <= now }
             for id in due.keys { state.sleepers.removeValue(forKey: id) }
@@ -66,4 +79,7 @@ public final class ManualClock: Clock, Sendable {
         }
         for continuation in due { continuation.resume() }
     }
+
+    /// Sets the wall clock to `date`; the monotonic face and its sleepers are left alone.
+    public func set(_ date: Date) { state.withLock { $0.date = date } }
 }
