@@ -253,7 +253,9 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldAPI",
+                // The stores Herald ships, to declare that they keep the dialects' records (DialectStores.swift).
                 "HeraldSQLite",
+                "HeraldPostgres",
                 "HeraldEngine",
                 "HeraldWebPush",
                 "HeraldAPNs",
@@ -376,10 +378,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The cases every store runs (the contract of HeraldCore's store protocols).
+        // The cases every store runs (the contract of HeraldCore's store protocols, and of the store
+        // protocols the dialects with records of their own declare).
         .target(
             name: "HeraldStoreConformance",
-            dependencies: ["HeraldCore", "HeraldTestSupport"],
+            dependencies: [
+                "HeraldCore", "HeraldTestSupport", "HeraldSNSAPI", "HeraldHomeAssistant", "HeraldLeanCloud",
+                "HeraldUnifiedPush",
+            ],
             swiftSettings: swiftSettings
         ),
         // The real router and engine over a temporary SQLite store, for the server's and the dialects' tests.
@@ -498,7 +504,8 @@ let package = Package(
         .testTarget(
             name: "HeraldSQLiteTests",
             dependencies: [
-                "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldStoreConformance",
+                // HeraldServer: where the store conforms to the dialects' store protocols.
+                "HeraldCore", "HeraldSQLite", "HeraldTestSupport", "HeraldStoreConformance", "HeraldServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -506,7 +513,8 @@ let package = Package(
         .testTarget(
             name: "HeraldPostgresTests",
             dependencies: [
-                "HeraldCore", "HeraldPostgres", "HeraldTestSupport", "HeraldStoreConformance",
+                // HeraldServer: where the store conforms to the dialects' store protocols.
+                "HeraldCore", "HeraldPostgres", "HeraldTestSupport", "HeraldStoreConformance", "HeraldServer",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

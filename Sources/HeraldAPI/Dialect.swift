@@ -22,8 +22,11 @@ package protocol Dialect: Sendable {
     /// - Throws: `HeraldError` `invalid_configuration` naming the key at fault.
     static func settings(appID: String, reader: ConfigReader) throws -> Settings
 
-    /// The dialect over Herald's parts, with every app's settings.
-    init(context: DialectContext, settings: [String: Settings])
+    /// The dialect over Herald's parts, with every app's settings. A dialect with records of its
+    /// own takes its store from ``DialectContext/store(_:for:)`` here, so a store that does not keep
+    /// them refuses the application when it is built.
+    /// - Throws: ``DialectStoreMissing`` when the store does not keep the dialect's records.
+    init(context: DialectContext, settings: [String: Settings]) throws
 
     /// Registers the dialect's routes and their middleware (its authentication) on `router`.
     func register(on router: Router<HeraldRequestContext>, table: inout RouteTable)
@@ -86,6 +89,7 @@ extension Dialect {
 
 /// What every dialect is built from.
 package struct DialectContext: Sendable {
+    /// What every part of Herald keeps; a dialect's own records are asked for by type (``store(_:for:)``).
     package let store: any HeraldStore
     /// The shared key lookup and user-token verification.
     package let apps: AppDirectory
@@ -109,6 +113,36 @@ package struct DialectContext: Sendable {
         self.registrationsPerMinute = registrationsPerMinute
         self.settings = settings
         self.now = now
+    }
+}
+
+extension DialectContext {
+    /// The store as `Records`: ``HeraldStore`` with the protocol of `dialect`'s own records,
+    /// `(any HeraldStore & SNSAPIStore).self`, declared in the dialect's module (docs/architecture.md,
+    /// "Adding a dialect").
+    /// - Throws: ``DialectStoreMissing`` when the store does not conform to it.
+    package func store<Records, D: Dialect>(_ records: Records.Type, for dialect: D.Type) throws -> Records {
+        guard let typed = store as? Records else {
+            throw DialectStoreMissing(
+                dialect: D.name, store: String(describing: type(of: store)), records: String(describing: Records.self))
+        }
+        return typed
+    }
+}
+
+/// A store that does not keep a dialect's own records (it does not conform to the store protocol the
+/// dialect declares): thrown when the application is built, so Herald refuses to start rather
+/// than fail the dialect's requests.
+package struct DialectStoreMissing: Error, Equatable, CustomStringConvertible {
+    /// The dialect's name (``Dialect/name``).
+    package var dialect: String
+    /// The store's type.
+    package var store: String
+    /// The type the dialect asked for.
+    package var records: String
+
+    package var description: String {
+        "The store (\(store)) does not keep the records of the \(dialect) dialect: it is not \(records)."
     }
 }
 
@@ -138,10 +172,11 @@ extension Dialect {
     }
 
     /// Builds the dialect from `context` and registers its routes.
+    /// - Throws: ``DialectStoreMissing`` when the store does not keep the dialect's records.
     package static func mount(
         _ context: DialectContext, on router: Router<HeraldRequestContext>, table: inout RouteTable
-    ) {
-        Self(context: context, settings: context.settings.settings(of: Self.self))
+    ) throws {
+        try Self(context: context, settings: context.settings.settings(of: Self.self))
             .register(on: router, table: &table)
     }
 }

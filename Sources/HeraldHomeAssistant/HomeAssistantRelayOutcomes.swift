@@ -8,7 +8,7 @@ import Logging
 /// accepted the push (`successful` and `errors` of `rateLimits`), and, for the retry of an invalidated
 /// token, a delivery revives its installation.
 struct HomeAssistantRelayOutcomes: Sendable {
-    let store: any HeraldStore
+    let store: any HeraldStore & RelayUsageStore
     let dispatcher: Dispatcher
     let now: @Sendable () -> Date
     let logger = Logger(label: "herald.home_assistant")

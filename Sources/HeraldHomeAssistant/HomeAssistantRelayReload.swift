@@ -6,7 +6,7 @@ import Logging
 /// What a reload of the configuration changes for the relay: its settings, the APNs environment of
 /// the installations it registered, and when invalidated tokens are retried.
 struct HomeAssistantRelayReload: Sendable {
-    let store: any HeraldStore
+    let store: any HeraldStore & RelayUsageStore
     let settings: HomeAssistantRelaySettings
     let now: @Sendable () -> Date
     let logger = Logger(label: "herald.home_assistant")

@@ -26,7 +26,7 @@ package struct HomeAssistantRelayRoutes: Dialect {
     /// The `source` of the Companion commands it sends (they are not counted).
     package static let commandSource = "home_assistant_command"
 
-    package let store: any HeraldStore
+    package let store: any HeraldStore & RelayUsageStore
     package let dispatcher: Dispatcher
     /// The relay apps' settings, replaced by a reload.
     let settings: HomeAssistantRelaySettings
@@ -36,8 +36,8 @@ package struct HomeAssistantRelayRoutes: Dialect {
     /// The apps that enable the relay, in id order, with their settings.
     package var apps: [(id: String, settings: HomeAssistantRelayConfiguration)] { settings.apps }
 
-    package init(context: DialectContext, settings: [String: HomeAssistantRelayConfiguration]) {
-        store = context.store
+    package init(context: DialectContext, settings: [String: HomeAssistantRelayConfiguration]) throws {
+        store = try context.store((any HeraldStore & RelayUsageStore).self, for: Self.self)
         dispatcher = context.dispatcher
         self.settings = HomeAssistantRelaySettings(settings)
         maxBodyBytes = context.maxBodyBytes

@@ -17,7 +17,7 @@ package struct LeanCloudRoutes: Dialect {
     /// The `source` of the notifications the dialect sends.
     package static let source = "leancloud"
 
-    package let store: any HeraldStore
+    package let store: any HeraldStore & LeanCloudUserStore
     package let dispatcher: Dispatcher
     /// The apps serving the dialect, by LeanCloud app id.
     package let apps: [String: (appID: String, settings: LeanCloudConfiguration)]
@@ -26,8 +26,8 @@ package struct LeanCloudRoutes: Dialect {
     package let maxBodyBytes: Int
     package let now: @Sendable () -> Date
 
-    package init(context: DialectContext, settings: [String: LeanCloudConfiguration]) {
-        store = context.store
+    package init(context: DialectContext, settings: [String: LeanCloudConfiguration]) throws {
+        store = try context.store((any HeraldStore & LeanCloudUserStore).self, for: Self.self)
         limit = RegistrationLimit(perMinute: context.registrationsPerMinute, store: context.store)
         dispatcher = context.dispatcher
         var apps: [String: (appID: String, settings: LeanCloudConfiguration)] = [:]

@@ -2,7 +2,10 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension PostgresStore: LeanCloudUserStore {
+// The methods of `LeanCloudUserStore`, the protocol its dialect (`HeraldLeanCloud`) declares; this module
+// does not import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension PostgresStore {
     public func putLeanCloudUser(_ user: LeanCloudUser) async throws {
         let fields = String(decoding: JSONValue.object(user.fields).serialized(), as: UTF8.self)
         try await read { connection in

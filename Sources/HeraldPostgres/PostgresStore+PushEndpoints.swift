@@ -2,7 +2,10 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension PostgresStore: PushEndpointStore {
+// The methods of `PushEndpointStore`, the protocol its dialect (`HeraldUnifiedPush`) declares; this module
+// does not import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension PostgresStore {
     public func createPushEndpoint(_ endpoint: PushEndpoint, digest: String) async throws -> Bool {
         try await transaction { connection in
             // Inserted only beside an installation of the app, in one statement.

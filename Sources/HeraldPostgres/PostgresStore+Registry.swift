@@ -129,6 +129,15 @@ extension PostgresStore: InstallationRegistry {
         }
     }
 
+    public func installation(appID: String, service: PushService, token: String) async throws -> Installation? {
+        let index = Data(cipher.index(token, service: service))
+        return try await read { connection in
+            try await self.fetchInstallations(
+                connection, where: "app_id = $1 AND service = $2 AND token_index = $3",
+                [appID, service.rawValue, index])
+        }.first
+    }
+
     public func installations(appID: String, deviceID: String) async throws -> [Installation] {
         try await read { connection in
             try await self.fetchInstallations(

@@ -2,9 +2,11 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-// The Home Assistant relay's daily counters and retry claims, shared by every node: a claim locks
-// the token's row.
-extension PostgresStore: RelayUsageStore {
+// The Home Assistant relay's daily counters and retry claims, shared by every node: a claim locks the
+// token's row. The methods of `RelayUsageStore`, the protocol its dialect (`HeraldHomeAssistant`) declares;
+// this module does not import the dialect, so `HeraldServer` declares the conformance
+// (docs/architecture.md, "Adding a dialect").
+extension PostgresStore {
     public func claimRelaySend(
         appID: String, service: PushService, token: String, day: String, maximum: Int
     ) async throws -> (granted: Bool, usage: RelayUsage) {

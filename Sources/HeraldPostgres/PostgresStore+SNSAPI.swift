@@ -2,7 +2,10 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension PostgresStore: SNSAPIStore {
+// The methods of `SNSAPIStore`, the protocol its dialect (`HeraldSNSAPI`) declares; this module does not
+// import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension PostgresStore {
     // MARK: Platform applications
 
     public func putSNSPlatformApplication(
@@ -79,15 +82,6 @@ extension PostgresStore: SNSAPIStore {
     }
 
     // MARK: Endpoints
-
-    public func installation(appID: String, service: PushService, token: String) async throws -> Installation? {
-        let index = Data(cipher.index(token, service: service))
-        return try await read { connection in
-            try await self.fetchInstallations(
-                connection, where: "app_id = $1 AND service = $2 AND token_index = $3",
-                [appID, service.rawValue, index])
-        }.first
-    }
 
     public func snsEndpoints(
         appID: String, application: String, after: String?, limit: Int

@@ -45,8 +45,8 @@ package struct SNSAPIRoutes: Dialect {
     package let maxBodyBytes: Int
     package let now: @Sendable () -> Date
 
-    package init(context: DialectContext, settings: [String: SNSAPIConfiguration]) {
-        store = context.store
+    package init(context: DialectContext, settings: [String: SNSAPIConfiguration]) throws {
+        store = try context.store((any DispatchStore & EventStore & SNSAPIStore).self, for: Self.self)
         dispatcher = context.dispatcher
         self.settings = settings
         var keys: [String: String] = [:]

@@ -2,7 +2,10 @@ import Foundation
 import GRDB
 import HeraldCore
 
-extension SQLiteStore: LeanCloudUserStore {
+// The methods of `LeanCloudUserStore`, the protocol its dialect (`HeraldLeanCloud`) declares; this module
+// does not import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension SQLiteStore {
     public func putLeanCloudUser(_ user: LeanCloudUser) async throws {
         let fields = JSONValue.object(user.fields).serialized()
         try await durableWrite { db in

@@ -2,7 +2,10 @@ import Foundation
 import GRDB
 import HeraldCore
 
-extension SQLiteStore: PushEndpointStore {
+// The methods of `PushEndpointStore`, the protocol its dialect (`HeraldUnifiedPush`) declares; this module
+// does not import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension SQLiteStore {
     public func createPushEndpoint(_ endpoint: PushEndpoint, digest: String) async throws -> Bool {
         try await durableWrite { db in
             guard

@@ -94,6 +94,16 @@ extension SQLiteStore: InstallationRegistry {
         try await database.read { db in try self.fetchOne(db, where: "app_id = ? AND id = ?", [appID, id]) }
     }
 
+    public func installation(appID: String, service: PushService, token: String) async throws -> Installation? {
+        let index = cipher.index(token, service: service)
+        return try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM installations WHERE app_id = ? AND service = ? AND token_index = ?",
+                arguments: [appID, service.rawValue, Data(index)]
+            ).map(self.decode)
+        }
+    }
+
     public func update(_ installation: Installation, now: Date) async throws -> Installation? {
         let token = try cipher.seal(installation.token, service: installation.service)
         let (index, sealed) = (token.index, token.sealed)

@@ -2,7 +2,10 @@ import Foundation
 import GRDB
 import HeraldCore
 
-extension SQLiteStore: RelayUsageStore {
+// The methods of `RelayUsageStore`, the protocol its dialect (`HeraldHomeAssistant`) declares; this module
+// does not import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension SQLiteStore {
     public func claimRelaySend(
         appID: String, service: PushService, token: String, day: String, maximum: Int
     ) async throws -> (granted: Bool, usage: RelayUsage) {

@@ -2,7 +2,10 @@ import Foundation
 import GRDB
 import HeraldCore
 
-extension SQLiteStore: SNSAPIStore {
+// The methods of `SNSAPIStore`, the protocol its dialect (`HeraldSNSAPI`) declares; this module does not
+// import the dialect, so `HeraldServer` declares the conformance (docs/architecture.md, "Adding a
+// dialect").
+extension SQLiteStore {
     // MARK: Platform applications
 
     public func putSNSPlatformApplication(
@@ -80,16 +83,6 @@ extension SQLiteStore: SNSAPIStore {
     }
 
     // MARK: Endpoints
-
-    public func installation(appID: String, service: PushService, token: String) async throws -> Installation? {
-        let index = cipher.index(token, service: service)
-        return try await database.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT * FROM installations WHERE app_id = ? AND service = ? AND token_index = ?",
-                arguments: [appID, service.rawValue, Data(index)]
-            ).map(self.decode)
-        }
-    }
 
     public func snsEndpoints(
         appID: String, application: String, after: String?, limit: Int

@@ -22,7 +22,7 @@ import Logging
 public enum HeraldApplication {
     /// The dialects Herald serves (docs/architecture.md, "Adding a dialect"): a new one is its own module (`Sources/Herald<Name>`, on
     /// `HeraldAPI`) and a line here (docs/architecture.md).
-    static let dialects: [any Dialect.Type] = [
+    package static let dialects: [any Dialect.Type] = [
         ArgusAIRoutes.self, AOVISRoutes.self, SNSAPIRoutes.self, HomeAssistantRelayRoutes.self, LeanCloudRoutes.self,
         UnifiedPushRoutes.self,
         MatrixRoutes.self,
@@ -31,13 +31,29 @@ public enum HeraldApplication {
     ]
 
     /// The router with every route and middleware, and the table of routes it serves.
+    /// - Throws: `DialectStoreMissing` when `store` does not keep a dialect's own records (it does not
+    ///   conform to the store protocol the dialect declares; `SQLiteStore` and `PostgresStore` keep
+    ///   them all: `DialectStores.swift`).
     public static func router(
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
         dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
         consoleSecret: SymmetricKey = SymmetricKey(size: .bits256),
         now: @escaping @Sendable () -> Date = Date.init
-    ) -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
+    ) throws -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
+        try router(
+            configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
+            consoleSecret: consoleSecret, dialects: dialects, now: now)
+    }
+
+    /// The router with `dialects` mounted instead of ``dialects`` (a test's own).
+    package static func router(
+        configuration: HeraldConfiguration, store: any HeraldStore,
+        apps: AppDirectory,
+        dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
+        consoleSecret: SymmetricKey = SymmetricKey(size: .bits256), dialects: [any Dialect.Type],
+        now: @escaping @Sendable () -> Date = Date.init
+    ) throws -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let router = Router(context: HeraldRequestContext.self)
         var table = RouteTable(index: RouteIndex())
         if !configuration.http.trustedProxies.isEmpty {
@@ -78,7 +94,7 @@ public enum HeraldApplication {
         let context = DialectContext(
             store: store, apps: apps, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes,
             registrationsPerMinute: configuration.registrationsPerMinute, settings: configuration.dialects, now: now)
-        for dialect in dialects { dialect.mount(context, on: router, table: &table) }
+        for dialect in dialects { try dialect.mount(context, on: router, table: &table) }
         ConsoleRoutes(
             store: store, apps: apps, gate: console, configuration: configuration, dispatcher: dispatcher, now: now
         )
@@ -101,15 +117,16 @@ public enum HeraldApplication {
     }
 
     /// The runnable application listening where the configuration says.
+    /// - Throws: What ``router(configuration:store:apps:dispatcher:metrics:consoleSecret:now:)`` throws.
     public static func make(
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
         dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
         consoleSecret: SymmetricKey = SymmetricKey(size: .bits256), logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         Application(
-            router: router(
+            router: try router(
                 configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
                 consoleSecret: consoleSecret
             ).router,

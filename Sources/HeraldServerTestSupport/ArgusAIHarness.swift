@@ -39,7 +39,7 @@ package struct ArgusAIHarness {
         configuration.dialects.argus = ["demo": settings]
         let clock = server.clock
         let app = Application(
-            router: HeraldApplication.router(
+            router: try HeraldApplication.router(
                 configuration: configuration, store: server.store, apps: server.apps, dispatcher: server.dispatcher,
                 now: { clock.date }
             ).router)

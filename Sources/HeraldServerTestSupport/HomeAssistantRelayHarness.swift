@@ -97,7 +97,7 @@ extension ServerHarness {
         let clock = self.clock
         let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
         let dispatcher = Dispatcher(store: store, transports: transports, now: { clock.date })
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.date }
         ).router
         try await Application(router: router).test(.router) { client in try await test(client) }

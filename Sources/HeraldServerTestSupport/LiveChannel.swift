@@ -8,9 +8,9 @@ import HummingbirdWebSocket
 
 extension ServerHarness {
     /// The router served on a real port with the direct channel's WebSocket routes.
-    package func liveApplication() -> some ApplicationProtocol {
+    package func liveApplication() throws -> some ApplicationProtocol {
         Application(
-            router: router().router,
+            router: try router().router,
             server: .http1WebSocketUpgrade(
                 webSocketRouter: HeraldApplication.webSocketRouter(store: store, apps: apps, dispatcher: dispatcher)),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)))

@@ -89,15 +89,15 @@ package struct ServerHarness {
     }
 
     /// The router and the routes it serves.
-    package func router() -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
+    package func router() throws -> (router: Router<HeraldRequestContext>, routes: [RouteDescriptor]) {
         let clock = self.clock
-        return HeraldApplication.router(
+        return try HeraldApplication.router(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.date })
     }
 
     /// Runs `test` against the router.
     package func run(_ test: @Sendable (API) async throws -> Void) async throws {
-        let app = Application(router: router().router)
+        let app = Application(router: try router().router)
         try await app.test(.router) { client in try await test(API(client: client)) }
     }
 

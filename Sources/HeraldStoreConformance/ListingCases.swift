@@ -3,8 +3,8 @@ import HeraldCore
 import Testing
 
 /// The listings a dialect reads through the store's own query: installations sorted, skipped and
-/// counted (over ``QueryCases``' fixtures), a dialect's JSON records (`_User`) by an installation
-/// query, and notifications by a ``NotificationQuery``. Orders are worked out by hand; records
+/// counted (over ``QueryCases``' fixtures), and notifications by a ``NotificationQuery`` (a
+/// dialect's JSON records by an installation query: ``StoreConformance``'s `leanCloudUsers`). Orders are worked out by hand; records
 /// that tie follow in id order.
 public enum ListingCases {
     static let cases: [StoreConformanceCase] = [
@@ -89,56 +89,6 @@ public enum ListingCases {
             let newsQuery = try AudienceQuery(parsing: try JSONValue.parse(Array(news.utf8))).query
             #expect(try await store.countInstallations(appID: QueryCases.app, matching: newsQuery) == 6)
             #expect(try await store.countInstallations(appID: "nobody", matching: newsQuery) == 0)
-        },
-        .init("listing: a dialect's JSON records by an installation query: id, times and saved fields") { store in
-            let users = [
-                LeanCloudUser(
-                    appID: "lc", id: "u1",
-                    fields: try fields(#"{"name": "ann", "age": 31, "location": \#(QueryCases.point(31.23, 121.47))}"#),
-                    createdAt: StoreConformance.at(0), updatedAt: StoreConformance.at(500)),
-                LeanCloudUser(
-                    appID: "lc", id: "u2", fields: try fields(#"{"name": "bea", "age": 19, "tags": ["x"]}"#),
-                    createdAt: StoreConformance.at(60), updatedAt: StoreConformance.at(60)),
-                LeanCloudUser(
-                    appID: "lc", id: "u3", fields: try fields(#"{"name": "Cy", "age": "40"}"#),
-                    createdAt: StoreConformance.at(120), updatedAt: StoreConformance.at(120)),
-            ]
-            for user in users { try await store.putLeanCloudUser(user) }
-            // Another app's user that every query below would select.
-            try await store.putLeanCloudUser(
-                LeanCloudUser(
-                    appID: "other", id: "u0", fields: users[0].fields, createdAt: StoreConformance.at(0),
-                    updatedAt: StoreConformance.at(500)))
-            let since = "{\"__type\": \"Date\", \"iso\": \"2027-01-15T08:01:00.000Z\"}"
-            let queries: [(String, [String])] = [
-                ("{}", ["u1", "u2", "u3"]),
-                (#"{"id": "u2"}"#, ["u2"]),
-                (#"{"id": {"$in": ["u1", "u3", "zz"]}}"#, ["u1", "u3"]),
-                (#"{"age": {"$gt": 20}}"#, ["u1"]),
-                (#"{"age": {"$gte": 19}}"#, ["u1", "u2"]),
-                (#"{"name": {"$regex": "^[ab]"}}"#, ["u1", "u2"]),
-                (#"{"tags": "x"}"#, ["u2"]),
-                (#"{"created_at": {"$gte": \#(since)}}"#, ["u2", "u3"]),
-                (#"{"updated_at": {"$gt": \#(since)}}"#, ["u1", "u3"]),
-                (#"{"location": {"$nearSphere": \#(QueryCases.shanghai), "$maxDistanceInKilometers": 100}}"#, ["u1"]),
-                // Installation columns no record has: missing.
-                (#"{"locale": null}"#, ["u1", "u2", "u3"]),
-                (#"{"platform": "ios"}"#, []),
-                (#"{"channels": "news"}"#, []),
-                (#"{"valid": {"$exists": true}}"#, []),
-            ]
-            for (json, expected) in queries {
-                let query = try AudienceQuery(parsing: try JSONValue.parse(Array(json.utf8))).query
-                let oracle = users.filter { user in
-                    query.matches(
-                        record: QueryRecord(
-                            id: user.id, fields: user.fields, createdAt: user.createdAt, updatedAt: user.updatedAt))
-                }
-                #expect(oracle.map(\.id) == expected, "oracle: \(json)")
-                #expect(
-                    try await store.leanCloudUserIDs(appID: "lc", matching: query, limit: 10) == expected, "\(json)")
-            }
-            #expect(try await store.leanCloudUserIDs(appID: "lc", matching: .and([]), limit: 2) == ["u1", "u2"])
         },
         .init("listing: notifications by status, source, counts and times, sorted and counted") { store in
             let app = "n"
@@ -251,10 +201,6 @@ public enum ListingCases {
         _ = try await store.register(
             try QueryCases.fixtures[0].registration(), appID: "other", now: StoreConformance.now)
         return ids
-    }
-
-    private static func fields(_ json: String) throws -> [String: JSONValue] {
-        try #require(try JSONValue.parse(Array(json.utf8)).objectValue)
     }
 
     private static func notification(

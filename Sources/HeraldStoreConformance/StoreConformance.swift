@@ -71,8 +71,8 @@ public enum StoreConformance {
     /// Every case, grouped by concern: the engine's contract's and those of the rest of the store.
     public static let cases: [StoreConformanceCase] =
         EngineConformance.cases.map(StoreConformanceCase.init)
-        + registry + cleanup + consoleSessions + ledger + opens + events + dialects + insights + pushEndpoints
-        + ranges + QueryCases.cases + ListingCases.cases
+        + registry + cleanup + consoleSessions + ledger + opens + events + insights + ranges + QueryCases.cases
+        + ListingCases.cases
 }
 
 /// The cases of the engine's contract (``EngineStore``): what the engine relies on of a store, and

@@ -25,15 +25,15 @@ package struct UnifiedPushRoutes: Dialect {
     package static let prefix = "/up"
     package static let managementPath = "/v1/installations/{id}/push-endpoints"
 
-    package let store: any HeraldStore
+    package let store: any HeraldStore & PushEndpointStore
     package let apps: AppDirectory
     package let dispatcher: Dispatcher
     package let settings: [String: UnifiedPushConfiguration]
     package let maxBodyBytes: Int
     package let now: @Sendable () -> Date
 
-    package init(context: DialectContext, settings: [String: UnifiedPushConfiguration]) {
-        store = context.store
+    package init(context: DialectContext, settings: [String: UnifiedPushConfiguration]) throws {
+        store = try context.store((any HeraldStore & PushEndpointStore).self, for: Self.self)
         apps = context.apps
         dispatcher = context.dispatcher
         self.settings = settings

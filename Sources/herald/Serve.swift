@@ -95,7 +95,7 @@ struct Serve: AsyncParsableCommand {
         // The console signs its sessions with a key derived from the master key, so they hold on every node.
         let consoleSecret = try SecretKeyLoader.cipher(for: configuration, logger: logger)
             .derivedKey(info: "herald console session")
-        let application = HeraldApplication.make(
+        let application = try HeraldApplication.make(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
             consoleSecret: consoleSecret, logger: logger
         ) { port in

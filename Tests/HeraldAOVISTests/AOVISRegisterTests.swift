@@ -99,7 +99,7 @@ struct AOVISRegisterTests {
         var configuration = harness.configuration
         configuration.dialects.aovis["demo"] = AOVISConfiguration(apnsEnvironment: .sandbox)
         let clock = harness.clock
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher,
             now: { clock.date }
         ).router

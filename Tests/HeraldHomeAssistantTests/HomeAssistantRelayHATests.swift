@@ -354,7 +354,7 @@ struct HomeAssistantRelayHATests {
     static func live(
         _ harness: EngineHarness, _ test: @Sendable (API, Int) async throws -> Void
     ) async throws {
-        let app = Application(router: harness.server.router().router)
+        let app = Application(router: try harness.server.router().router)
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)

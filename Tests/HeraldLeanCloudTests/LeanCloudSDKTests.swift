@@ -24,7 +24,7 @@ struct LeanCloudSDKTests {
         "The SDK saves, subscribes, queries and deletes installations, pushes each kind, and reads the status")
     func sdk() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects(), apnsSandbox: .separate)
-        let app = Application(router: harness.server.router().router)
+        let app = Application(router: try harness.server.router().router)
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)
@@ -47,7 +47,7 @@ struct LeanCloudSDKTests {
     )
     func guideRequests() async throws {
         let harness = try await EngineHarness(dialects: LeanCloudClient.dialects(clientPush: true))
-        let app = Application(router: harness.server.router().router)
+        let app = Application(router: try harness.server.router().router)
         let seed = Self.scripts.deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("shared/seeds/003_8f774a6a03a8d631.txt").path
         var arguments = try TestPython.tools.command(

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldLeanCloud
 import HeraldProviderMocks
 import HeraldSQLite
 import HeraldServer
@@ -450,7 +451,8 @@ struct LeanCloudTests {
             #expect(try await lc.call(.post, "/1.1/users", auth: .appKey, body: #"{"name":"x"}"#).leanCloudCode == 119)
             #expect(try await lc.call(.put, "/1.1/users/nope", body: #"{"name":"x"}"#).leanCloudCode == 101)
             #expect(try await lc.call(.delete, "/1.1/classes/_User/nope").leanCloudCode == 101)
-            #expect(try await harness.server.store.leanCloudUsers(appID: "demo", after: nil, limit: 10).isEmpty)
+            let users = try #require(harness.server.store as? any LeanCloudUserStore)
+            #expect(try await users.leanCloudUsers(appID: "demo", after: nil, limit: 10).isEmpty)
             let id = try #require(try await lc.call(.post, "/1.1/users", body: #"{"name":"x"}"#).string("objectId"))
             let increment = try await lc.call(
                 .put, "/1.1/users/\(id)", body: #"{"name":{"__op":"Increment","amount":1}}"#)

@@ -18,7 +18,7 @@ struct SynapseTests {
     func synapse() async throws {
         let harness = try await EngineHarness(dialects: MatrixTests.dialects)
         let app = Application(
-            router: harness.server.router().router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            router: try harness.server.router().router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         let synapse = try ConversationProcess(
             try TestPython.matrix.command(TestPython.script("matrix-synapse.py"), []))
         do {

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldPostgres
+import HeraldServer
 import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
@@ -30,6 +31,12 @@ struct StoreConformancePostgresTests {
 
     @Test(arguments: StoreConformance.cases)
     func conformance(_ conformanceCase: StoreConformanceCase) async throws {
+        try await Self.factory.run(conformanceCase)
+    }
+
+    /// The dialects' records: `HeraldServer` declares that `PostgresStore` conforms to their store protocols.
+    @Test(arguments: StoreConformance.dialectCases)
+    func dialectConformance(_ conformanceCase: StoreConformanceCase) async throws {
         try await Self.factory.run(conformanceCase)
     }
 }

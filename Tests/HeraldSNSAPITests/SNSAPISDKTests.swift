@@ -23,7 +23,7 @@ struct SNSAPISDKTests {
     )
     func boto3() async throws {
         let harness = try await EngineHarness(dialects: SNSCaller.dialects)
-        let app = Application(router: harness.server.router().router)
+        let app = Application(router: try harness.server.router().router)
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldSQLite
+import HeraldServer
 import HeraldStoreConformance
 import HeraldTestSupport
 import Testing
@@ -16,6 +17,12 @@ struct StoreConformanceSQLiteTests {
 
     @Test(arguments: StoreConformance.cases)
     func conformance(_ conformanceCase: StoreConformanceCase) async throws {
+        try await Self.factory.run(conformanceCase)
+    }
+
+    /// The dialects' records: `HeraldServer` declares that `SQLiteStore` conforms to their store protocols.
+    @Test(arguments: StoreConformance.dialectCases)
+    func dialectConformance(_ conformanceCase: StoreConformanceCase) async throws {
         try await Self.factory.run(conformanceCase)
     }
 }

@@ -36,7 +36,7 @@ struct ChannelHarness {
     func run(_ test: @Sendable (API, Int) async throws -> Void) async throws {
         let server = self.server
         let app = Application(
-            router: server.router().router,
+            router: try server.router().router,
             server: .http1WebSocketUpgrade(
                 webSocketRouter: HeraldApplication.webSocketRouter(
                     store: server.store, apps: server.apps, dispatcher: server.dispatcher)),

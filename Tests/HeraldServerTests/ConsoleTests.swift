@@ -50,7 +50,7 @@ struct ConsoleTests {
         secret: SymmetricKey = SymmetricKey(size: .bits256), _ test: @Sendable (API) async throws -> Void
     ) async throws {
         let clock = harness.clock
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration ?? harness.configuration, store: harness.store, apps: apps ?? harness.apps,
             dispatcher: harness.dispatcher, consoleSecret: secret, now: { clock.date }
         ).router
@@ -287,7 +287,7 @@ struct ConsoleTests {
         let session = try #require(ended.value.withLock { $0 })
         let second = try SQLiteStore(path: harness.directory.file("herald.sqlite"), cipher: harness.cipher)
         let clock = harness.clock
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: harness.configuration, store: second, apps: harness.apps, dispatcher: harness.dispatcher,
             consoleSecret: secret, now: { clock.date }
         ).router
@@ -310,7 +310,7 @@ struct ConsoleTests {
             let secret = SymmetricKey(size: .bits256)
             let clock = harness.clock
             let appsB = try await AppDirectory(configuration: harness.configuration, store: storeB, now: { clock.date })
-            let nodeB = HeraldApplication.router(
+            let nodeB = try HeraldApplication.router(
                 configuration: harness.configuration, store: storeB, apps: appsB, dispatcher: harness.dispatcher,
                 consoleSecret: secret, now: { clock.date }
             ).router

@@ -152,7 +152,7 @@ struct LifecycleTests {
             store: store, transports: ["argus": transports, "lc": transports], configuration: configuration.engine,
             now: { clock.date })
         let apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, now: { clock.date }
         ).router
         let users = await UserTokenIssuer.hs256(secret: ServerHarness.jwtSecret)

@@ -57,7 +57,7 @@ struct OperationsTests {
     @Test("openapi.yaml is a valid OpenAPI 3.1 document of exactly the routes the router serves")
     func openAPICoversRoutes() async throws {
         let harness = try await ServerHarness()
-        let routes = Set(harness.router().routes)
+        let routes = Set(try harness.router().routes)
         try await harness.run { api async throws in
             let response = try await api.client.executeRequest(
                 uri: "/openapi.yaml", method: .get, headers: [:], body: nil)

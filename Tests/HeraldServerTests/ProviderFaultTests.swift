@@ -576,7 +576,7 @@ struct FaultHarness {
 
     /// Runs `test` against the router with the engine's worker running.
     func run(_ test: @Sendable (API) async throws -> Void) async throws {
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher
         )
         .router

@@ -24,7 +24,7 @@ struct RateLimitTests {
         _ test: @Sendable (API) async throws -> Void
     ) async throws {
         let clock = harness.clock
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher,
             now: { clock.date }
         ).router

@@ -173,7 +173,7 @@ struct WebPushDeliveryTests {
         var providers = ProviderConfiguration()
         providers.webPush = ProviderConfiguration.WebPush(key: key, subject: Self.subject)
         configuration.providers["demo"] = providers
-        let router = HeraldApplication.router(
+        let router = try HeraldApplication.router(
             configuration: configuration, store: harness.store, apps: harness.apps, dispatcher: harness.dispatcher
         ).router
         try await Application(router: router).test(.router) { client in

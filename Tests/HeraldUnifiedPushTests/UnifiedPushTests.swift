@@ -7,6 +7,7 @@ import HeraldProviderMocks
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport
+import HeraldUnifiedPush
 import Hummingbird
 import HummingbirdTesting
 import HummingbirdWebSocket
@@ -310,7 +311,7 @@ struct UnifiedPushTests {
     )
     func pywebpushSends() async throws {
         let harness = try await EngineHarness()
-        let app = Application(router: harness.server.router().router)
+        let app = Application(router: try harness.server.router().router)
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)

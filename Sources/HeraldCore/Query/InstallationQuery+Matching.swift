@@ -15,8 +15,8 @@ extension InstallationQuery {
 extension InstallationQuery {
     /// Whether a record of a dialect's own table (LeanCloud's `_User`) matches: attribute paths
     /// read its saved JSON fields, the `id`, `created_at` and `updated_at` columns the record's
-    /// own, and every other column reads as a missing field. The stores' record queries
-    /// (``LeanCloudUserStore/leanCloudUserIDs(appID:matching:limit:)``) agree with it.
+    /// own, and every other column reads as a missing field. The stores' record queries (the
+    /// LeanCloud dialect's `LeanCloudUserStore.leanCloudUserIDs(appID:matching:limit:)`) agree with it.
     public func matches(record: QueryRecord) -> Bool {
         switch self {
         case .and(let queries): queries.allSatisfy { $0.matches(record: record) }

@@ -20,6 +20,11 @@ public protocol InstallationRegistry: DispatchRegistry {
     /// One installation of an app.
     func installation(appID: String, id: String) async throws -> Installation?
 
+    /// The installation of an app holding `token` for `service`, if any (found by the token's keyed
+    /// hash, ``TokenCipher/index(_:service:)``): how the dialects that address a device by its push
+    /// token find it.
+    func installation(appID: String, service: PushService, token: String) async throws -> Installation?
+
     /// An app's installations with this client device id (at most one per service), whichever
     /// user they belong to, oldest first.
     func installations(appID: String, deviceID: String) async throws -> [Installation]

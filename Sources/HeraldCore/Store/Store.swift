@@ -25,11 +25,13 @@ public typealias EngineStore = JobQueue & DispatchLedger & ClusterState & Dispat
 /// lifecycle and the whole registry.
 public typealias DispatchStore = Store & InstallationRegistry & EngineStore
 
-/// Everything Herald keeps: the registry and engine's store, the API's reads of notifications,
-/// and each dialect's own records.
+/// Everything Herald keeps for itself: the registry and engine's store, the API's reads of
+/// notifications, the events, the ledger's insights and the console's sessions. A dialect with
+/// records of its own declares their store protocol in its module (`SNSAPIStore`,
+/// `RelayUsageStore`, `LeanCloudUserStore`, `PushEndpointStore`) and asks for it by type
+/// (`DialectContext.store(_:for:)`).
 public typealias HeraldStore =
-    DispatchStore & NotificationRecords & EventStore & SNSAPIStore & RelayUsageStore & LeanCloudUserStore
-    & PushEndpointStore & LedgerInsights & ConsoleSessionStore
+    DispatchStore & NotificationRecords & EventStore & LedgerInsights & ConsoleSessionStore
 
 /// A store that can tidy up after a bulk load (`herald import`), so the first work after it (a
 /// broadcast, say) does not pay for it: SQLite folds the write-ahead log into the database,

@@ -231,7 +231,8 @@ extension UInt8 {
         (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 
-    var isASCIIAlphanumeric: Bool {
+    /// A digit or an ASCII letter (a push endpoint's secret is made of these, `-` and `_`).
+    package var isASCIIAlphanumeric: Bool {
         (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
     }
 }

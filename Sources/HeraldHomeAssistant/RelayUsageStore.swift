@@ -1,36 +1,15 @@
 import Foundation
-
-/// One push token's use of a push relay in one UTC day. The relay counts a request when it answers
-/// (``accepted`` or ``refused``), and the provider's answer to an accepted one when the engine
-/// records it, usually after the relay answered (``delivered`` or ``failed``).
-public struct RelayUsage: Sendable, Equatable {
-    /// Notifications the relay accepted (queued): what the daily maximum counts, so a refusal
-    /// (`429`) never depends on how fast the provider answers.
-    public var accepted: Int
-    /// Requests the relay refused after the token was known: over the limit, too large, misconfigured.
-    public var refused: Int
-    /// Accepted notifications the provider (or the device's direct channel) took.
-    public var delivered: Int
-    /// Accepted notifications the provider refused, or that never reached it (retries exhausted).
-    public var failed: Int
-
-    /// Creates a day's usage.
-    public init(accepted: Int = 0, refused: Int = 0, delivered: Int = 0, failed: Int = 0) {
-        self.accepted = accepted
-        self.refused = refused
-        self.delivered = delivered
-        self.failed = failed
-    }
-
-    /// Every request counted: accepted and refused.
-    public var total: Int { accepted + refused }
-}
+import HeraldCore
 
 /// The durable per-token state of a push relay (the Home Assistant `push_url` relay): per-UTC-day
 /// counters, the claims that pace retries of invalidated tokens, and which installations the relay
 /// registered itself. Tokens are keyed by their keyed hash (``TokenCipher/index(_:service:)``), never
-/// the token itself; a day is its UTC date (`2026-11-25`), so a restart keeps everyone's day and a
-/// new date starts from zero.
+/// the token itself; a day is its UTC date (`2026-11-25`), so a restart keeps everyone's day and a new
+/// date starts from zero.
+///
+/// Its records are `HeraldCore`'s (``RelayUsage``), as the stores build them; each store implements the
+/// methods in its own module and conforms in `HeraldServer` (`DialectStores.swift`), where the stores
+/// meet the dialects.
 public protocol RelayUsageStore: Sendable {
     /// Claims one send for the token's day: when fewer than `maximum` were accepted it is counted
     /// as accepted and granted; otherwise it is counted as refused. One atomic step, so concurrent

@@ -1,27 +1,11 @@
 import Foundation
+import HeraldCore
 
-/// One object of LeanCloud's `_User` class as Herald keeps it: only what installation queries
-/// need (`$inQuery` on an `owner` pointer), its fields (GeoPoints included) as saved. Nothing of
-/// LeanCloud's login or sessions.
-public struct LeanCloudUser: Sendable, Equatable {
-    public var appID: String
-    public var id: String
-    /// The saved fields (never `objectId`, `createdAt`, `updatedAt`).
-    public var fields: [String: JSONValue]
-    public var createdAt: Date
-    public var updatedAt: Date
-
-    /// Creates a user record.
-    public init(appID: String, id: String, fields: [String: JSONValue], createdAt: Date, updatedAt: Date) {
-        self.appID = appID
-        self.id = id
-        self.fields = fields
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
-}
-
-/// The LeanCloud dialect's `_User` records.
+/// The LeanCloud dialect's `_User` records (docs/architecture.md, "Adding a dialect").
+///
+/// Its records are `HeraldCore`'s (``LeanCloudUser``), as the stores build them; each store implements
+/// the methods in its own module and conforms in `HeraldServer` (`DialectStores.swift`), where the
+/// stores meet the dialects.
 public protocol LeanCloudUserStore: Sendable {
     /// Stores a user, replacing the one with its id.
     func putLeanCloudUser(_ user: LeanCloudUser) async throws

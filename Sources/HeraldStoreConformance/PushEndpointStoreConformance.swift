@@ -1,12 +1,16 @@
 import Foundation
 import HeraldCore
+import HeraldUnifiedPush
 import Testing
 
-/// UnifiedPush endpoints: kept by their secret's digest, listed and revoked by their public id.
+/// UnifiedPush endpoints (`PushEndpointStore`, declared in `HeraldUnifiedPush`): kept by their
+/// secret's digest, listed and revoked by their public id.
 extension StoreConformance {
     static let pushEndpoints: [StoreConformanceCase] = [
-        .init("push endpoints: created beside an installation of the app, found by digest, listed live, revoked once") {
-            store in
+        .init(
+            "push endpoints: created beside an installation of the app, found by digest, listed live, revoked once",
+            keeping: (any HeraldStore & PushEndpointStore).self
+        ) { store in
             let installation = try await register(ios(), in: store, app: "demo")
             let first = PushEndpointSecret()
             let endpoint = PushEndpoint(id: "pe_1", appID: "demo", installationID: installation.id, createdAt: now)
@@ -41,8 +45,10 @@ extension StoreConformance {
                 try await store.pushEndpoint(digest: first.digest)?.revokedAt == later, "kept, so its URL answers 410")
             #expect(try await store.pushEndpoints(appID: "demo", installationID: installation.id).map(\.id) == ["pe_2"])
         },
-        .init("push endpoint topics: each new message of a topic names the one it replaces; a revoke forgets them") {
-            store in
+        .init(
+            "push endpoint topics: each new message of a topic names the one it replaces; a revoke forgets them",
+            keeping: (any HeraldStore & PushEndpointStore).self
+        ) { store in
             let installation = try await register(ios(), in: store, app: "demo")
             let endpoint = PushEndpoint(id: "pe_t", appID: "demo", installationID: installation.id, createdAt: now)
             #expect(try await store.createPushEndpoint(endpoint, digest: PushEndpointSecret().digest))
