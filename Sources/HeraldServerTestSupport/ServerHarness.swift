@@ -53,7 +53,8 @@ package struct ServerHarness {
         ],
         engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
         introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings(),
-        store given: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = []
+        store given: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = [],
+        timersOnClock: Bool = false
     ) async throws {
         directory = try TemporaryDirectory()
         if let given {
@@ -85,7 +86,11 @@ package struct ServerHarness {
             database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes, apps: [app] + others,
             dialects: dialects)
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
-        dispatcher = Dispatcher(store: store, transports: transports, configuration: engine, now: { clock.date })
+        // The node's timers (the readiness limit, the channel's authentication limit, the workers' poll)
+        // sleep on the harness's clock only when asked: most tests let them run in real time.
+        dispatcher = Dispatcher(
+            store: store, transports: transports, configuration: engine, now: { clock.date },
+            clock: timersOnClock ? clock : ContinuousClock())
     }
 
     /// The router and the routes it serves.
