@@ -77,9 +77,18 @@ struct ChannelHarness {
                 return open == 0
             }
         } catch is WaitTimedOut {
+            // What the store holds of them: where a lost settlement or wake-up would show.
+            let store = server.store
+            let now = server.clock.date
             var states: [String] = []
-            for id in ids { states.append("\(try await api.notification(id))") }
-            throw TestFailure("\(open) notifications not settled: \(states)")
+            for id in ids {
+                let pending = try await store.nextPending(notificationID: id).map { "\($0.timeIntervalSince(now)) s" }
+                states.append(
+                    "\(try await api.notification(id).string("status") ?? "?") (next pending \(pending ?? "none"))")
+            }
+            let queue = try await store.queueStatistics(now: now)
+            throw TestFailure(
+                "\(open) notifications not settled: \(states); the job queue at the clock's now: \(queue)")
         }
     }
 

@@ -164,15 +164,19 @@ public final class DirectChannels: Sendable {
 
     /// Closes a channel (the socket closed, or the device unsubscribed): what waited on it falls
     /// back at once.
-    public func close(_ session: Session) async {
+    /// - Returns: How many deliveries waited on it for a confirmation; nil when the channel was no
+    ///   longer open (torn down or replaced already).
+    @discardableResult
+    public func close(_ session: Session) async -> Int? {
         let waiting = state.withLock { state -> [ConfirmWindow<Ticket>.Waiting]? in
             guard state.open[session.installationID]?.session == session else { return nil }
             state.open.removeValue(forKey: session.installationID)
             return state.confirms.end(session: session.id)
         }
-        guard let waiting else { return }
+        guard let waiting else { return nil }
         await settle(waiting, as: .channelClosed)
         await release(session.installationID)
+        return waiting.count
     }
 
     /// The device confirms an event; false when the channel or the confirmation is unknown.

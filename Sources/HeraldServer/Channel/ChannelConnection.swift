@@ -82,7 +82,15 @@ final class ChannelConnection: Sendable {
             defer { state.subscriptions.removeAll() }
             return Array(state.subscriptions.values)
         }
-        for session in sessions { await channels.close(session) }
+        for session in sessions {
+            let waited = await channels.close(session)
+            logger.info(
+                "direct channel closed",
+                metadata: [
+                    "herald.installation": "\(session.installationID)",
+                    "herald.unconfirmed": "\(waited.map(String.init) ?? "none: it had ended")",
+                ])
+        }
     }
 
     // MARK: - Commands
