@@ -273,6 +273,32 @@ extension StoreConformance {
             let woken = try await store.claimJob(kinds: [.notification], owner: "w2", now: at(5), lockedUntil: at(30))
             #expect(woken?.id == job.id)
         },
+        .init("ledger: a delivery settled at an instant is due at that same instant, however the instant rounds") {
+            store in
+            // An instant whose stored form reads back later than itself (seconds since 1970 as a
+            // double do not hold every Date exactly): the engine asks the store whether a
+            // settlement is due, so the store must compare the instant as it stored it.
+            let settledAt = try #require(
+                (1...1000).lazy.map { at(5).addingTimeInterval(Double($0) * 0.000_123_7) }.first {
+                    Date(timeIntervalSince1970: $0.timeIntervalSince1970) > $0
+                })
+            let item = notification()
+            let job = try await insertAndClaim(item, in: store)
+            var page = PageCommit(jobID: job.id, owner: "w1", notificationID: item.id)
+            page.pending = [
+                PendingDelivery(
+                    notificationID: item.id, recipient: "phone", runAt: at(11), attempts: 0, reason: .confirming)
+            ]
+            #expect(try await store.commit(page))
+            #expect(
+                try await store.settleConfirming(
+                    notificationID: item.id, recipient: "phone", as: .confirmed, now: settledAt))
+            // The job released to the window's end after the settlement (the race the engine's
+            // check after a release covers): the delivery is due at the settlement's instant.
+            try await store.releaseJob(id: job.id, owner: "w1", runAt: at(11), error: nil)
+            let due = try await store.duePending(notificationID: item.id, now: settledAt, limit: 1)
+            #expect(due.map(\.recipient) == ["phone"])
+        },
         .init("ledger: incrementBadges adds one to each installation atomically and returns the new values") { store in
             var one = try await register(ios(), in: store)
             one.badge = 4

@@ -104,8 +104,8 @@ struct FanoutMachineTests {
         #expect(machine.next(.pendingSent(.nothingDue)) == .readNextPending)
         #expect(machine.next(.nextPendingRead(Self.at(30), now: Self.at(1))) == .release(runAt: Self.at(30)))
         // After the release: nothing settled meanwhile, the job sleeps until the retry.
-        #expect(machine.next(.released) == .readNextPending)
-        #expect(machine.next(.nextPendingRead(Self.at(30), now: Self.at(1))) == .stop)
+        #expect(machine.next(.released) == .readDue)
+        #expect(machine.next(.dueRead(false)) == .stop)
         #expect(machine.isEnded)
     }
 
@@ -118,9 +118,9 @@ struct FanoutMachineTests {
         _ = machine.next(.pendingSent(.nothingDue))
         // Waiting for the confirm window's end…
         #expect(machine.next(.nextPendingRead(Self.at(10), now: Self.at(1))) == .release(runAt: Self.at(10)))
-        // …but the confirmation came in: its settlement is due now.
-        #expect(machine.next(.released) == .readNextPending)
-        #expect(machine.next(.nextPendingRead(Self.at(1), now: Self.at(1))) == .makeDue)
+        // …but the confirmation came in: its settlement is due now (the store says so).
+        #expect(machine.next(.released) == .readDue)
+        #expect(machine.next(.dueRead(true)) == .makeDue)
         #expect(machine.next(.madeDue) == .stop)
     }
 
@@ -256,8 +256,8 @@ struct FanoutMachineTests {
         #expect(machine.next(.pendingSent(.nothingDue)) == .readNextPending)
         #expect(
             machine.next(.nextPendingRead(Self.at(20), now: Self.at(1))) == .releaseWhileRanging(runAt: Self.at(20)))
-        #expect(machine.next(.releasedWhileRanging(true)) == .readNextPending)
-        #expect(machine.next(.nextPendingRead(Self.at(20), now: Self.at(1))) == .stop)
+        #expect(machine.next(.releasedWhileRanging(true)) == .readDue)
+        #expect(machine.next(.dueRead(false)) == .stop)
 
         // Without pending deliveries it waits a lease at most.
         var (idle, _) = Self.claimed(cursor: FanoutRange.ranged)

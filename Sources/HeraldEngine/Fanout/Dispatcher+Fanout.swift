@@ -117,6 +117,8 @@ extension Dispatcher {
         case .readNextPending:
             let next = try await store.nextPending(notificationID: id)
             return .nextPendingRead(next, now: now())
+        case .readDue:
+            return .dueRead(!(try await store.duePending(notificationID: id, now: now(), limit: 1)).isEmpty)
         case .releaseWhileRanging(let runAt):
             return .releasedWhileRanging(
                 try await store.releaseWhileRanging(jobID: job.id, owner: owner, notificationID: id, runAt: runAt))

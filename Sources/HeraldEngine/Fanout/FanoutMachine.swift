@@ -55,6 +55,9 @@ struct FanoutMachine {
         case releaseWhileRanging(runAt: Date)
         /// Release the job until `runAt` → ``Event/released``.
         case release(runAt: Date)
+        /// Read whether a pending delivery of the notification is due now, as the store compares
+        /// times (a settlement written while the job was held) → ``Event/dueRead(_:)``.
+        case readDue
         /// Make the notification's job due now and wake the workers → ``Event/madeDue``.
         case makeDue
         /// Read the notification's counts as its pages committed them → ``Event/countsRead(_:)``.
@@ -102,6 +105,8 @@ struct FanoutMachine {
         case targetSent(TargetOutcome, now: Date)
         case pendingSent(PageOutcome)
         case nextPendingRead(Date?, now: Date)
+        /// Whether a pending delivery is due now.
+        case dueRead(Bool)
         /// Whether the job was released (false: every range is done).
         case releasedWhileRanging(Bool)
         case released
@@ -283,17 +288,21 @@ struct FanoutMachine {
         case (.releasingWhileRanging(let next), .releasedWhileRanging(let released)):
             guard released else { return afterPending(next: next) }
             state = .checkingDue
-            return .readNextPending
+            return .readDue
 
         case (.releasing(let thenMakeDue), .released):
             guard thenMakeDue else { return end(.stop) }
             state = .checkingDue
-            return .readNextPending
+            return .readDue
 
-        case (.checkingDue, .nextPendingRead(let next, let now)):
+        case (.checkingDue, .dueRead(let due)):
             // A direct channel's confirmation settled while the job was held: its delivery is due
-            // now, and the release just made may have put the job back to the window's end.
-            guard let next, next <= now else { return end(.stop) }
+            // now, and the release just made may have put the job back to the window's end. The
+            // store says whether it is due, not a time read back from it: a stored time can read
+            // back a rounding later than the instant written (SQLite's seconds since 1970 as a
+            // double, PostgreSQL's microseconds), so a settlement stamped with the clock's now
+            // could compare later than that same now and leave the job waiting for the window.
+            guard due else { return end(.stop) }
             state = .makingDue
             return .makeDue
 
