@@ -111,6 +111,7 @@ final class GroupCommit: Sendable {
                         failed: { error in for write in waiting { write.fail(error) } })
                 }
             } catch {
+                walSync.noteFailure(error)
                 for write in batch { write.fail(error) }
             }
         }

@@ -7,7 +7,7 @@ extension SQLiteStore: ClusterState {
     public func acquireToken(
         bucket key: String, capacity: Int, per interval: TimeInterval, now: Date
     ) async throws -> TokenBucketLimiter.Decision {
-        try await database.write { db in
+        try await write { db in
             let stored = try Double.fetchOne(
                 db, sql: "SELECT full_at FROM rate_buckets WHERE bucket = ?", arguments: [key])
             let (decision, full) = TokenBucketLimiter.acquire(
@@ -25,7 +25,7 @@ extension SQLiteStore: ClusterState {
     }
 
     public func pauseProvider(appID: String, service: PushService, scope: String, until: Date) async throws {
-        try await database.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO provider_pauses (app_id, service, scope, until) VALUES (?, ?, ?, ?)

@@ -176,7 +176,7 @@ extension SQLiteStore {
     }
 
     public func wakeOfflineDeliveries(recipient: String, now: Date) async throws -> Int {
-        try await database.write { db in
+        try await write { db in
             let notifications = try String.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -194,7 +194,7 @@ extension SQLiteStore {
     public func settleConfirming(
         notificationID: String, recipient: String, as reason: PendingDelivery.Reason, now: Date
     ) async throws -> Bool {
-        try await database.write { db in
+        try await write { db in
             try db.cachedExecute(
                 sql: """
                     UPDATE pending_deliveries SET reason = ?, run_at = ?

@@ -101,7 +101,7 @@ extension SQLiteStore: JobQueue {
     public func recoverJobs() async throws -> Int {
         // One SQLite database serves one node: a lock that exists before this process claimed
         // anything belongs to a process that is gone.
-        try await database.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE jobs SET locked_by = NULL, locked_until = NULL WHERE locked_by IS NOT NULL")
             return db.changesCount
         }

@@ -46,8 +46,13 @@ extension SQLiteStore: InstallationRegistry {
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         while !Task.isCancelled {
             try? await clock.sleep(for: interval)
-            // A busy or failed pass changes nothing; the next one, or the writer's own, catches up.
-            _ = try? await connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            // A busy or failed pass changes nothing; the next one, or the writer's own, catches up. A
+            // failed sync is the exception: nothing is answered as durable after it (``WALSync``).
+            do {
+                _ = try await connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            } catch {
+                walSync.noteFailure(error)
+            }
         }
     }
 
@@ -55,8 +60,13 @@ extension SQLiteStore: InstallationRegistry {
     /// leaves hundreds of megabytes of WAL that the next writer would otherwise checkpoint in
     /// the middle of its own work.
     public func finishBulkLoad() async throws {
-        try await database.writeWithoutTransaction { db in
-            _ = try db.checkpoint(.truncate)
+        do {
+            try await database.writeWithoutTransaction { db in
+                _ = try db.checkpoint(.truncate)
+            }
+        } catch {
+            walSync.noteFailure(error)
+            throw error
         }
     }
 

@@ -62,9 +62,21 @@ public final class SQLiteStore: Store {
     /// cannot roll it back.
     /// - Throws: the write's error, or ``WALSyncError`` (the disk cannot be written).
     func durableWrite<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let value = try await database.write(updates)
+        let value = try await write(updates)
         try await walSync.sync()
         return value
+    }
+
+    /// A write in its own transaction. A sync SQLite makes in it that fails (the log's header, when
+    /// the commit starts reusing the log after a checkpoint) fails every later durable write, as a
+    /// failed sync of ``WALSync``'s does.
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await database.write(updates)
+        } catch {
+            walSync.noteFailure(error)
+            throw error
+        }
     }
 
     public func migrate() async throws {

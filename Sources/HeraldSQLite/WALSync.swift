@@ -1,4 +1,5 @@
 import Dispatch
+import GRDB
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,7 +26,10 @@ import Synchronization
 /// survives a power loss before SQLite's first checkpoint syncs it. A failed `fdatasync` fails every
 /// later sync as well, until Herald is restarted: after one, the kernel may have dropped the log's
 /// dirty pages and a later `fdatasync` that succeeds would not bring them back (PostgreSQL's
-/// "fsyncgate"), so nothing more is answered as durable (docs/reliability.md, "A failed fsync").
+/// "fsyncgate"), so nothing more is answered as durable (docs/reliability.md, "A failed fsync"). A
+/// sync SQLite makes itself fails them the same way (``noteFailure(_:)``): the log's header when a
+/// commit starts reusing the log after a checkpoint, and a checkpoint's syncs of the log and the
+/// database.
 final class WALSync: Sendable {
     /// What waits for the next sync: answers for success and for a failed sync.
     private struct Waiter: Sendable {
@@ -89,6 +93,20 @@ final class WALSync: Sendable {
             return !state.syncing
         }
         if starts { queue.async { self.run() } }
+    }
+
+    /// Looks at an error of a write or a checkpoint: when it is a sync SQLite made itself that failed
+    /// (`SQLITE_IOERR_FSYNC`, `SQLITE_IOERR_DIR_FSYNC`), every later sync fails as after a failed
+    /// `fdatasync` of the log here.
+    func noteFailure(_ error: any Error) {
+        guard let error = error as? DatabaseError,
+            error.extendedResultCode == .SQLITE_IOERR_FSYNC || error.extendedResultCode == .SQLITE_IOERR_DIR_FSYNC
+        else { return }
+        // SQLite keeps the system's error number on the connection, gone with the error: EIO stands for it.
+        let failure = WALSyncError(operation: "SQLite's own sync", code: EIO)
+        state.withLock { state in
+            if state.failure == nil { state.failure = failure }
+        }
     }
 
     /// Syncs while callers wait; each round answers those that were waiting when it began.

@@ -57,7 +57,9 @@ struct LocalHandoffTests {
             let worker = Task { try await DispatchWorker(dispatcher: dispatcher, node: "test").run() }
             defer { worker.cancel() }
             // The workers are up once every one of them waits for work.
-            while dispatcher.wakeups.waiting < dispatcher.configuration.workers { await Task.yield() }
+            try await waitUntil("every worker waits for work", every: .milliseconds(1)) {
+                dispatcher.wakeups.waiting == dispatcher.configuration.workers
+            }
             let before = dispatcher.workCounts
             let value = try await body()
             let after = dispatcher.workCounts
@@ -72,11 +74,8 @@ struct LocalHandoffTests {
 
         /// Waits until the notification is final and returns it.
         func final(_ id: String) async throws -> PushNotification {
-            while true {
-                if let notification = try await store.notification(id: id), notification.status.isFinal {
-                    return notification
-                }
-                await Task.yield()
+            try await waitForValue("notification \(id) final", every: .milliseconds(1)) {
+                try await store.notification(id: id).flatMap { $0.status.isFinal ? $0 : nil }
             }
         }
     }
@@ -92,10 +91,10 @@ struct LocalHandoffTests {
                     await signal.wait()
                     woken.add()
                 })
-            while signal.waiting < tasks.count { await Task.yield() }
+            try await waitUntil("\(tasks.count) tasks wait", every: .milliseconds(1)) { signal.waiting == tasks.count }
         }
         signal.signal()
-        while woken.value < 1 { await Task.yield() }
+        try await waitUntil("one woken", every: .milliseconds(1)) { woken.value >= 1 }
         #expect(signal.waiting == 2)
         #expect(woken.value == 1)
         // With nobody left waiting, a signal waits for the next worker.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HeraldCore
 import HeraldTestSupport
 import Synchronization
@@ -51,6 +52,32 @@ struct WALSyncTests {
         }
         #expect(scripted.calls.count == 2)
         #expect(sync.syncs == 1)
+    }
+
+    @Test(
+        "A sync SQLite makes itself that fails (the log's header at its reuse, a checkpoint) fails every later sync too"
+    )
+    func sqliteSyncFailureIsFinal() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("w.sqlite")
+        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        let scripted = ScriptedSync([])
+        let sync = WALSync(databasePath: database, dataSync: { scripted($0) })
+        // Other failures of a write or a checkpoint (busy, full, a constraint, a read error) change nothing.
+        for code in [ResultCode.SQLITE_BUSY, .SQLITE_FULL, .SQLITE_CONSTRAINT, .SQLITE_IOERR_READ] {
+            sync.noteFailure(DatabaseError(resultCode: code))
+            try await sync.sync()
+        }
+        sync.noteFailure(DatabaseError(resultCode: .SQLITE_IOERR_FSYNC))
+        for _ in 0..<2 {
+            let later = await #expect(throws: WALSyncError.self) { try await sync.sync() }
+            #expect(later?.earlier == true)
+            #expect(later.map { "\($0)" }?.contains("until Herald is restarted") == true)
+        }
+        #expect(scripted.calls.count == 4, "no sync is tried after it")
+        let directorySync = WALSync(databasePath: database, dataSync: { scripted($0) })
+        directorySync.noteFailure(DatabaseError(resultCode: .SQLITE_IOERR_DIR_FSYNC))
+        await #expect(throws: WALSyncError.self) { try await directorySync.sync() }
     }
 
     @Test("A log replaced on disk (SQLite deletes it when its last connection closes) is opened again")

@@ -205,7 +205,9 @@ struct StorageFailureTests {
         try FileManager.default.removeItem(atPath: trigger)
         for _ in 0..<3 {
             let later = try await Self.register(address, key: key)
-            #expect(later.status == 503 && later.body.contains("restart"), "\(later.body)")
+            #expect(
+                later.status == 503 && later.body.contains("restart"),
+                "\(later.body)\nwhat the server logged:\n\(server.text)")
         }
         let ready = try await Self.readiness(address, becomes: 503, containing: "restart")
         #expect(ready.status == 503 && ready.body.contains("restart"), "\(ready.body)")
