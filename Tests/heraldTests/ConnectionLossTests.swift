@@ -69,8 +69,9 @@ struct ConnectionLossTests {
         // A slow provider: the broadcast's pages span the disruptions.
         for token in audience { cluster.apns.script(token: token, .success(after: .milliseconds(20))) }
         try await cluster.importDevices(audience)
+        // At debug, a node that does not stop shows which service it waits for (ServiceLifecycle's lines).
         let node = try await cluster.node(environment: [
-            "HERALD_POSTGRES_CALL_TIMEOUT_MS": "\(Self.callTimeoutMilliseconds)"
+            "HERALD_POSTGRES_CALL_TIMEOUT_MS": "\(Self.callTimeoutMilliseconds)", "HERALD_LOG_LEVEL": "debug",
         ])
         let serverKey = try await node.process.line(startingWith: "server key: ")
         let broadcast = try await Self.call(
