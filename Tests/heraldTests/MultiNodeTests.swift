@@ -201,9 +201,16 @@ struct MultiNodeTests {
         let duplicates = received.count - distinct.count
         // A job whose lease ran out under a live worker (a starved machine) is taken over: more duplicates.
         let locksLost = survivors.map { nodes[$0].process.text.components(separatedBy: "job lock lost").count - 1 }
+        // Why a live worker's lease ran out: a renewal that failed, or none in time (a stalled node).
+        let renewalsFailed = survivors.map {
+            nodes[$0].process.text.components(separatedBy: "lease not renewed").count - 1
+        }
         #expect(
             duplicates <= held * Self.pageSize,
-            "\(duplicates) duplicates, \(held) ranges held by the killed node, jobs lost by the survivors \(locksLost)")
+            """
+            \(duplicates) duplicates, \(held) ranges held by the killed node, jobs lost by the survivors \(locksLost), \
+            renewals failed \(renewalsFailed)
+            """)
         for index in survivors { shares[index] = try await Self.delivered(by: nodes[index]) }
         let ranges = try cluster.query("SELECT count(*) FROM fanout_ranges WHERE cursor = 'done'").first ?? "?"
         // The figures the documentation quotes (printed, not asserted on).
