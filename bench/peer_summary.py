@@ -9,6 +9,8 @@
         prints every step of both gateways side by side, each gateway's capacity and the two ratios the issue
         sets goals for: Herald's CPU per notify over Sygnal's at 800/s, and Herald's capacity over Sygnal's.
 
+Each step also notes the generator's longest lag behind its schedule and the machine's load average (the
+generator, nginx and anything else running share the cores with the gateway measured).
 A step passes when every request was accepted (200, no pushkey rejected), every accepted push is at the sink no
 later than SETTLE (1 s) after the step's end, and the p99 from scheduled send to arrival is at most BOUND_MS.
 Standard library only.
@@ -44,6 +46,15 @@ def read_arrivals(path):
             if event_id:
                 arrivals.setdefault(event_id, []).append(float(entry["t"]))
     return arrivals
+
+
+def load_average():
+    """The machine's load average over the last minute (other work on the cores skews every figure)."""
+    try:
+        with open("/proc/loadavg", encoding="utf-8") as handle:
+            return float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def step(gateway, rate, seconds, requests_path, generator_path, arrivals_path, results_path):
@@ -86,6 +97,7 @@ def step(gateway, rate, seconds, requests_path, generator_path, arrivals_path, r
         "p50_ms": percentile(latencies, 0.50),
         "p99_ms": percentile(latencies, 0.99),
         "generator_lag_ms": generator.get("max_start_lag_ms"),
+        "load": load_average(),
         "generator_cpu_ms_per_request": (generator["bench_cpu_s"] * 1000 / requests)
         if generator.get("bench_cpu_s") is not None and requests
         else None,
@@ -111,10 +123,19 @@ def ms(value, digits=2):
 
 def row(r):
     verdict = "pass" if r["passed"] else "FAIL: " + r["failure"]
-    return (
-        f"  {r['gateway']:<6} {r['rate']:>6g}/s  offered {r['offered_per_s']:7.1f}/s  accepted {r['accepted_per_s']:7.1f}/s"
-        f"  at sink {r['at_sink']:>6} (late {r['late']}, lost {r['lost']})  CPU/notify {ms(r['cpu_ms_per_notify'], 3)} ms"
-        f"  p50 {ms(r['p50_ms'])} ms  p99 {ms(r['p99_ms'])} ms  [{verdict}]"
+    return "  ".join(
+        [
+            f"  {r['gateway']:<6} {r['rate']:>6g}/s",
+            f"offered {r['offered_per_s']:7.1f}/s",
+            f"accepted {r['accepted_per_s']:7.1f}/s",
+            f"at sink {r['at_sink']:>6} (late {r['late']}, lost {r['lost']})",
+            f"CPU/notify {ms(r['cpu_ms_per_notify'], 3)} ms",
+            f"p50 {ms(r['p50_ms'])} ms",
+            f"p99 {ms(r['p99_ms'])} ms",
+            f"generator lag {ms(r['generator_lag_ms'], 1)} ms",
+            f"load {ms(r['load'])}",
+            f"[{verdict}]",
+        ]
     )
 
 
@@ -139,8 +160,11 @@ def table(results_path):
     by = {(r["gateway"], r["rate"]): r for r in results}
     rates = sorted({r["rate"] for r in results})
     print()
-    print("| rate | gateway | offered/s | accepted/s | at sink (late, lost) | CPU per notify | p50 | p99 | step |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| rate | gateway | offered/s | accepted/s | at sink (late, lost) | CPU per notify | p50 | p99 "
+        "| generator lag | load | step |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for rate in rates:
         for gateway in GATEWAYS:
             r = by.get((gateway, rate))
@@ -149,7 +173,8 @@ def table(results_path):
             print(
                 f"| {rate:g}/s | {gateway} | {r['offered_per_s']:.1f} | {r['accepted_per_s']:.1f} "
                 f"| {r['at_sink']} ({r['late']}, {r['lost']}) | {ms(r['cpu_ms_per_notify'], 3)} ms "
-                f"| {ms(r['p50_ms'])} ms | {ms(r['p99_ms'])} ms | {'pass' if r['passed'] else 'fail'} |"
+                f"| {ms(r['p50_ms'])} ms | {ms(r['p99_ms'])} ms | {ms(r['generator_lag_ms'], 1)} ms "
+                f"| {ms(r['load'])} | {'pass' if r['passed'] else 'fail'} |"
             )
     print()
     print("| rate | Herald / Sygnal CPU per notify | Herald / Sygnal p50 | Herald / Sygnal p99 |")
