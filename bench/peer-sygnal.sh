@@ -20,9 +20,9 @@
 #      notify, p50/p99 from scheduled send to arrival. A step passes when every notify is accepted, every push
 #      is at the sink within 1 s of the step's end, and the p99 is at most 100 ms; a gateway that fails a step
 #      stops rising;
-#   5. prints the table of both, the ratios per rate, each gateway's capacity (its highest passing step) and
-#      the two ratios issue 53 sets goals for: Herald's CPU per notify over Sygnal's at 800/s, and Herald's
-#      capacity over Sygnal's.
+#   5. prints the table of both, the ratios per rate, each gateway's capacity (its highest passing step), the
+#      two ratios issue 53 sets goals for (Herald's CPU per notify over Sygnal's at 800/s, Herald's capacity
+#      over Sygnal's) and how many accepted notifies never reached the sink by the end of the run.
 # Needs root (the hosts file, port 443), nginx, openssl and python3 (3.11, as Sygnal's lock was made with).
 # Usage: bench/peer-sygnal.sh [--seconds S] [--rates "400 800 1100 ..."] [--pushkeys N]
 # Environment: BENCH_HERALD=<herald binary> (herald-bench is taken from the same directory), BENCH_KEEP=1 keeps
@@ -247,7 +247,9 @@ for rate in $rates; do
     [ -n "${rising// /}" ] || break
 done
 echo "== load: $(uptime)"
-python3 bench/peer_summary.py table "$work/steps.jsonl"
+# The last step's late pushes, if any, have a few more seconds to come before lost ones are counted.
+sleep 3
+python3 bench/peer_summary.py table "$work/steps.jsonl" "$work/logs/arrivals.log"
 for log in "$work/serve.log" "$work/sygnal.log"; do
     if grep -qiE 'error|critical|traceback' "$log"; then
         echo "== $(basename "$log") logged:"; grep -iE 'error|critical|traceback' "$log" | head -5

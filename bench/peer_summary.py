@@ -5,9 +5,10 @@
         matches the generator's requests (event id, scheduled wall-clock time, status) with the sink's log of
         arrivals (nginx's $msec and the request body, whose `event_id` names the notify), appends the step's
         figures to RESULTS.jsonl, prints its row, and exits 0 when the step passed, 1 when it did not;
-    peer_summary.py table RESULTS.jsonl
-        prints every step of both gateways side by side, each gateway's capacity and the two ratios the issue
-        sets goals for: Herald's CPU per notify over Sygnal's at 800/s, and Herald's capacity over Sygnal's.
+    peer_summary.py table RESULTS.jsonl ARRIVALS.log
+        prints every step of both gateways side by side, each gateway's capacity, the two ratios the issue
+        sets goals for (Herald's CPU per notify over Sygnal's at 800/s, Herald's capacity over Sygnal's), and
+        how many accepted notifies of each gateway never reached the sink by the end of the run.
 
 Each step also notes the generator's longest lag behind its schedule and the machine's load average (the
 generator, nginx and anything else running share the cores with the gateway measured).
@@ -84,6 +85,7 @@ def step(gateway, rate, seconds, requests_path, generator_path, arrivals_path, r
     result = {
         "gateway": gateway,
         "rate": rate,
+        "requests_file": requests_path,
         "seconds": seconds,
         "requests": requests,
         "offered_per_s": requests / seconds,
@@ -149,7 +151,18 @@ def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
 
-def table(results_path):
+def never_arrived(requests_path, arrivals):
+    """How many of a step's accepted notifies have no push in the sink's log."""
+    missing = 0
+    with open(requests_path, encoding="utf-8") as handle:
+        for line in handle:
+            event_id, _scheduled, _answered, status, rejected, _error = line.rstrip("\n").split("\t", 5)
+            if status == "200" and rejected == "0" and event_id not in arrivals:
+                missing += 1
+    return missing
+
+
+def table(results_path, arrivals_path):
     try:
         handle = open(results_path, encoding="utf-8")
     except FileNotFoundError:
@@ -157,6 +170,10 @@ def table(results_path):
         return
     with handle:
         results = [json.loads(line) for line in handle if line.strip()]
+    # A push missing when its step was summed up may have come since (late, not lost): count again now.
+    arrivals = read_arrivals(arrivals_path)
+    for r in results:
+        r["lost_at_end"] = never_arrived(r["requests_file"], arrivals)
     by = {(r["gateway"], r["rate"]): r for r in results}
     rates = sorted({r["rate"] for r in results})
     print()
@@ -219,15 +236,16 @@ def table(results_path):
     else:
         bound = f" (at least: Herald passed every step, up to {hb:g}/s)" if h_every else ""
         print(f"Capacity, Herald / Sygnal: {cap_ratio:.2f} ({hb:g} / {sb:g} per s; goal >= 1.5, aim 2){bound}")
-    lost = sum(r["lost"] for r in results if r["gateway"] == "herald")
-    print(f"Herald: {lost} accepted notif{'y' if lost == 1 else 'ies'} not at the sink over the run")
+    for gateway in GATEWAYS:
+        lost = sum(r["lost_at_end"] for r in results if r["gateway"] == gateway)
+        print(f"{gateway}: {lost} accepted notif{'y' if lost == 1 else 'ies'} not at the sink by the run's end")
 
 
 def main(argv):
     if len(argv) == 9 and argv[1] == "step":
         return step(argv[2], float(argv[3]), float(argv[4]), *argv[5:9])
-    if len(argv) == 3 and argv[1] == "table":
-        table(argv[2])
+    if len(argv) == 4 and argv[1] == "table":
+        table(argv[2], argv[3])
         return 0
     print(__doc__, file=sys.stderr)
     return 2
