@@ -25,8 +25,9 @@
 #      over Sygnal's) and how many accepted notifies never reached the sink by the end of the run.
 # Needs root (the hosts file, port 443), nginx, openssl and python3 (3.11, as Sygnal's lock was made with).
 # Usage: bench/peer-sygnal.sh [--seconds S] [--rates "400 800 1100 ..."] [--pushkeys N]
-# Environment: BENCH_HERALD=<herald binary> (herald-bench is taken from the same directory), BENCH_KEEP=1 keeps
-# the work directory (logs, the sink's arrivals, each step's requests) and prints where it is.
+# Environment: BENCH_HERALD=<herald binary> (herald-bench is taken from the same directory), BENCH_SYGNAL=<dir>
+# (Sygnal's source and lock, as ../shared/tools/sygnal holds them), BENCH_KEEP=1 keeps the work directory (logs,
+# the sink's arrivals, each step's requests) and prints where it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -45,7 +46,7 @@ done
 
 apple_hosts=(api.push.apple.com api.development.push.apple.com)
 hosts_file=/etc/hosts
-sygnal_source=../shared/tools/sygnal
+sygnal_source=${BENCH_SYGNAL:-../shared/tools/sygnal}
 app_id=im.example.peer.ios
 topic=com.example.herald
 
@@ -58,7 +59,7 @@ if grep -qE '(^|[[:space:]])api(\.development)?\.push\.apple\.com([[:space:]]|$)
     exit 1
 fi
 if [ ! -f "$sygnal_source/requirements.lock" ]; then
-    echo "Sygnal's source is not at $sygnal_source (../shared/tools/sygnal/ beside the repository)" >&2
+    echo "Sygnal's source is not at $sygnal_source (../shared/tools/sygnal/ beside the repository, or BENCH_SYGNAL)" >&2
     exit 1
 fi
 bench_need openssl:openssl python3:python3 nginx:nginx
@@ -109,8 +110,9 @@ trap 'exit 143' TERM
 # The sink: nginx on 127.0.0.1:443 answering like APNs, its certificate naming Apple's hosts, logging arrivals.
 SINK_ARRIVALS=1 bench/sink.sh start "$work" 443 "${apple_hosts[@]}"
 
+# The copy is complete before the trap may write it back.
+cp "$hosts_file" "$work/hosts.saved"
 hosts_saved=$work/hosts.saved
-cp "$hosts_file" "$hosts_saved"
 {
     echo "# bench/peer-sygnal.sh (removed when it exits)"
     for host in "${apple_hosts[@]}"; do echo "127.0.0.1 $host"; done
@@ -196,13 +198,17 @@ bench_serve "$work/herald.yaml" "$work/serve.log"
 herald_url=$url
 
 sygnal_url=http://127.0.0.1:$sygnal_port
+sygnal_listens() { python3 -c "import socket; socket.create_connection(('127.0.0.1', $sygnal_port), 1)" 2>/dev/null; }
 for _ in $(seq 300); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $sygnal_port), 1)" 2>/dev/null && break
-    if ! kill -0 "$sygnal_pid" 2>/dev/null; then
-        echo "Sygnal did not start:" >&2; cat "$work/sygnal.log" >&2; exit 1
-    fi
+    sygnal_listens && break
+    kill -0 "$sygnal_pid" 2>/dev/null || break
     sleep 0.1
 done
+if ! sygnal_listens; then
+    echo "Sygnal did not start:" >&2
+    cat "$work/sygnal.log" >&2
+    exit 1
+fi
 
 # The same pushkeys for both: 64 hex digits, a random prefix per run and the index.
 pushkey_prefix=$(head -c 28 /dev/urandom | od -An -tx1 | tr -d ' \n')
