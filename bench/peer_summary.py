@@ -142,9 +142,14 @@ def row(r):
 
 
 def capacity(steps):
-    """The highest rate of the gateway's passing steps, and whether it passed every step it ran."""
-    passed = [s["rate"] for s in steps if s["passed"]]
-    return (max(passed) if passed else None), all(s["passed"] for s in steps)
+    """The gateway's last passing rate before its first failing step (the rates rise; a step run after a failure,
+    for the CPU ratio, does not count), and whether it passed every step it ran."""
+    best = None
+    for s in sorted(steps, key=lambda s: s["rate"]):
+        if not s["passed"]:
+            return best, False
+        best = s["rate"]
+    return best, True
 
 
 def ratio(a, b):
