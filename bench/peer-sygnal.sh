@@ -231,6 +231,9 @@ notify() {
 }
 
 echo "== load: $(uptime)"
+if awk -v cores="$(nproc)" '{ exit !($1 > cores) }' /proc/loadavg; then
+    echo "== the machine is busy (load average above its $(nproc) cores): these figures are not for the record"
+fi
 for gateway in sygnal herald; do
     # One notify per pushkey (Herald registers each on first use), at a rate both keep up with.
     notify "$gateway" "warm-$gateway" 200 --count "$pushkeys"
