@@ -36,17 +36,7 @@ seconds=${2:-20}
 
 bench_need openssl:openssl python3:python3
 
-if [ -n "${BENCH_HERALD:-}" ]; then
-    herald=$BENCH_HERALD
-    bench_binary=$(dirname "$BENCH_HERALD")/herald-bench
-else
-    echo "== building herald and herald-bench (release)"
-    flock /tmp/herald-build.lock sh -c \
-        'swift build -c release --product herald >/dev/null && swift build -c release --product herald-bench >/dev/null'
-    bin=$(swift build -c release --show-bin-path)
-    herald=$bin/herald
-    bench_binary=$bin/herald-bench
-fi
+bench_binaries
 
 work=$(mktemp -d)
 server_pid=""

@@ -1,4 +1,4 @@
-# Shared by bench/register.sh and bench/latency.sh (sourced, from the repository root).
+# Shared by bench/register.sh, bench/latency.sh and bench/peer-sygnal.sh (sourced, from the repository root).
 
 # Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
 umask 077
@@ -52,5 +52,22 @@ bench_herald() {
         echo "== building herald (release)"
         flock /tmp/herald-build.lock swift build -c release --product herald >/dev/null
         herald=$(swift build -c release --show-bin-path)/herald
+    fi
+}
+
+# Sets herald and bench_binary: BENCH_HERALD and the herald-bench beside it, or the release builds of both (built
+# under the global build lock).
+bench_binaries() {
+    if [ -n "${BENCH_HERALD:-}" ]; then
+        herald=$BENCH_HERALD
+        bench_binary=$(dirname "$BENCH_HERALD")/herald-bench
+    else
+        echo "== building herald and herald-bench (release)"
+        flock /tmp/herald-build.lock sh -c \
+            'swift build -c release --product herald >/dev/null && swift build -c release --product herald-bench >/dev/null'
+        local bin
+        bin=$(swift build -c release --show-bin-path)
+        herald=$bin/herald
+        bench_binary=$bin/herald-bench
     fi
 }

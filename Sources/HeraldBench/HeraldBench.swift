@@ -5,5 +5,5 @@ import ArgumentParser
 struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald-bench", abstract: "Benchmarks of Herald that bench/*.sh run.",
-        subcommands: [PoolBench.self, LatencyBench.self], defaultSubcommand: PoolBench.self)
+        subcommands: [PoolBench.self, LatencyBench.self, NotifyBench.self], defaultSubcommand: PoolBench.self)
 }

@@ -1,6 +1,5 @@
 import HeraldCore
 import NIOHTTP1
-import Synchronization
 
 /// The open-loop load of `herald-bench latency`: request `n` starts at `start + n / rate` whatever happened to the
 /// requests before it, and its latencies count from that intended instant.
@@ -37,29 +36,17 @@ struct LatencyGenerator: Sendable {
 
     /// Sends `seconds × rate` requests on schedule, then waits up to `drain` for the sink to see every accepted one.
     func run(prefix: String, seconds: Double, sink: ReceiptSink, drain: Double) async -> Phase {
-        let count = max(1, Int((seconds * rate).rounded()))
-        let interval = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
-        let table = SampleTable(count: count)
-        let start = ContinuousClock.now + .milliseconds(20)
-        var maxStartLag = Duration.zero
-        await withDiscardingTaskGroup { group in
-            for index in 0..<count {
-                let intended = start + interval * index
-                try? await Task.sleep(until: intended, clock: .continuous)
-                maxStartLag = max(maxStartLag, ContinuousClock.now - intended)
-                group.addTask {
-                    let sample = await send(marker: "\(prefix)-\(index)", index: index, intended: intended)
-                    table.samples.withLock { $0[index] = sample }
-                }
-            }
+        let schedule = OpenLoop(rate: rate, count: max(1, Int((seconds * rate).rounded())))
+        let run = await schedule.run { index, intended in
+            await send(marker: "\(prefix)-\(index)", index: index, intended: intended)
         }
-        let samples = table.samples.withLock { $0.compactMap { $0 } }
+        let samples = run.results
         let accepted = floor ? [] : samples.filter { $0.accepted != nil }.map(\.marker)
         let deadline = ContinuousClock.now + .seconds(drain)
         while sink.received(accepted) < accepted.count, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return Phase(samples: samples, start: start, maxStartLag: maxStartLag)
+        return Phase(samples: samples, start: run.start, maxStartLag: run.maxStartLag)
     }
 
     private func send(marker: String, index: Int, intended: ContinuousClock.Instant) async -> Sample {
@@ -115,14 +102,5 @@ struct LatencyGenerator: Sendable {
             sample.error = "\(error)"
         }
         return sample
-    }
-}
-
-/// The samples of one run, filled in by the requests' tasks as they finish.
-private final class SampleTable: Sendable {
-    let samples: Mutex<[LatencyGenerator.Sample?]>
-
-    init(count: Int) {
-        samples = Mutex([LatencyGenerator.Sample?](repeating: nil, count: count))
     }
 }
