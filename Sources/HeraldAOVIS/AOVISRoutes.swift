@@ -193,7 +193,7 @@ package struct AOVISRoutes: Dialect {
             stored.owners.isEmpty
                 ? nil : AOVISPushTemplate(event: stored, type: intake.type, device: device).sendRequest
         }
-        context.logger.info(
+        context.logger.debug(
             "camera event received",
             metadata: [
                 "herald.event": "\(accepted.event.id)", "herald.created": "\(accepted.created)",

@@ -104,7 +104,7 @@ extension Dispatcher {
     /// log it, hand it to a local worker when its job was stored leased to them, and wake one worker.
     func accepted(_ notification: PushNotification, dialect: String?, lease: JobLease?) {
         EngineMetrics.accepted(notification, dialect: dialect ?? "native")
-        logger.info("notification accepted", metadata: notification.logMetadata)
+        logger.debug("notification accepted", metadata: notification.logMetadata)
         if let lease, handoff.hand(lease, notification: notification, at: now()) {
             wakeups.signal()
         } else {

@@ -90,7 +90,7 @@ package struct GotifyRoutes: Dialect {
             case .tooLarge(let reason):
                 throw GotifyError.tooLarge("the message is too large for the devices' providers: \(reason)")
             }
-            context.logger.info(
+            context.logger.debug(
                 "gotify message accepted",
                 metadata: [
                     "herald.notification": "\(notification.id)", "herald.app": "\(publisher.appID)",

@@ -157,7 +157,7 @@ package struct HomeAssistantRelayRoutes: Dialect {
                 throw Self.failure(error)
             }
             Counter(label: "herald_relay_pushes_total", dimensions: [("result", "accepted")]).increment()
-            context.logger.info(
+            context.logger.debug(
                 "home assistant push relayed",
                 metadata: [
                     "herald.notification": "\(notification.id)", "herald.app": "\(installation.appID)",

@@ -176,7 +176,7 @@ package struct MatrixRoutes: Dialect {
         do {
             guard case .accepted(let accepted, _) = try await dispatcher.submit(request, appID: installation.appID)
             else { return }
-            logger.info(
+            logger.debug(
                 "matrix push queued",
                 metadata: [
                     "herald.notification": "\(accepted.id)", "herald.installation": "\(installation.id)",

@@ -132,7 +132,7 @@ package struct NtfyRoutes: Dialect {
             case .tooLarge(let reason):
                 throw NtfyError.tooLarge("message too large for the devices' providers: \(reason)")
             }
-            context.logger.info(
+            context.logger.debug(
                 "ntfy message accepted",
                 metadata: [
                     "herald.notification": "\(notification.id)", "herald.app": "\(publisher.appID)",

@@ -180,7 +180,7 @@ package struct UnifiedPushRoutes: Dialect {
         if let topic = message.topic {
             try await replaceUndelivered(topic: topic, of: endpoint, by: notification, context: context)
         }
-        context.logger.info(
+        context.logger.debug(
             "unifiedpush message accepted",
             metadata: [
                 "herald.notification": "\(notification.id)", "herald.endpoint": "\(endpoint.id)",

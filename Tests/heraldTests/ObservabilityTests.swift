@@ -57,6 +57,7 @@ private struct ObservedServer {
         database: \(directory.file("herald.sqlite"))
         log:
           format: json
+          level: debug
         metrics:
           token: \(Self.metricsToken)
         apps: [demo]

@@ -189,7 +189,10 @@ extension Dispatcher {
         commit.finishesJob = true
         guard try await commitPage(commit, of: notification) else { return false }
         EngineMetrics.finished(appID: notification.appID, status: status)
-        logger.info(
+        // A notification of more than a page (a broadcast, a channel) says so at info; the common one
+        // to a user's few devices at debug, as its acceptance does: at info, a request logs one line.
+        logger.log(
+            level: counts.targeted > configuration.pageSize ? .info : .debug,
             "notification done",
             metadata: notification.logMetadata.merging(
                 ["herald.sent": "\(counts.sent)", "herald.failed": "\(counts.failed)"], uniquingKeysWith: { $1 }))
