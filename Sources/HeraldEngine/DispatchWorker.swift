@@ -13,10 +13,16 @@ import ServiceLifecycle
 public struct DispatchWorker: Service {
     private let dispatcher: Dispatcher
     private let node: String
+    /// What the workers run on, one each in turn (the event loops the node's connections run on);
+    /// empty: Swift's global executor.
+    private let executors: [any TaskExecutor]
 
     /// Creates the workers of one node.
-    public init(dispatcher: Dispatcher, node: String = ProcessInfo.processInfo.hostName) {
+    public init(
+        dispatcher: Dispatcher, node: String = ProcessInfo.processInfo.hostName, executors: [any TaskExecutor] = []
+    ) {
         self.dispatcher = dispatcher
+        self.executors = executors
         self.node = "\(node)-\(ProcessInfo.processInfo.processIdentifier)-\(Identifier.make(now: Date()).suffix(6))"
     }
 
@@ -40,7 +46,8 @@ public struct DispatchWorker: Service {
                 outer.addTask { await dispatcher.renewLeases() }
                 await withDiscardingTaskGroup { group in
                     for worker in 0..<dispatcher.configuration.workers {
-                        group.addTask { await self.work(owner: "\(node)-w\(worker)") }
+                        let executor = executors.isEmpty ? nil : executors[worker % executors.count]
+                        group.addTask(executorPreference: executor) { await self.work(owner: "\(node)-w\(worker)") }
                     }
                     if dispatcher.configuration.workers == 0 {
                         // A node without workers still serves its channels to the others until it stops.

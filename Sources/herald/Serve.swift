@@ -8,6 +8,7 @@ import HeraldPostgres
 import HeraldSQLite
 import HeraldServer
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 
@@ -105,7 +106,12 @@ struct Serve: AsyncParsableCommand {
         let reloader = ConfigurationReloader(
             configuration: configuration, file: common.configFile, store: store, apps: apps, dispatcher: dispatcher,
             logger: logger, load: { [common, overrides] in try await common.load(extra: overrides) })
-        var services: [any Service] = [application, DispatchWorker(dispatcher: dispatcher), reloader]
+        var services: [any Service] = [
+            application,
+            DispatchWorker(
+                dispatcher: dispatcher, executors: EventLoopTaskExecutor.all(of: MultiThreadedEventLoopGroup.singleton)),
+            reloader,
+        ]
         if let store = store as? SQLiteStore { services.append(SQLiteCheckpointing(store: store)) }
         // Nested in ``runNode(on:logger:_:)``'s group, whose graceful shutdown (SIGTERM, SIGINT) is its own.
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))

@@ -131,6 +131,39 @@ struct DeadlineTests {
         #expect(idle.sleepers == 0)
         #expect(!ran.withLock { $0 })
     }
+
+    @Test(
+        "a cancelled caller whose operation does not heed cancellation: the deadline still holds, and onDeadline ends the operation then"
+    )
+    func callerCancelledOperationDeaf() async throws {
+        let clock = ManualClock()
+        let gate = Gate()
+        let ran = Mutex(false)
+        let answer = Mutex<Int?>(nil)
+        let call = Task {
+            let value = try await withDeadline(.seconds(5), clock: clock) {
+                await gate.wait()
+                return 7
+            } onDeadline: {
+                ran.withLock { $0 = true }
+                gate.open()
+            }
+            answer.withLock { $0 = value }
+        }
+        try await waitUntil("the deadline's timer and the operation") { clock.sleepers == 1 && gate.waiting }
+        call.cancel()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!ran.withLock { $0 }, "the cancellation ran onDeadline")
+        clock.advance(by: .seconds(4))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!ran.withLock { $0 }, "the deadline passed early")
+        clock.advance(by: .seconds(1))
+        // Before, the call waited for the operation for ever.
+        try await waitUntil("the call's end, once its deadline passed") { answer.withLock { $0 } != nil }
+        #expect(answer.withLock { $0 } == 7)
+        #expect(ran.withLock { $0 })
+        try await waitUntil("no timer left") { clock.sleepers == 0 }
+    }
 }
 
 /// Holds whoever waits until it is opened; cancellation does not end the wait.

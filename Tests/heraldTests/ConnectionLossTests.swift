@@ -127,7 +127,12 @@ struct ConnectionLossTests {
         }
         #expect(ready == 200)
         for id in [broadcastID] + accepted.map(\.id) {
-            #expect(try await Self.finished(id, node.address, serverKey) == "done", "notification \(id)")
+            do {
+                #expect(try await Self.finished(id, node.address, serverKey) == "done", "notification \(id)")
+            } catch {
+                print(Self.diagnosis(of: id, on: cluster, log: node.process.text))
+                throw error
+            }
         }
         let received = Set(cluster.apns.requests.compactMap(\.token))
         #expect(Set(audience).subtracting(received).isEmpty, "broadcast devices not reached")
@@ -135,6 +140,25 @@ struct ConnectionLossTests {
         node.process.process.terminate()
         #expect(try await node.process.exitStatus() == 0)
         try await cluster.finish()
+    }
+
+    /// What the store and the node's log say about a notification that did not finish: its row, its jobs (who holds
+    /// them, until when), what is pending, and the node's lines that name it, with the log's last lines.
+    static func diagnosis(of id: String, on cluster: Cluster, log: String) -> String {
+        let rows = { (sql: String) in (try? cluster.query(sql).joined(separator: "\n")) ?? "(query failed)" }
+        let lines = log.split(separator: "\n")
+        return """
+            connection-loss: notification \(id) did not finish
+            store now: \(rows("SELECT extract(epoch from now())"))
+            notification: \(rows("SELECT status, targeted, sent, failed FROM notifications WHERE id = '\(id)'"))
+            jobs (kind|reference|run_at|attempts|locked_by|locked_until|last_error):
+            \(rows("SELECT kind, reference, run_at, attempts, locked_by, locked_until, last_error FROM jobs WHERE reference LIKE '%\(id)%'"))
+            pending: \(rows("SELECT count(*) FROM pending_deliveries WHERE notification_id = '\(id)'"))
+            node lines naming it:
+            \(lines.filter { $0.contains(id) }.suffix(100).joined(separator: "\n"))
+            node's last lines:
+            \(lines.suffix(200).joined(separator: "\n"))
+            """
     }
 
     /// A request that fails the test if it is not answered within ``hung`` seconds.

@@ -31,7 +31,12 @@ public enum DeadlineOverrun: Sendable {
 ///   what ends it (closed the socket it reads, failed what it waits for).
 ///
 /// When the caller's task is cancelled, the operation is cancelled and, with ``DeadlineOverrun/awaitCancelled``,
-/// the call throws `CancellationError` once the operation has ended; `onDeadline` does not run.
+/// awaited: the call throws its error (`CancellationError` for one that heeds it) once it has ended, and
+/// `onDeadline` does not run. The deadline still holds while it is awaited: an operation that does not heed
+/// cancellation (a statement whose promise a PostgreSQL session ended under it never completes) and is still
+/// running at the deadline has `onDeadline` run then, as it would have without the cancellation. Without that,
+/// a cancelled call would wait for such an operation for ever: a worker cancelled with its sibling pages, stuck
+/// on one store call while its job's lease is renewed (docs/reliability.md, "PostgreSQL ending Herald's sessions").
 /// - Throws: The operation's error, `onDeadline`'s, or `CancellationError`.
 public func withDeadline<Value: Sendable>(
     _ limit: Duration, clock: any Clock<Duration> = ContinuousClock(), overrun: DeadlineOverrun = .awaitCancelled,
@@ -41,19 +46,7 @@ public func withDeadline<Value: Sendable>(
     let onDeadline = onDeadline ?? { throw DeadlineExceeded(limit: limit) }
     switch overrun {
     case .awaitCancelled:
-        return try await withThrowingTaskGroup(of: DeadlineRace<Value>.self) { group in
-            group.addTask { .finished(try await operation()) }
-            group.addTask {
-                try await clock.sleep(for: limit)
-                try await onDeadline()
-                return .deadlinePassed
-            }
-            defer { group.cancelAll() }
-            while let outcome = try await group.next() {
-                if case .finished(let value) = outcome { return value }
-            }
-            preconditionFailure("the operation's task ended without its outcome")
-        }
+        return try await awaitingCancelled(limit, clock: clock, operation: operation, onDeadline: onDeadline)
     case .leaveCancelled:
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
             let answer = ResumeOnce(continuation)
@@ -76,10 +69,84 @@ public func withDeadline<Value: Sendable>(
     }
 }
 
+/// ``withDeadline(_:clock:overrun:operation:onDeadline:)`` with ``DeadlineOverrun/awaitCancelled``, on
+/// `clock` opened (its instants are its own type).
+private func awaitingCancelled<Value: Sendable, C: Clock<Duration>>(
+    _ limit: Duration, clock: C, operation: @escaping @Sendable () async throws -> Value,
+    onDeadline: @escaping @Sendable () async throws -> Void
+) async throws -> Value {
+    let deadline = clock.now.advanced(by: limit)
+    let ended = OperationEnd()
+    return try await withThrowingTaskGroup(of: DeadlineRace<Value>.self) { group in
+        group.addTask {
+            defer { ended.resolve(deadlinePassed: false) }
+            return .finished(try await operation())
+        }
+        group.addTask {
+            if (try? await clock.sleep(until: deadline, tolerance: nil)) == nil {
+                // Cancelled with the caller: the group awaits the operation, which may not heed it. The
+                // deadline holds until the operation ends.
+                guard await ended.deadlinePassed(deadline, on: clock) else { return .operationEnded }
+            }
+            try await onDeadline()
+            return .deadlinePassed
+        }
+        defer { group.cancelAll() }
+        while let outcome = try await group.next() {
+            if case .finished(let value) = outcome { return value }
+        }
+        preconditionFailure("the operation's task ended without its outcome")
+    }
+}
+
 /// Which of the two tasks of ``withDeadline(_:clock:overrun:operation:onDeadline:)`` ended.
 private enum DeadlineRace<Value: Sendable>: Sendable {
     case finished(Value)
     case deadlinePassed
+    /// The caller was cancelled and the operation ended before the deadline.
+    case operationEnded
+}
+
+/// Whichever comes first for a cancelled call: its operation's end or its deadline. A cancelled task cannot
+/// sleep, so the deadline is slept on by a task of its own (only on this path: a cancelled call).
+private final class OperationEnd: Sendable {
+    private enum State {
+        case running(waiter: CheckedContinuation<Bool, Never>?)
+        /// Whether the deadline passed first.
+        case resolved(deadlinePassed: Bool)
+    }
+
+    private let state = Mutex(State.running(waiter: nil))
+
+    /// The first of the operation's end (false) and the deadline (true) settles it; a later one is ignored.
+    func resolve(deadlinePassed: Bool) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard case .running(let waiter) = state else { return nil }
+            state = .resolved(deadlinePassed: deadlinePassed)
+            return waiter
+        }
+        waiter?.resume(returning: deadlinePassed)
+    }
+
+    /// Waits, whatever the task's cancellation, for the operation's end (false) or `deadline` on `clock` (true).
+    func deadlinePassed<C: Clock>(_ deadline: C.Instant, on clock: C) async -> Bool {
+        let timer = Task.detached {
+            try? await clock.sleep(until: deadline, tolerance: nil)
+            self.resolve(deadlinePassed: true)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let resolved = state.withLock { state -> Bool? in
+                switch state {
+                case .resolved(let deadlinePassed): return deadlinePassed
+                case .running:
+                    state = .running(waiter: continuation)
+                    return nil
+                }
+            }
+            if let resolved { continuation.resume(returning: resolved) }
+        }
+    }
 }
 
 /// A continuation resumed by the first of several callers; the others are ignored.

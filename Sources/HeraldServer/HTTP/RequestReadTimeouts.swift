@@ -29,8 +29,12 @@ struct TimedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
         }
     }
 
+    /// Handles the connection on its own event loop (``EventLoopTaskExecutor``): its handlers run
+    /// on the thread that reads and writes its bytes.
     func handle(value: Inner.Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
+            await inner.handle(value: value, logger: logger)
+        }
     }
 }
 
