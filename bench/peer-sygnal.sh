@@ -28,7 +28,8 @@
 # Usage: bench/peer-sygnal.sh [--seconds S] [--rates "400 800 1100 ..."] [--pushkeys N]
 # Environment: BENCH_HERALD=<herald binary> (herald-bench is taken from the same directory), BENCH_SYGNAL=<dir>
 # (Sygnal's source and lock, as ../shared/tools/sygnal holds them), BENCH_KEEP=1 keeps the work directory (logs,
-# the sink's arrivals, each step's requests) and prints where it is.
+# the sink's arrivals, each step's requests) and prints where it is; BENCH_PERF=<perf.data> samples Herald with
+# `perf record -g` (BENCH_PERF_FREQ per second, 499 by default) during its 800/s step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -252,7 +253,14 @@ for rate in $rates; do
     for gateway in sygnal herald; do
         [[ $rising == *" $gateway "* || $rate == "$cpu_rate" ]] || continue
         name=$gateway-$rate
+        perf_pid=""
+        if [ -n "${BENCH_PERF:-}" ] && [ "$gateway" = herald ] && [ "$rate" = "$cpu_rate" ]; then
+            # Samples Herald during its step at the CPU ratio's rate (BENCH_PERF names the perf.data file).
+            perf record -F "${BENCH_PERF_FREQ:-499}" -g -o "$BENCH_PERF" -p "$server_pid" >/dev/null 2>&1 &
+            perf_pid=$!
+        fi
         notify "$gateway" "$name" "$rate" --seconds "$seconds"
+        if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
         # What the sink's log buffer holds by now (flushed every 100 ms) and a late push's last chance.
         sleep 1
         if ! python3 bench/peer_summary.py step "$gateway" "$rate" "$seconds" "$work/$name.tsv" "$work/$name.json" \

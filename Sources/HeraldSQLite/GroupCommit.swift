@@ -13,8 +13,10 @@ import Synchronization
 /// every write of the batch, none of which is then stored.
 ///
 /// Durability. A durable write (a registration, an accepted send or event: what Herald answers
-/// `2xx` for) is answered only once the log is on disk, by ``WALSync``, which syncs it off the
-/// writer: the next batch commits meanwhile. The engine's own bookkeeping (job claims, page
+/// `2xx` for) is answered only once the log is on disk, by ``WALSync``. The writer syncs it itself
+/// right after the commit when no sync runs (a thread woken per commit cost more than the wait), and
+/// the writes that arrive meanwhile commit together after it; when a sync runs already, the batch
+/// waits for the next one on the sync's thread and the writer goes on. The engine's own bookkeeping (job claims, page
 /// commits, releases) is answered at once: a process crash loses none of it (the log is written),
 /// and after a power loss the engine resumes from the last synced commit, which the next durable
 /// write or checkpoint (every 250 ms under `herald serve`) makes recent.
@@ -107,6 +109,7 @@ final class GroupCommit: Sendable {
                 if !durable.isEmpty {
                     let waiting = durable
                     walSync.afterSync(
+                        here: true,
                         done: { for write in waiting { write.answer() } },
                         failed: { error in for write in waiting { write.fail(error) } })
                 }

@@ -14,7 +14,8 @@ extension SQLiteStore {
     /// The pages and the preferences in one read transaction (one trip to a reader connection).
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
         let queries = try requests.map { try resolveQuery($0.target, appID: $0.appID, after: nil, limit: $0.limit) }
-        return try await database.read { db in
+        // A few handed notifications (each of at most a hundred devices by id) read on the calling thread.
+        let read: @Sendable (Database) throws -> FirstPages = { db in
             var pages: [[InstallationAddress]] = []
             var preferring: [String] = []
             for (request, query) in zip(requests, queries) {
@@ -24,7 +25,11 @@ extension SQLiteStore {
             }
             return FirstPages(pages: pages, preferences: try self.fetchPreferences(db, installationIDs: preferring))
         }
+        return try await requests.count <= Self.smallFirstPages ? smallRead(read) : database.read(read)
     }
+
+    /// The most first pages read together on the calling thread (``smallRead(_:)``).
+    static let smallFirstPages = 4
 
     public func rangeBoundary(
         _ target: NotificationTarget, appID: String, after: String?, skip: Int

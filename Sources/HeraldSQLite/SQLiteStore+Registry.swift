@@ -101,12 +101,12 @@ extension SQLiteStore: InstallationRegistry {
     }
 
     public func installation(appID: String, id: String) async throws -> Installation? {
-        try await database.read { db in try self.fetchOne(db, where: "app_id = ? AND id = ?", [appID, id]) }
+        try await smallRead { db in try self.fetchOne(db, where: "app_id = ? AND id = ?", [appID, id]) }
     }
 
     public func installation(appID: String, service: PushService, token: String) async throws -> Installation? {
         let index = cipher.index(token, service: service)
-        return try await database.read { db in
+        return try await smallRead { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM installations WHERE app_id = ? AND service = ? AND token_index = ?",
                 arguments: [appID, service.rawValue, Data(index)]

@@ -15,6 +15,8 @@ public final class SQLiteStore: Store {
     let groupCommit: GroupCommit
     /// Makes what Herald answers `2xx` for durable without holding the writer (see ``WALSync``).
     let walSync: WALSync
+    /// Small reads on the calling thread (see ``InlineReaders``).
+    let inlineReaders: InlineReaders
 
     /// The writer's page cache unless told otherwise: big enough that a page of a broadcast or a
     /// batch of an import finds the index pages it touches, small enough for a lean server.
@@ -51,6 +53,9 @@ public final class SQLiteStore: Store {
             }
         }
         self.database = try DatabasePool(path: path, configuration: configuration)
+        // Opened after the pool, which sets the database up (WAL mode) if it is new: two, one for
+        // each of a small machine's event loops; a third caller goes to the pool.
+        self.inlineReaders = try InlineReaders(path: path, configuration: configuration, count: 2)
         self.cipher = cipher
         self.path = path
         let walSync = WALSync(databasePath: path, enabled: syncsAccepted)

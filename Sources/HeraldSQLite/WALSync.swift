@@ -15,9 +15,10 @@ import Synchronization
 /// loss or a kernel crash could roll it back. A caller that must not be answered before its write
 /// is on disk (Herald answers `2xx` for a registration, an accepted send or event, an update) asks
 /// for the next sync: one thread calls `fdatasync` on the log file, and every caller whose commit
-/// returned before that call started is answered when it ends. The writer never waits for the
-/// disk, and one sync serves every commit made while the previous one ran (a group commit of the
-/// log's flushes, as PostgreSQL's WAL writer does). The log is one file written in order, so
+/// returned before that call started is answered when it ends. One sync serves every commit made
+/// while the previous one ran (a group commit of the log's flushes, as PostgreSQL's WAL writer
+/// does). When no sync runs, the group commit's writer makes it itself (``afterSync(here:done:failed:)``):
+/// waking this thread for it cost two thread switches per commit on the one-notification path. The log is one file written in order, so
 /// syncing it makes every frame in it durable, the commit frames of those callers included.
 ///
 /// The log's descriptor is opened at the first sync, and again whenever the path names another file
@@ -85,14 +86,32 @@ final class WALSync: Sendable {
     }
 
     /// Calls `done` once everything committed before the call is on disk, or `failed` with why not.
-    func afterSync(done: @escaping @Sendable () -> Void, failed: @escaping @Sendable (any Error) -> Void) {
+    /// - Parameter here: When no sync runs, run it on the calling thread (one round: the waiters of that
+    ///   moment), instead of waking the sync's own thread for it. The group commit's writer passes true: it
+    ///   has just committed and has nothing better to do than wait for the disk, and the writes that arrive
+    ///   meanwhile commit together after it. When a sync runs already, the caller is answered by it or the
+    ///   round after, as always.
+    func afterSync(
+        here: Bool = false, done: @escaping @Sendable () -> Void, failed: @escaping @Sendable (any Error) -> Void
+    ) {
         guard isEnabled else { return done() }
         let starts = state.withLock { state in
             state.waiting.append(Waiter(done: done, failed: failed))
             defer { state.syncing = true }
             return !state.syncing
         }
-        if starts { queue.async { self.run() } }
+        guard starts else { return }
+        if here {
+            round()
+            // Waiters that came during that round go to the sync's thread, which answers them as it does.
+            let more = state.withLock { state in
+                if state.waiting.isEmpty { state.syncing = false }
+                return state.syncing
+            }
+            if more { queue.async { self.run() } }
+        } else {
+            queue.async { self.run() }
+        }
     }
 
     /// Looks at an error of a write or a checkpoint: when it is a sync SQLite made itself that failed
@@ -111,21 +130,27 @@ final class WALSync: Sendable {
 
     /// Syncs while callers wait; each round answers those that were waiting when it began.
     private func run() {
-        while true {
-            let (round, descriptor): ([Waiter], Int32) = state.withLock { state in
-                defer { state.waiting.removeAll() }
-                if state.waiting.isEmpty { state.syncing = false }
-                return (state.waiting, state.descriptor)
-            }
-            if round.isEmpty { return }
-            let result = Result { try flush(descriptor) }
-            for waiter in round {
-                switch result {
-                case .success: waiter.done()
-                case .failure(let error): waiter.failed(error)
-                }
+        while round() {}
+    }
+
+    /// One sync, answering those that were waiting when it began; false when none were (then no sync
+    /// runs until the next caller starts one).
+    @discardableResult
+    private func round() -> Bool {
+        let (round, descriptor): ([Waiter], Int32) = state.withLock { state in
+            defer { state.waiting.removeAll() }
+            if state.waiting.isEmpty { state.syncing = false }
+            return (state.waiting, state.descriptor)
+        }
+        if round.isEmpty { return false }
+        let result = Result { try flush(descriptor) }
+        for waiter in round {
+            switch result {
+            case .success: waiter.done()
+            case .failure(let error): waiter.failed(error)
             }
         }
+        return true
     }
 
     /// One `fdatasync` of the log, opening it (and syncing its directory) first when the path names

@@ -105,4 +105,40 @@ struct WALSyncTests {
         #expect(WALSync.inode(ofDescriptor: try #require(scripted.calls.last)) == second)
         #expect(sync.syncs == 3)
     }
+    @Test(
+        "The group commit's writer syncs on its own thread when no sync runs; a caller that comes during that sync is answered by the sync's thread, and a failed one fails both"
+    )
+    func syncHere() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("h.sqlite")
+        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        let caller = Mutex<pthread_t?>(nil)
+        let arrived = Mutex(false)
+        let sync = Mutex<WALSync?>(nil)
+        let scripted = ScriptedSync([0, 0, EIO])
+        let walSync = WALSync(databasePath: database) { descriptor in
+            caller.withLock { $0 = $0 ?? pthread_self() }
+            // Another caller arrives during the first sync: it waits for the next round.
+            if scripted.calls.isEmpty, let sync = sync.withLock({ $0 }) {
+                sync.afterSync(done: { arrived.withLock { $0 = true } }, failed: { _ in })
+            }
+            return scripted(descriptor)
+        }
+        sync.withLock { $0 = walSync }
+        let answered = Mutex<pthread_t?>(nil)
+        walSync.afterSync(here: true, done: { answered.withLock { $0 = pthread_self() } }, failed: { _ in })
+        // Synced and answered before afterSync returned, on this thread.
+        let here = pthread_self()
+        #expect(answered.withLock { $0 } == here)
+        #expect(caller.withLock { $0 } == here)
+        try await waitUntil("the caller that came during the sync answered by the next round") {
+            arrived.withLock { $0 }
+        }
+        #expect(walSync.syncs == 2)
+        // A failed sync here fails its caller, and every later one (fsyncgate), here or not.
+        let failed = Mutex<(any Error)?>(nil)
+        walSync.afterSync(here: true, done: {}, failed: { error in failed.withLock { $0 = error } })
+        #expect((failed.withLock { $0 } as? WALSyncError)?.code == EIO)
+        await #expect(throws: WALSyncError.self) { try await walSync.sync() }
+    }
 }
