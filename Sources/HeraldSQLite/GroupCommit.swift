@@ -1,5 +1,10 @@
+import Dispatch
 import GRDB
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Small writes from concurrent callers committed together (registrations, accepted sends and
 /// events, and the engine's job claims, page commits and releases): each runs in its own
@@ -38,15 +43,26 @@ final class GroupCommit: Sendable {
         var draining = false
         /// Writes submitted since the start.
         var submitted = 0
+        /// How many of `writes` are durable.
+        var durable = 0
     }
 
     private let database: DatabasePool
     private let walSync: WALSync
     private let queue = Mutex(Queue())
+    /// The least time between two syncs the writer makes (nanoseconds; 0: none).
+    private let syncInterval: UInt64
+    /// When the writer's last sync ended (the monotonic clock's nanoseconds; the writer's queue alone uses it).
+    private let lastSync = Mutex<UInt64>(0)
 
-    init(database: DatabasePool, walSync: WALSync) {
+    /// - Parameter syncInterval: Durable writes that come less than this after the writer's last sync wait for
+    ///   the rest of it, and commit and sync together: under load a sync serves several, and when writes come
+    ///   further apart than that none waits.
+    init(database: DatabasePool, walSync: WALSync, syncInterval: Duration = .zero) {
         self.database = database
         self.walSync = walSync
+        let (seconds, attoseconds) = syncInterval.components
+        self.syncInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 
     /// How many writes have been submitted since the start (tests use it to know a batch has formed).
@@ -76,6 +92,7 @@ final class GroupCommit: Sendable {
             let leads = queue.withLock { queue in
                 queue.writes.append(write)
                 queue.submitted += 1
+                if durable { queue.durable += 1 }
                 defer { queue.draining = true }
                 return !queue.draining
             }
@@ -83,14 +100,27 @@ final class GroupCommit: Sendable {
         }
     }
 
+    /// Waits, on the writer's queue, for the rest of ``syncInterval`` after the last sync when durable writes
+    /// wait and the batch is not full: the writes that come meanwhile commit and sync with them.
+    private func holdForCompany() {
+        guard syncInterval > 0, walSync.isEnabled else { return }
+        let (durable, count) = queue.withLock { ($0.durable, $0.writes.count) }
+        guard durable > 0, count < Self.maximumBatch else { return }
+        let since = DispatchTime.now().uptimeNanoseconds &- lastSync.withLock { $0 }
+        guard since < syncInterval else { return }
+        usleep(UInt32((syncInterval - since) / 1_000))
+    }
+
     /// Commits batches until no write waits, on the writer's own queue: a batch that commits is
     /// followed at once by the writes that arrived meanwhile, without a hop through the shared
     /// executor that the waiting requests themselves queue on.
     private func drain(_ db: Database) {
         while true {
+            holdForCompany()
             let batch: [Write] = queue.withLock { queue in
                 let batch = Array(queue.writes.prefix(Self.maximumBatch))
                 queue.writes.removeFirst(batch.count)
+                queue.durable -= batch.count { $0.durable }
                 if batch.isEmpty { queue.draining = false }
                 return batch
             }
@@ -112,6 +142,7 @@ final class GroupCommit: Sendable {
                         here: true,
                         done: { for write in waiting { write.answer() } },
                         failed: { error in for write in waiting { write.fail(error) } })
+                    if syncInterval > 0 { lastSync.withLock { $0 = DispatchTime.now().uptimeNanoseconds } }
                 }
             } catch {
                 walSync.noteFailure(error)

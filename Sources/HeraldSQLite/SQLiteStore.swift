@@ -36,9 +36,12 @@ public final class SQLiteStore: Store {
     ///   - syncsAccepted: Whether what Herald answers `2xx` for is answered only once it is on disk
     ///     (``WALSync``; `sqlite.synchronous: full`), so a power loss cannot roll it back; false
     ///     answers once it is in the write-ahead log (it survives a process crash, not a power loss).
+    ///   - syncInterval: The least time between two syncs by the writer (`sqlite.sync_interval_ms`, see
+    ///     ``GroupCommit``); zero (the tests' default) syncs each commit at once.
     /// - Throws: GRDB's `DatabaseError` when the file cannot be opened.
     public init(
-        path: String, cipher: TokenCipher, writerCacheKiB: Int = defaultWriterCacheKiB, syncsAccepted: Bool = true
+        path: String, cipher: TokenCipher, writerCacheKiB: Int = defaultWriterCacheKiB, syncsAccepted: Bool = true,
+        syncInterval: Duration = .zero
     ) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -60,7 +63,7 @@ public final class SQLiteStore: Store {
         self.path = path
         let walSync = WALSync(databasePath: path, enabled: syncsAccepted)
         self.walSync = walSync
-        self.groupCommit = GroupCommit(database: database, walSync: walSync)
+        self.groupCommit = GroupCommit(database: database, walSync: walSync, syncInterval: syncInterval)
     }
 
     /// A write Herald answers `2xx` for: returned once it is on disk (``WALSync``), so a power loss

@@ -81,7 +81,7 @@ struct CommonOptions: ParsableArguments {
         case .sqlite(let path):
             return try SQLiteStore(
                 path: path, cipher: cipher, writerCacheKiB: writerCacheKiB,
-                syncsAccepted: configuration.sqliteSyncsAccepted)
+                syncsAccepted: configuration.sqliteSyncsAccepted, syncInterval: configuration.sqliteSyncInterval)
         }
     }
 

@@ -83,8 +83,39 @@ struct GroupCommitTests {
         // Writes outside the group (updates, deletes) are durable too.
         try await store.durableWrite { db in try db.execute(sql: "INSERT INTO probe (n) VALUES (3)") }
         #expect(store.walSync.syncs == before + 2)
-        // The writer itself stays at GRDB's WAL setting, NORMAL (1): it never waits for the disk.
+        // The writer itself stays at GRDB's WAL setting, NORMAL (1): its commits do not sync; the syncs are WALSync's.
         #expect(try await store.database.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 1)
+    }
+
+    @Test(
+        "With a sync interval, durable writes that come less than it after a sync wait for the rest of it and share one commit and one sync"
+    )
+    func syncInterval() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteStore(
+            path: directory.file("s.sqlite"), cipher: Fixtures.cipher(), syncInterval: .seconds(1))
+        try await store.migrate()
+        try await store.database.write { db in try db.execute(sql: "CREATE TABLE probe (n INTEGER PRIMARY KEY)") }
+        let counter = CommitCounter()
+        store.database.add(transactionObserver: counter, extent: .databaseLifetime)
+        try await store.groupCommit.write(durable: true) { db in try db.execute(sql: "INSERT INTO probe (n) VALUES (0)")
+        }
+        let syncs = store.walSync.syncs
+        counter.reset()
+        // Ten right after that sync (submitted within microseconds of each other, well inside the second).
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 1...10 {
+                group.addTask {
+                    try await store.groupCommit.write(durable: true) { db in
+                        try db.execute(sql: "INSERT INTO probe (n) VALUES (?)", arguments: [n])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(store.walSync.syncs == syncs + 1)
+        #expect(counter.count == 1)
+        #expect(try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe") } == 11)
     }
 }
 

@@ -32,6 +32,8 @@ public struct HeraldConfiguration: Sendable {
     /// Whether an SQLite database answers what Herald accepts only once it is on disk
     /// (`sqlite.synchronous: full`) or once it is in the write-ahead log (`normal`).
     public var sqliteSyncsAccepted: Bool
+    /// The least time between two syncs of SQLite's write-ahead log by its writer (`sqlite.sync_interval_ms`).
+    public var sqliteSyncInterval: Duration
     /// How long one PostgreSQL store call may take before it fails as `storage_unavailable`
     /// (`postgres.call_timeout_ms`).
     public var postgresCallTimeout: Duration
@@ -61,7 +63,8 @@ public struct HeraldConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation = .sqlite(path: "./herald.sqlite"),
         secretKey: String? = nil, secretKeyFile: String? = nil, logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text, metricsEnabled: Bool = true, metricsToken: String? = nil,
-        sqliteSyncsAccepted: Bool = true, postgresCallTimeout: Duration = .seconds(10),
+        sqliteSyncsAccepted: Bool = true, sqliteSyncInterval: Duration = .milliseconds(2),
+        postgresCallTimeout: Duration = .seconds(10),
         maxBodyBytes: Int = 64 * 1024, http: HTTPLimits = .init(),
         apps: [AppConfiguration] = [],
         registrationsPerMinute: [String: Int] = [:],
@@ -79,6 +82,7 @@ public struct HeraldConfiguration: Sendable {
         self.metricsEnabled = metricsEnabled
         self.metricsToken = metricsToken
         self.sqliteSyncsAccepted = sqliteSyncsAccepted
+        self.sqliteSyncInterval = sqliteSyncInterval
         self.postgresCallTimeout = postgresCallTimeout
         self.maxBodyBytes = maxBodyBytes
         self.http = http
@@ -100,6 +104,7 @@ public struct HeraldConfiguration: Sendable {
         port = try reader.value(Settings.port)
         database = try DatabaseLocation(url: reader.value(Settings.database))
         sqliteSyncsAccepted = try reader.value(Settings.sqliteSynchronous) == "full"
+        sqliteSyncInterval = .milliseconds(try reader.value(Settings.sqliteSyncInterval))
         postgresCallTimeout = .milliseconds(try reader.value(Settings.postgresCallTimeout))
         secretKey = try reader.value(Settings.secretKey)
         secretKeyFile = try reader.value(Settings.secretKeyFile)
@@ -171,8 +176,16 @@ extension HeraldConfiguration {
             """
             SQLite: `full` answers what Herald accepts (registrations, sends, events, changes) only once it is on \
             disk, so a power loss or kernel crash cannot roll it back; `normal` answers once it is in the \
-            write-ahead log (it survives a `kill -9` or a crash of Herald, not a power loss). Either way the writer \
-            never waits for the disk.
+            write-ahead log (it survives a `kill -9` or a crash of Herald, not a power loss).
+            """)
+        public static let sqliteSyncInterval = Setting<Int>(
+            "sqlite.sync_interval_ms", 0...100, unit: "milliseconds", default: 2,
+            """
+            SQLite with `synchronous: full`: the least time between two syncs of the write-ahead log by the writer. \
+            What Herald accepts less than this after the last sync waits for the rest of it, and is then committed \
+            and synced with whatever came meanwhile: under load one sync serves several writes (each sync costs CPU \
+            and a trip to the disk), at the price of at most this much more before the answer. Writes further apart \
+            wait for nothing. `0` syncs each commit at once.
             """)
         public static let postgresCallTimeout = Setting<Int>(
             "postgres.call_timeout_ms", 100...600_000, unit: "milliseconds", default: 10_000,

@@ -31,8 +31,8 @@ public enum SettingsCatalog {
             SettingsSection(
                 "Database and secrets",
                 [
-                    Server.database, Server.sqliteSynchronous, Server.postgresCallTimeout, Server.secretKey,
-                    Server.secretKeyFile,
+                    Server.database, Server.sqliteSynchronous, Server.sqliteSyncInterval, Server.postgresCallTimeout,
+                    Server.secretKey, Server.secretKeyFile,
                 ]),
             SettingsSection("Logging", [Server.logLevel, Server.logFormat]),
             SettingsSection("Metrics", [Server.metricsEnabled, Server.metricsToken]),
