@@ -30,18 +30,23 @@ final class InlineReaders: Sendable {
     }
 
     /// `body`'s value from a connection here, on the calling thread; nil when every one is in use.
-    func read<T>(_ body: (Database) throws -> T) throws -> T? {
+    /// - Parameter transaction: Whether `body`'s statements read one snapshot (a transaction around them);
+    ///   a body of one statement needs none (a statement reads one snapshot), and spares its `BEGIN` and `COMMIT`.
+    func read<T>(transaction: Bool = true, _ body: (Database) throws -> T) throws -> T? {
         guard let connection = idle.withLock({ $0.popLast() }) else { return nil }
         defer { idle.withLock { $0.append(connection) } }
-        return try connection.read(body)
+        return transaction ? try connection.read(body) : try connection.unsafeRead(body)
     }
 }
 
 extension SQLiteStore {
     /// A small read (a few rows by an index) on the calling thread when an ``InlineReaders``
     /// connection is free, else on the pool's readers.
-    func smallRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        if let value = try inlineReaders.read(body) { return value }
+    /// - Parameter oneStatement: `body` runs one statement: on the calling thread it needs no transaction.
+    func smallRead<T: Sendable>(
+        oneStatement: Bool = false, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        if let value = try inlineReaders.read(transaction: !oneStatement, body) { return value }
         return try await database.read(body)
     }
 }

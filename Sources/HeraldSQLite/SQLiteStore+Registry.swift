@@ -101,14 +101,18 @@ extension SQLiteStore: InstallationRegistry {
     }
 
     public func installation(appID: String, id: String) async throws -> Installation? {
-        try await smallRead { db in try self.fetchOne(db, where: "app_id = ? AND id = ?", [appID, id]) }
+        try await smallRead(oneStatement: true) { db in
+            try self.fetchOne(db, where: "app_id = ? AND id = ?", [appID, id])
+        }
     }
 
     public func installation(appID: String, service: PushService, token: String) async throws -> Installation? {
         let index = cipher.index(token, service: service)
-        return try await smallRead { db in
+        return try await smallRead(oneStatement: true) { db in
+            // Cached: a dialect's pushkey or endpoint is looked up this way for each notification.
             try Row.fetchOne(
-                db, sql: "SELECT * FROM installations WHERE app_id = ? AND service = ? AND token_index = ?",
+                db.cachedStatement(
+                    sql: "SELECT * FROM installations WHERE app_id = ? AND service = ? AND token_index = ?"),
                 arguments: [appID, service.rawValue, Data(index)]
             ).map(self.decode)
         }
