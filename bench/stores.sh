@@ -9,12 +9,16 @@
 #      node's worker), waiting until it is `done` — twice: the first broadcast after the import, and a
 #      repeat (devices served within the hour: no installation row is rewritten);
 #   4. measures the ceiling with h2load before the first setup and after the last.
-# Prints, per setup: notifications/s, the ratio to the mean ceiling, Herald's and PostgreSQL's CPU
+# Prints, per setup: notifications/s, the ratio to the mean ceiling, Herald's and its PostgreSQL cluster's CPU
 # seconds per 1,000 notifications, the import rate, and each node's share (its /metrics).
 # Usage: bench/stores.sh [installations=200000] [connections=2]
 # Environment: BENCH_SETUPS (default "sqlite postgres postgres2"), BENCH_PAGE_SIZE (engine.page_size, 2000),
 # BENCH_RANGE_SIZE (engine.range_size, 10000),
-# BENCH_HERALD=<binary> (a release build made elsewhere).
+# BENCH_HERALD=<binary> (a release build made elsewhere), BENCH_KEEP=1 (keeps the PostgreSQL databases, to plan
+# statements on them: bench/pg-plans.sh's EXPLAINs),
+# BENCH_PG_STATS=<directory>: after each PostgreSQL round, what the database did in it — its statements by time
+# (pg_stat_statements, when the cluster preloads it), its tables' live and dead rows, vacuums and analyzes (since the import), and
+# the cluster's WAL and checkpoints — in <directory>/<setup>-<round>.txt.
 set -euo pipefail
 # Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
 umask 077
@@ -45,7 +49,13 @@ pids=()
 databases=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for db in "${databases[@]}"; do psql "$pg_url" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
+    for db in "${databases[@]}"; do
+        if [ -n "${BENCH_KEEP:-}" ]; then
+            echo "kept: ${pg_url%/*}/$db" >&2
+        else
+            psql "$pg_url" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
+        fi
+    done
     bench/sink.sh stop "$work"
     rm -rf "$work"
 }
@@ -79,15 +89,49 @@ measure_ceiling() {
     echo "$out" | sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p'
 }
 ticks=$(getconf CLK_TCK)
-# CPU ticks of a list of processes, and of every PostgreSQL process (the cluster's backends).
+# CPU ticks of a list of processes, and of this run's PostgreSQL cluster: its postmaster and every process it
+# started (backends, WAL writer, checkpointer, autovacuum), not another cluster's (the test suites' own).
 cpu_of() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo $total; }
+postmaster=$(head -n 1 "$(psql "$pg_url" -Atc 'SHOW data_directory')/postmaster.pid")
 pg_cpu() {
-    local total=0 stat
+    local total=0 stat line
     for stat in /proc/[0-9]*/stat; do
         read -r line < "$stat" 2>/dev/null || continue
-        case "$line" in *"(postgres)"*) total=$((total + $(echo "$line" | awk '{print $14 + $15}'))) ;; esac
+        # After the command "(postgres)": state, parent pid, ...; utime and stime are fields 14 and 15, and the
+        # postmaster's 16 and 17 hold the processes that ended (an autovacuum worker, a closed connection).
+        case "$line" in
+        "$postmaster (postgres) "*) total=$((total + $(echo "$line" | awk '{print $14 + $15 + $16 + $17}'))) ;;
+        *"(postgres) "?" $postmaster "*) total=$((total + $(echo "$line" | awk '{print $14 + $15}'))) ;;
+        esac
     done
     echo $total
+}
+
+# BENCH_PG_STATS: counters zeroed before a round, reported after it (a SQLite round has none).
+pg_stats_reset() {
+    [ -n "${BENCH_PG_STATS:-}" ] && mkdir -p "$BENCH_PG_STATS"
+    [ -n "${BENCH_PG_STATS:-}" ] && [[ $1 == postgres://* ]] || return 0
+    psql "$1" -qAt -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" \
+        -c "SELECT pg_stat_reset_shared('wal')" -c "SELECT pg_stat_reset_shared('bgwriter')" \
+        >/dev/null 2>&1 || true
+}
+pg_stats_report() {
+    [ -n "${BENCH_PG_STATS:-}" ] && [[ $1 == postgres://* ]] || return 0
+    mkdir -p "$BENCH_PG_STATS"
+    psql "$1" -P pager=off > "$BENCH_PG_STATS/$2.txt" 2>&1 <<'SQL' || true
+SELECT calls, round(total_exec_time::numeric, 1) AS ms, round((total_exec_time / calls)::numeric, 3) AS ms_per_call,
+    rows, shared_blks_hit AS hit, shared_blks_read AS read, shared_blks_dirtied AS dirtied, wal_records, wal_fpi,
+    pg_size_pretty(wal_bytes) AS wal, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+ORDER BY total_exec_time DESC LIMIT 25;
+SELECT relname, n_live_tup, n_dead_tup, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, seq_scan, idx_scan,
+    vacuum_count, autovacuum_count, autoanalyze_count, pg_size_pretty(pg_total_relation_size(relid)) AS size
+FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del + coalesce(idx_scan, 0) + seq_scan > 0
+ORDER BY relname;
+SELECT wal_records, wal_fpi, pg_size_pretty(wal_bytes) AS wal, wal_sync, round(wal_sync_time::numeric) AS sync_ms
+FROM pg_stat_wal;
+SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_backend FROM pg_stat_bgwriter;
+SQL
 }
 
 ceiling_before=$(measure_ceiling before)
@@ -139,6 +183,7 @@ YAML
     }
     local c0 p0 start end c1 p1 round d0 d1
     for round in first repeat; do
+    pg_stats_reset "$database"
     c0=$(cpu_of "${node_pids[@]}")
     p0=$(pg_cpu)
     d0=$(delivered)
@@ -147,13 +192,19 @@ YAML
     ids+=("$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
         -d '{"target":{"all":true},"payload":{"title":"Vehicle detected at Front Door","body":"A silver sedan pulled into the driveway and parked near the garage door.","sound":"default","mutable_content":true,"deep_link":"aovis://event/018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","data":{"cloudEventId":"018f2b6e-5a4c-7b1d-9f3e-2c4d5e6f7a8b","deviceId":"aovis-n4k-7f3a9c","eventType":"vehicle"}}}' \
         "http://127.0.0.1:$((http_base + 1))/v1/notifications" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')")
-    python3 - "http://127.0.0.1:$((http_base + 1))" "$key" "${ids[@]}" <<'PY'
-import json, sys, time, urllib.request
+    BENCH_TIMELINE=${BENCH_PG_STATS:+$BENCH_PG_STATS/$name-$round.timeline} \
+        python3 - "http://127.0.0.1:$((http_base + 1))" "$key" "${ids[@]}" <<'PY'
+import json, os, sys, time, urllib.request
 base, key, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
+# BENCH_PG_STATS: the notification's sent count as the poller sees it (seconds since the send, sent).
+timeline = open(os.environ["BENCH_TIMELINE"], "w") if os.environ.get("BENCH_TIMELINE") else None
+began = time.time()
 while ids:
     request = urllib.request.Request(f"{base}/v1/notifications/{ids[0]}", headers={"Authorization": "Bearer " + key})
     with urllib.request.urlopen(request) as response:
         record = json.loads(response.read().decode())
+    if timeline:
+        print(f"{time.time() - began:.2f} {record['counts']['sent']} {record['status']}", file=timeline)
     if record["status"] in ("done", "failed", "expired", "canceled"):
         if record["counts"]["sent"] != record["counts"]["targeted"]:
             print("incomplete:", record["counts"], file=sys.stderr)
@@ -168,6 +219,7 @@ PY
     local shares
     shares=$(python3 -c 'import sys; a, b = sys.argv[1].split(), sys.argv[2].split(); print("/".join(str(int(y) - int(x)) for x, y in zip(a, b)))' "$d0" "$d1")
     results+=("$name $nodes $round $start $end $c0 $c1 $p0 $p1 $i0 $i1 $shares")
+    pg_stats_report "$database" "$name-$round"
     done
     for pid in "${node_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
 }

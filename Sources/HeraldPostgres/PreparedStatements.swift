@@ -44,11 +44,24 @@ struct CommitHeldPage: PostgresPreparedStatement {
             RETURNING id),
         delivered AS (
             INSERT INTO installation_deliveries AS known (installation_id, delivered_at)
-            SELECT DISTINCT ON (page.id) page.id, page.at FROM unnest($5::text[], $6::float8[]) AS page (id, at)
-            WHERE EXISTS (SELECT 1 FROM job)
-            ORDER BY page.id, page.at DESC
+            SELECT page.id, page.at FROM (
+                SELECT DISTINCT ON (page.id) page.id, page.at FROM unnest($5::text[], $6::float8[]) AS page (id, at)
+                WHERE EXISTS (SELECT 1 FROM job)
+                ORDER BY page.id, page.at DESC) AS page
             -- Rows delivered to within the resolution are left alone (no new row version, no WAL),
-            -- unless the delivery reset failures.
+            -- unless the delivery reset failures. They are passed over here, before the insert: its
+            -- conflict would lock each one, and a row lock is a WAL record (a repeat broadcast's only
+            -- write per device). When no row lies between the page's first and last id (a first
+            -- broadcast), one look at the index says so and no row is looked up twice.
+            WHERE NOT EXISTS (
+                    SELECT 1 FROM installation_deliveries
+                    WHERE installation_id >= (SELECT min(id COLLATE "C") FROM unnest($5::text[]) AS id)
+                        AND installation_id <= (SELECT max(id COLLATE "C") FROM unnest($5::text[]) AS id))
+                OR page.id IN (SELECT id FROM reset)
+                OR NOT EXISTS (
+                    SELECT 1 FROM installation_deliveries AS stored WHERE stored.installation_id = page.id
+                        AND stored.delivered_at >= page.at - $7 AND stored.delivered_at <= page.at)
+            -- The same rule again for a row another transaction wrote since this statement's snapshot.
             ON CONFLICT (installation_id) DO UPDATE SET delivered_at = excluded.delivered_at
             WHERE known.delivered_at < excluded.delivered_at - $7 OR known.delivered_at > excluded.delivered_at
                 OR known.installation_id IN (SELECT id FROM reset)),
