@@ -122,7 +122,7 @@ public struct DispatchWorker: Service {
         guard !items.isEmpty else { return }
         let batches: [Dispatcher.Batch]
         do {
-            batches = try await dispatcher.firstBatches(of: items.map(\.notification))
+            batches = try await dispatcher.firstBatches(of: items.map(\.notification), known: items.map(\.addresses))
         } catch {
             // Each reads its own (and, failing again, is released as any failed job is).
             dispatcher.logger.warning("reading handed jobs together failed", metadata: ["error": "\(error)"])

@@ -40,7 +40,7 @@ extension Dispatcher {
         }
         notification = stored.notification
         if stored.created {
-            accepted(notification, dialect: request.dialect, lease: lease)
+            accepted(notification, dialect: request.dialect, lease: lease, addresses: knownAddresses(of: request))
         } else if let lease {
             handoff.drop(lease)
         }
@@ -102,14 +102,28 @@ extension Dispatcher {
 
     /// A notification was stored: count it (by the dialect that built it, `native` for the API's),
     /// log it, hand it to a local worker when its job was stored leased to them, and wake one worker.
-    func accepted(_ notification: PushNotification, dialect: String?, lease: JobLease?) {
+    func accepted(
+        _ notification: PushNotification, dialect: String?, lease: JobLease?, addresses: [InstallationAddress]? = nil
+    ) {
         EngineMetrics.accepted(notification, dialect: dialect ?? "native")
         logger.debug("notification accepted", metadata: notification.logMetadata)
-        if let lease, handoff.hand(lease, notification: notification, at: now()) {
+        if let lease, handoff.hand(lease, notification: notification, at: now(), addresses: addresses) {
             wakeups.signal()
         } else {
             wake()
         }
+    }
+
+    /// The request's ``SendRequest/knownAddresses`` when they are the whole first page of its target:
+    /// an `installationIDs` target naming exactly them (fewer than a batch), of services it admits,
+    /// without preferences to read.
+    private func knownAddresses(of request: SendRequest) -> [InstallationAddress]? {
+        guard let addresses = request.knownAddresses, !request.respectPreferences,
+            case .installationIDs(let ids) = request.target.audience, addresses.count < configuration.batchSize,
+            Set(ids) == Set(addresses.map(\.installationID)),
+            addresses.allSatisfy({ request.target.services?.contains($0.service) ?? true })
+        else { return nil }
+        return addresses.sorted { $0.installationID < $1.installationID }
     }
 
     /// A lease given out for a write that stored no new job.

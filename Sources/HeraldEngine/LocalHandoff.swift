@@ -18,6 +18,8 @@ final class LocalHandoff: Sendable {
         var owner: String
         var notification: PushNotification
         var handedAt: Date
+        /// Its whole target as the intake read it (``SendRequest/knownAddresses``), in id order; nil: read it.
+        var addresses: [InstallationAddress]?
     }
 
     private struct State {
@@ -70,12 +72,15 @@ final class LocalHandoff: Sendable {
 
     /// Hands a leased job to the workers; false when it could not be (the lease was not granted a
     /// job, or no worker runs here any more: it is then claimed through the store when it ends).
-    func hand(_ lease: JobLease, notification: PushNotification, at now: Date) -> Bool {
+    func hand(
+        _ lease: JobLease, notification: PushNotification, at now: Date, addresses: [InstallationAddress]? = nil
+    ) -> Bool {
         let job = lease.job
         return state.withLock { state in
             state.leased -= 1
             guard let job, let owner = state.owner, owner == lease.owner else { return false }
-            state.items.append(Item(job: job, owner: owner, notification: notification, handedAt: now))
+            state.items.append(
+                Item(job: job, owner: owner, notification: notification, handedAt: now, addresses: addresses))
             return true
         }
     }

@@ -173,6 +173,8 @@ package struct MatrixRoutes: Dialect {
                 audience: .installationIDs([installation.id]), services: [installation.service]),
             payload: notification.payload(for: device, route: route), source: Self.source, respectPreferences: false)
         request.dialect = Self.settingsKey
+        // Read just now by its pushkey: the worker sends to it without reading it again.
+        request.knownAddresses = [InstallationAddress(installation)]
         do {
             guard case .accepted(let accepted, _) = try await dispatcher.submit(request, appID: installation.appID)
             else { return }

@@ -123,6 +123,37 @@ struct LocalHandoffTests {
         #expect(try await engine.store.queueStatistics(now: Date()) == QueueStatistics())
     }
 
+    @Test(
+        "a notification whose intake read its device (a dialect's pushkey) is sent to it without reading it again; one without, or with preferences to apply, is read"
+    )
+    func knownAddresses() async throws {
+        let engine = Engine()
+        let first = try await engine.register(user: "u1")
+        let second = try await engine.register(user: "u2")
+        let known = try #require(await engine.store.installation(appID: "app", id: first))
+        let (ids, _) = try await engine.withWorkers {
+            var ids: [String] = []
+            for (installation, addresses, preferences) in [
+                (first, [InstallationAddress(known)], false), (second, nil, false),
+                (first, [InstallationAddress(known)], true),
+            ] {
+                var request = SendRequest(
+                    target: NotificationTarget(audience: .installationIDs([installation])),
+                    payload: NotificationPayload(title: "Hi"), respectPreferences: preferences)
+                request.knownAddresses = addresses
+                guard case .accepted(let notification, _) = try await engine.dispatcher.submit(request, appID: "app")
+                else { throw HeraldError.internal("not accepted") }
+                _ = try await engine.final(notification.id)
+                ids.append(notification.id)
+            }
+            return ids
+        }
+        for id in ids { #expect(try await engine.final(id).counts.sent == 1) }
+        #expect(engine.transport.pushes.map(\.recipient.installationID) == [first, second, first])
+        // The first was sent without a read; the second (nothing known) and the third (preferences) were read.
+        #expect(engine.store.firstPagesRead == 2)
+    }
+
     @Test("a broadcast is claimed through the store, by one woken worker and at most one more")
     func broadcastClaimed() async throws {
         let engine = Engine(workers: 8)

@@ -52,12 +52,12 @@ private struct ObservedServer {
         return server
     }
 
-    func writeConfig(serverKey: String, extra: String = "") throws {
+    func writeConfig(serverKey: String, extra: String = "", level: String = "debug") throws {
         try """
         database: \(directory.file("herald.sqlite"))
         log:
           format: json
-          level: debug
+          level: \(level)
         metrics:
           token: \(Self.metricsToken)
         apps: [demo]
@@ -197,6 +197,38 @@ struct ObservabilityTests {
         for secret in tokens + [ObservedServer.serverKey, ObservedServer.clientKey, ObservedServer.metricsToken] {
             #expect(!herald.text.contains(secret))
         }
+        try await server.finish()
+    }
+
+    @Test(
+        "At info a one-device send logs one line, its request's: what the notification does on its way (accepted, sent, done) is at debug"
+    )
+    func infoLogsOneLinePerRequest() async throws {
+        let server = try await ObservedServer.make()
+        try server.writeConfig(serverKey: ObservedServer.serverKey, level: "info")
+        let (herald, address) = try await server.start()
+        let created = try await call(
+            "POST", "\(address)/v1/installations", bearer: ObservedServer.clientKey,
+            json: #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+        let installation = try #require(Self.member("id", of: created.body))
+        let sent = try await call(
+            "POST", "\(address)/v1/notifications", bearer: ObservedServer.serverKey,
+            json: #"{"target":{"installation_ids":["\#(installation)"]},"payload":{"title":"Hi"}}"#,
+            headers: ["X-Request-Id": "trace-info.send"])
+        #expect(sent.status == 202)
+        let notification = try #require(Self.member("id", of: sent.body))
+        try await waitUntil("the notification done") {
+            let read = try await call(
+                "GET", "\(address)/v1/notifications/\(notification)", bearer: ObservedServer.serverKey)
+            return Self.member("status", of: read.body) == "done"
+        }
+        #expect(server.apns.requests.count == 1)
+        herald.process.terminate()
+        #expect(try await herald.exitStatus() == 0)
+        let lines = herald.text.split(separator: "\n").filter { $0.contains("trace-info.send") }
+        #expect(lines.count == 1, "\(lines)")
+        let line = try lines.first.map { try JSONValue.parse(Array($0.utf8)).objectValue }
+        #expect(line??["msg"] == .string("request"), "\(lines)")
         try await server.finish()
     }
 

@@ -38,6 +38,12 @@ public struct SendRequest: Sendable, Equatable {
     /// The dialect that built it (its settings key: `home_assistant`, `unifiedpush`…), the `dialect`
     /// label of `herald_notifications_accepted_total`; nil for the native API.
     public var dialect: String?
+    /// The target's installations as the caller has just read them (a dialect that looked its device
+    /// up by token): when the notification is handed to this node's workers, they send to these
+    /// without reading them again. Only used for an `installationIDs` target naming exactly these, of
+    /// services it admits, without preferences; the caller passes valid installations only. Only a
+    /// dialect sets it.
+    public var knownAddresses: [InstallationAddress]?
 
     /// Creates a send request.
     public init(

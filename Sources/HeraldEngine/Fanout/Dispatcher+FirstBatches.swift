@@ -6,13 +6,22 @@ extension Dispatcher {
     /// in the notifications' order: their pages and their recipients' preferences in one trip to
     /// the store (``DispatchLedger/resolveFirstPages(_:)``: one read transaction on SQLite), where
     /// each notification alone takes two (its page, then its recipients' preferences). A target
-    /// of raw tokens needs no read.
-    func firstBatches(of notifications: [PushNotification]) async throws -> [Batch] {
+    /// of raw tokens needs no read, nor one whose intake read its installations (`known`, in the
+    /// notifications' order; ``SendRequest/knownAddresses``).
+    func firstBatches(
+        of notifications: [PushNotification], known: [[InstallationAddress]?] = []
+    ) async throws
+        -> [Batch]
+    {
         var batches = [Batch](repeating: Batch(), count: notifications.count)
         var requests: [FirstPageRequest] = []
         var requested: [Int] = []
         for (index, notification) in notifications.enumerated() {
-            if let page = tokenPage(of: notification, after: nil) {
+            if index < known.count, let addresses = known[index] {
+                let recipients = addresses.map { Recipient($0).routed(by: notification.target) }
+                batches[index] = Batch(
+                    recipients: recipients, last: recipients.last?.key, preferences: [:], exhausted: true)
+            } else if let page = tokenPage(of: notification, after: nil) {
                 batches[index] = Batch(
                     recipients: page.recipients, last: page.last, preferences: [:], exhausted: page.exhausted)
             } else if transports(of: notification.appID).broadcastRecipient(for: notification) != nil {

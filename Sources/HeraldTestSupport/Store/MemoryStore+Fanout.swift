@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import Synchronization
 
 // Resolving a target to its installations, and the ranges a large one is cut into.
 extension MemoryStore {
@@ -32,7 +33,8 @@ extension MemoryStore {
     }
 
     public func resolveFirstPages(_ requests: [FirstPageRequest]) async throws -> FirstPages {
-        read { state in
+        state.withLock { $0.firstPagesRead += requests.count }
+        return read { state in
             var pages: [[InstallationAddress]] = []
             var preferring: [String] = []
             for request in requests {

@@ -38,7 +38,12 @@ public final class MemoryStore: Sendable {
         var pauses: [PauseKey: Date] = [:]
         /// Whether a change since the last signal stored a job, moved one earlier or made deliveries due.
         var workAdded = false
+        /// How many first pages ``resolveFirstPages(_:)`` has read (what a test counts of the store's reads).
+        var firstPagesRead = 0
     }
+
+    /// How many first pages of handed notifications the engine has read here.
+    public var firstPagesRead: Int { state.withLock { $0.firstPagesRead } }
 
     /// A notification with what its row holds beside it.
     struct StoredNotification {
