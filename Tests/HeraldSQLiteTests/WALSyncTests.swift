@@ -31,11 +31,17 @@ struct WALSyncTests {
         }
     }
 
+    /// A database's path in `directory` whose write-ahead log exists (what WALSync opens and syncs).
+    static func databaseWithLog(in directory: TemporaryDirectory) -> String {
+        let database = directory.file("w.sqlite")
+        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        return database
+    }
+
     @Test("A failed fdatasync fails that sync and every later one, without trying again (fsyncgate)")
     func failedSyncIsFinal() async throws {
         let directory = try TemporaryDirectory()
-        let database = directory.file("w.sqlite")
-        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        let database = Self.databaseWithLog(in: directory)
         let scripted = ScriptedSync([0, EIO])
         let sync = WALSync(databasePath: database, dataSync: { scripted($0) })
         try await sync.sync()
@@ -59,8 +65,7 @@ struct WALSyncTests {
     )
     func sqliteSyncFailureIsFinal() async throws {
         let directory = try TemporaryDirectory()
-        let database = directory.file("w.sqlite")
-        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        let database = Self.databaseWithLog(in: directory)
         let scripted = ScriptedSync([])
         let sync = WALSync(databasePath: database, dataSync: { scripted($0) })
         // Other failures of a write or a checkpoint (busy, full, a constraint, a read error) change nothing.
@@ -105,13 +110,13 @@ struct WALSyncTests {
         #expect(WALSync.inode(ofDescriptor: try #require(scripted.calls.last)) == second)
         #expect(sync.syncs == 3)
     }
+
     @Test(
         "The group commit's writer syncs on its own thread when no sync runs; a caller that comes during that sync is answered by the sync's thread, and a failed one fails both"
     )
     func syncHere() async throws {
         let directory = try TemporaryDirectory()
-        let database = directory.file("h.sqlite")
-        FileManager.default.createFile(atPath: database + "-wal", contents: Data("frames".utf8))
+        let database = Self.databaseWithLog(in: directory)
         let caller = Mutex<pthread_t?>(nil)
         let arrived = Mutex(false)
         let sync = Mutex<WALSync?>(nil)
