@@ -34,7 +34,8 @@ extension SQLiteStore: EventStore {
     }
 
     public func sourceDevice(appID: String, reference: String) async throws -> SourceDevice? {
-        try await database.read { db in
+        // Every camera event reads its device first: on the calling thread, like the device by token.
+        try await smallRead(oneStatement: true) { db in
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
