@@ -117,12 +117,15 @@ public enum HeraldApplication {
     }
 
     /// The runnable application listening where the configuration says.
+    /// - Parameter requestsOnConnectionLoop: Whether a connection's requests run on its own event loop
+    ///   (``EventLoopTaskExecutor``) rather than on Swift's global executor.
     /// - Throws: What ``router(configuration:store:apps:dispatcher:metrics:consoleSecret:now:)`` throws.
     public static func make(
         configuration: HeraldConfiguration, store: any HeraldStore,
         apps: AppDirectory,
         dispatcher: Dispatcher, metrics: MetricsExport = MetricsExport(),
-        consoleSecret: SymmetricKey = SymmetricKey(size: .bits256), logger: Logger,
+        consoleSecret: SymmetricKey = SymmetricKey(size: .bits256), requestsOnConnectionLoop: Bool = true,
+        logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         Application(
@@ -132,7 +135,7 @@ public enum HeraldApplication {
             ).router,
             server: .herald(
                 webSocketRouter: webSocketRouter(store: store, apps: apps, dispatcher: dispatcher),
-                limits: configuration.http),
+                limits: configuration.http, onConnectionLoop: requestsOnConnectionLoop),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -96,9 +96,13 @@ struct Serve: AsyncParsableCommand {
         // The console signs its sessions with a key derived from the master key, so they hold on every node.
         let consoleSecret = try SecretKeyLoader.cipher(for: configuration, logger: logger)
             .derivedKey(info: "herald console session")
+        // The requests and the workers run on the event loops when the store works on threads of its own (SQLite);
+        // on PostgreSQL, whose connections are on the same loops, they cost more there than on Swift's global
+        // executor (docs/performance.md, "Capacities, the event path and PostgreSQL").
+        let onLoops = store is SQLiteStore
         let application = try HeraldApplication.make(
             configuration: configuration, store: store, apps: apps, dispatcher: dispatcher, metrics: metrics,
-            consoleSecret: consoleSecret, logger: logger
+            consoleSecret: consoleSecret, requestsOnConnectionLoop: onLoops, logger: logger
         ) { port in
             logger.info("herald listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
             say("Herald is listening on http://\(configuration.host):\(port)")
@@ -109,7 +113,8 @@ struct Serve: AsyncParsableCommand {
         var services: [any Service] = [
             application,
             DispatchWorker(
-                dispatcher: dispatcher, executors: EventLoopTaskExecutor.all(of: MultiThreadedEventLoopGroup.singleton)),
+                dispatcher: dispatcher,
+                executors: onLoops ? EventLoopTaskExecutor.all(of: MultiThreadedEventLoopGroup.singleton) : []),
             reloader,
         ]
         if let store = store as? SQLiteStore { services.append(SQLiteCheckpointing(store: store)) }

@@ -13,6 +13,8 @@ import NIOHTTP1
 struct TimedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let limits: HTTPLimits
+    /// Whether the connection's handlers run on its own event loop (else on Swift's global executor).
+    let onConnectionLoop: Bool
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -29,9 +31,10 @@ struct TimedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
         }
     }
 
-    /// Handles the connection on its own event loop (``EventLoopTaskExecutor``): its handlers run
-    /// on the thread that reads and writes its bytes.
+    /// Handles the connection on its own event loop (``EventLoopTaskExecutor``) when `onConnectionLoop`:
+    /// its handlers run on the thread that reads and writes its bytes.
     func handle(value: Inner.Value, logger: Logger) async {
+        guard onConnectionLoop else { return await inner.handle(value: value, logger: logger) }
         await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
             await inner.handle(value: value, logger: logger)
         }
@@ -42,7 +45,10 @@ extension HTTPServerBuilder {
     /// HTTP/1.1 with the direct channel's WebSocket upgrade, the header limits and read timeouts of
     /// `limits`, and Hummingbird's WebSocket defaults (frames up to 16 KiB; a larger one closes the
     /// socket with 1009).
-    static func herald(webSocketRouter: Router<ChannelRequestContext>, limits: HTTPLimits) -> HTTPServerBuilder {
+    /// `onConnectionLoop`: a connection's handlers run on its own event loop (``TimedHTTPChannel``).
+    static func herald(
+        webSocketRouter: Router<ChannelRequestContext>, limits: HTTPLimits, onConnectionLoop: Bool
+    ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         var http1 = HTTP1Channel.Configuration()
         http1.httpDecoder = .init(
@@ -53,7 +59,7 @@ extension HTTPServerBuilder {
             TimedHTTPChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                limits: limits)
+                limits: limits, onConnectionLoop: onConnectionLoop)
         }
     }
 }
