@@ -131,7 +131,7 @@ private final class OperationEnd: Sendable {
     /// Waits, whatever the task's cancellation, for the operation's end (false) or `deadline` on `clock` (true).
     func deadlinePassed<C: Clock>(_ deadline: C.Instant, on clock: C) async -> Bool {
         // The common way here: the operation ended and the call cancelled its timer. No task is started for it
-        // (one per store call was a tenth of PostgreSQL's one-notification path, docs/performance.md).
+        // (one per PostgreSQL call showed in the profile of the one-notification path, docs/performance.md).
         let ended = state.withLock { state -> Bool? in
             if case .resolved(let deadlinePassed) = state { deadlinePassed } else { nil }
         }
