@@ -25,6 +25,7 @@ let dialectDependencies: [Target.Dependency] = [
 let routerTestDependencies: [Target.Dependency] = [
     "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldServer", "HeraldSQLite", "HeraldPostgres",
     "HeraldServerTestSupport", "HeraldTestSupport", "HeraldProviderMocks", "HeraldAPNs", "HeraldFCM", "HeraldSNS",
+    "HeraldWebhooks",
     .product(name: "AsyncHTTPClient", package: "async-http-client"),
     .product(name: "Configuration", package: "swift-configuration"),
     .product(name: "Crypto", package: "swift-crypto"),
@@ -184,6 +185,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Webhooks out: the outbox's deliverer, Standard Webhooks signing on the wire, the network policy.
+        .target(
+            name: "HeraldWebhooks",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HeraldSQLite",
             dependencies: [
@@ -261,6 +278,7 @@ let package = Package(
                 "HeraldAPNs",
                 "HeraldFCM",
                 "HeraldSNS",
+                "HeraldWebhooks",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -298,6 +316,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldAPI",
                 "HeraldServer",
+                "HeraldWebhooks",
                 "HeraldSQLite",
                 "HeraldPostgres",
                 "HeraldEngine",
@@ -394,7 +413,7 @@ let package = Package(
             name: "HeraldServerTestSupport",
             dependencies: [
                 "HeraldCore", "HeraldAPI", "HeraldEngine", "HeraldSQLite", "HeraldServer", "HeraldTestSupport",
-                "HeraldProviderMocks", "HeraldAPNs", "HeraldFCM", "HeraldSNS", "HeraldSigV4",
+                "HeraldProviderMocks", "HeraldAPNs", "HeraldFCM", "HeraldSNS", "HeraldWebhooks", "HeraldSigV4",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -20,8 +20,50 @@ enum PostgresMigrations {
         ("v7_notification_source", v7NotificationSource), ("v8_push_endpoints", v8PushEndpoints),
         ("v9_push_endpoint_topics", v9PushEndpointTopics), ("v10_provider_pause_scope", v10ProviderPauseScope),
         ("v11_fanout_ranges", v11FanoutRanges), ("v12_installation_deliveries", v12InstallationDeliveries),
-        ("v13_ha_relay_outcomes", v13HomeAssistantRelayOutcomes),
+        ("v13_ha_relay_outcomes", v13HomeAssistantRelayOutcomes), ("v14_webhooks", v14Webhooks),
     ]
+
+    /// Webhook endpoints (their secrets sealed with the master key: the JSON of their `[WebhookSecret]`;
+    /// their event types the JSON array of names SQLite keeps) and the outbox: one row per event and
+    /// subscribed endpoint, written by the transaction that commits the event's fact, going with its
+    /// endpoint. Due rows are claimed in `next_attempt_at, id` order through a partial index of the pending.
+    static let v14Webhooks = """
+        CREATE TABLE webhook_endpoints (
+            app_id TEXT NOT NULL COLLATE "C",
+            id TEXT NOT NULL COLLATE "C",
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            description TEXT,
+            secrets_sealed BYTEA NOT NULL,
+            configured BOOLEAN NOT NULL DEFAULT FALSE,
+            disabled_reason TEXT,
+            failing_since DOUBLE PRECISION,
+            last_success_at DOUBLE PRECISION,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, id)
+        );
+        CREATE TABLE webhook_deliveries (
+            id BIGSERIAL PRIMARY KEY,
+            app_id TEXT NOT NULL COLLATE "C",
+            endpoint_id TEXT NOT NULL COLLATE "C",
+            event_id TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            body BYTEA NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending',
+            attempts BIGINT NOT NULL DEFAULT 0,
+            next_attempt_at DOUBLE PRECISION,
+            locked_by TEXT,
+            locked_until DOUBLE PRECISION,
+            last_attempt_at DOUBLE PRECISION,
+            last_status BIGINT,
+            last_error TEXT,
+            FOREIGN KEY (app_id, endpoint_id) REFERENCES webhook_endpoints (app_id, id) ON DELETE CASCADE
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE state = 'pending';
+        CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (app_id, endpoint_id, id);
+        """
 
     /// The Home Assistant relay: what the relay accepted (the daily maximum) and refused apart from
     /// what the provider then took or refused; the claims that pace retries of invalidated tokens;

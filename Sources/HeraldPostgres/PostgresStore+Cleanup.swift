@@ -8,11 +8,21 @@ extension PostgresStore {
         // Maintenance: a large backlog's deletes may rightly take longer than one call's deadline.
         return try await transaction(unbounded: true) { connection in
             var report = CleanupReport()
+            // The endpoints told of the installations deleted: one statement, however many rules and apps.
+            let removals = try await Self.webhookSubscriptions(wanting: .installationRemoved, connection)
             for (policy, scope) in plan.groups {
                 let rules = CleanupRules(policy, now: now)
                 try await self.cleanInstallations(
-                    connection, rules: rules, scope: scope, now: nowValue, report: &report)
+                    connection, rules: rules, scope: scope, now: now, removals: removals, report: &report)
                 report.notifications += try await Self.cleanNotifications(connection, rules: rules, scope: scope)
+                // The outbox's history: what was delivered or given up; what is still tried stays.
+                let (old, values) = Self.scoped(
+                    (
+                        "state <> 'pending' AND coalesce(last_attempt_at, created_at) < $1",
+                        [rules.webhookEventsBefore.timeIntervalSince1970]
+                    ), scope
+                )
+                try await connection.run("DELETE FROM webhook_deliveries WHERE \(old)", values)
             }
             // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
             try await connection.run("DELETE FROM rate_buckets WHERE full_at < $1", [nowValue])
@@ -54,16 +64,19 @@ extension PostgresStore {
         }
     }
 
-    /// Applies a policy's installation rules to the apps of `scope`.
+    /// Applies a policy's installation rules to the apps of `scope`, telling `removals` (the endpoints
+    /// subscribed to `installation.removed`, by app) of the installations each deletes.
     private func cleanInstallations(
-        _ connection: PostgresConnection, rules: CleanupRules, scope: CleanupPlan.Scope, now: Double,
-        report: inout CleanupReport
+        _ connection: PostgresConnection, rules: CleanupRules, scope: CleanupPlan.Scope, now: Date,
+        removals: [String: [WebhookSubscription]], report: inout CleanupReport
     ) async throws {
         for rule in rules.deletions {
             let (condition, values) = Self.scoped(Self.condition(rule), scope)
             // Installations with provider-side state go back to the engine, which removes it.
             report.removedWithEndpoints += try await self.fetchInstallations(
                 connection, where: "sns_endpoint_arn IS NOT NULL AND \(condition)", values)
+            try await self.tellRemoved(
+                connection, where: condition, values, reason: CleanupRules.reason(rule), at: now, removals)
             report[keyPath: rule.count] += try await connection.changes(
                 "DELETE FROM installations WHERE \(condition)", values)
         }
@@ -73,7 +86,7 @@ extension PostgresStore {
             let stale = Self.scoped(
                 (
                     "valid AND greatest(coalesce(last_seen_at, 0), updated_at) < $2",
-                    [now, staleBefore.timeIntervalSince1970]
+                    [now.timeIntervalSince1970, staleBefore.timeIntervalSince1970]
                 ),
                 scope)
             report.staleInstallations += try await connection.changes(
@@ -83,6 +96,38 @@ extension PostgresStore {
                 """, stale.values)
         }
     }
+
+    /// Writes an `installation.removed` event for each installation `condition` is about to delete, of
+    /// the apps of `removals` (none: nothing is read), with what it was before it went.
+    private func tellRemoved(
+        _ connection: PostgresConnection, where condition: String, _ values: [SQLBind], reason: String, at now: Date,
+        _ removals: [String: [WebhookSubscription]]
+    ) async throws {
+        guard !removals.isEmpty else { return }
+        var removed: [(appID: String, installation: WebhookEvent.Installation)] = []
+        for row in try await connection.rows(
+            """
+            SELECT \(Self.webhookInstallationColumns) FROM installations
+            WHERE (\(condition)) AND app_id = ANY($\(values.count + 1)::text[])
+            """, values + [removals.keys.sorted()])
+        {
+            if let installation = try self.webhookInstallation(row) {
+                removed.append((try row.get("app_id"), installation))
+            }
+        }
+        // By app and id, as SQLite writes them.
+        let events = removed.sorted { ($0.appID, $0.installation.id) < ($1.appID, $1.installation.id) }.map {
+            WebhookEvent.removed(appID: $0.appID, installation: $0.installation, reason: reason, at: now)
+        }
+        // In statements of a bounded size: a large clean-up may remove many.
+        for start in stride(from: 0, to: events.count, by: Self.removalsPerStatement) {
+            let chunk = Array(events[start..<min(start + Self.removalsPerStatement, events.count)])
+            try await Self.insertWebhookEvents(chunk, connection) { removals[$0] ?? [] }
+        }
+    }
+
+    /// How many `installation.removed` events one statement writes at most.
+    static let removalsPerStatement = 1000
 
     /// Deletes the final notifications of the apps of `scope` older than the rules' retention.
     /// - Returns: How many went.

@@ -295,13 +295,31 @@ extension PostgresStore {
         }
         let held = CommitHeldPage(page: page, delivered: delivered)
         let finishesRange = page.range != nil && page.cursor == "done"
-        guard !otherEvents.isEmpty || !page.pending.isEmpty || !page.resolvedPending.isEmpty || finishesRange else {
-            // The common page (deliveries, the ledger and counts): one statement, its own transaction.
-            return try await read { connection in try await connection.rows(held).first == 1 }
+        // Only a page with a fact a webhook event tells of (a failure, an invalidation, a final status)
+        // reads the app's endpoints: one statement more when it has none (PostgresStore+Webhooks).
+        let tells = WebhookCommitContext.mayTell(page)
+        if otherEvents.isEmpty && page.pending.isEmpty && page.resolvedPending.isEmpty && !finishesRange {
+            // The common page (deliveries, the ledger and counts): one statement, its own transaction,
+            // unless the app has an endpoint to tell: then the transaction below writes it with its events.
+            let alone = try await read { connection -> Bool? in
+                if tells, try await self.hasWebhookEndpoints(notificationID: page.notificationID, connection) {
+                    return nil
+                }
+                return try await connection.rows(held).first == 1
+            }
+            if let alone { return alone }
         }
         return try await transaction { connection in
             guard try await connection.rows(held).first == 1 else { return false }
-            for (id, event) in otherEvents { try await self.apply(event, to: id, connection) }
+            // Read after the page's update of the notification (its final event's counts) and before
+            // the installations' changes and deletions below (what the events say of them).
+            let webhooks = tells ? try await self.webhookContext(for: page, connection) : nil
+            var invalidated: [(id: String, reason: String, at: Date)] = []
+            for (id, event) in otherEvents {
+                if let invalidation = try await self.apply(event, to: id, connection) {
+                    invalidated.append((id, invalidation.reason, invalidation.at))
+                }
+            }
             for pending in page.pending {
                 try await connection.run(
                     """
@@ -324,11 +342,17 @@ extension PostgresStore {
             // After the page's update of the notification row, which waits for any other range's
             // final commit: this statement sees every range that finished before.
             if finishesRange { try await self.wakeAfterRanges(page.notificationID, at: page.at ?? Date(), connection) }
+            if let webhooks {
+                try await self.writeWebhookEvents(page, context: webhooks, invalidated: invalidated, connection)
+            }
             return true
         }
     }
 
-    private func apply(_ event: InstallationEvent, to id: String, _ connection: PostgresConnection) async throws {
+    /// Applies an installation's event; returns the invalidation it made (the reason and time), if it changed the row.
+    private func apply(
+        _ event: InstallationEvent, to id: String, _ connection: PostgresConnection
+    ) async throws -> (reason: String, at: Date)? {
         switch event {
         case .delivered(let at):
             // As a page's deliveries are written (CommitHeldPage).
@@ -342,10 +366,11 @@ extension PostgresStore {
                 WHERE known.delivered_at < excluded.delivered_at - $3 OR known.delivered_at > excluded.delivered_at
                     OR $4
                 """, [id, time, InstallationEvent.deliveredResolution, reset > 0])
+            return nil
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).
-            try await connection.run(
+            let changed = try await connection.changes(
                 """
                 UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
                     last_failure_reason = $2
@@ -355,13 +380,16 @@ extension PostgresStore {
             // for that (preferences and channels cascade).
             try await connection.run(
                 "DELETE FROM installations WHERE id = $1 AND NOT valid AND delete_when_invalid", [id])
+            return changed > 0 ? (reason, at) : nil
         case .failed(let reason, let at, let maxFailures):
             try await countFailure(reason: reason, at: at, maxFailures: maxFailures, of: id, where: "TRUE", connection)
+            return nil
         case .rejected(let reason, let at, let maxFailures, let rule):
             // Rejected, not gone: invalidated by the app's rule, never deleted; an installation registered
             // with delete_when_invalid counts it as a failure whatever the rule.
+            var changed = 0
             if rule == .invalidate {
-                try await connection.run(
+                changed = try await connection.changes(
                     """
                     UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
                         last_failure_reason = $2
@@ -371,6 +399,7 @@ extension PostgresStore {
             try await countFailure(
                 reason: reason, at: at, maxFailures: maxFailures, of: id,
                 where: rule == .invalidate ? "delete_when_invalid" : "TRUE", connection)
+            return changed > 0 ? (reason, at) : nil
         }
     }
 

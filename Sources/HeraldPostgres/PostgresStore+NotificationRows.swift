@@ -29,15 +29,22 @@ extension PostgresStore {
             notBefore: try row.date("not_before"), expiresAt: try row.date("expires_at"),
             respectPreferences: spec.respectPreferences,
             idempotencyKey: try row.get("idempotency_key"), status: status,
-            counts: NotificationCounts(
-                targeted: try row.get("targeted"), sent: try row.get("sent"), failed: try row.get("failed"),
-                invalid: try row.get("invalid"), skippedPreferences: try row.get("skipped_preferences"),
-                skippedExpired: try row.get("skipped_expired"), rateLimited: try row.get("rate_limited"),
-                opened: try row.get("opened")),
+            counts: try Self.counts(row),
             createdAt: try row.date("created_at") ?? Date(timeIntervalSince1970: 0),
             startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"),
             requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
         return notification
+    }
+}
+
+extension PostgresStore {
+    /// A `notifications` row's counts (the webhook events' final counts read them too).
+    static func counts(_ row: PostgresRandomAccessRow) throws -> NotificationCounts {
+        NotificationCounts(
+            targeted: try row.get("targeted"), sent: try row.get("sent"), failed: try row.get("failed"),
+            invalid: try row.get("invalid"), skippedPreferences: try row.get("skipped_preferences"),
+            skippedExpired: try row.get("skipped_expired"), rateLimited: try row.get("rate_limited"),
+            opened: try row.get("opened"))
     }
 }

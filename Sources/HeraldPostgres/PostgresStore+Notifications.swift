@@ -153,9 +153,23 @@ extension PostgresStore: DispatchLedger {
                     SELECT notification_id || '#' || idx FROM fanout_ranges WHERE notification_id = $1)
                 """, [id])
             try await connection.run("DELETE FROM pending_deliveries WHERE notification_id = $1", [id])
-            return try await connection.rows(
-                "SELECT \(Self.notificationColumns) FROM notifications WHERE id = $1", [id]
-            ).first.map(self.decodeNotification)
+            // With the app's enabled endpoints: `notification.canceled` costs no statement when none wants it.
+            guard
+                let canceledRow = try await connection.rows(
+                    """
+                    SELECT \(Self.notificationColumns), \(Self.webhookColumns(appID: "notifications.app_id"))
+                    FROM notifications WHERE id = $1
+                    """, [id]
+                ).first
+            else { return nil }
+            let canceled = try self.decodeNotification(canceledRow)
+            try await Self.tell(.notificationCanceled, try Self.webhookSubscriptions(canceledRow), connection) {
+                WebhookEvent.finished(
+                    appID: appID, notificationID: id, status: .canceled, counts: canceled.counts,
+                    createdAt: canceled.createdAt, completedAt: now
+                ).map { [$0] } ?? []
+            }
+            return canceled
         }
     }
 

@@ -14,9 +14,14 @@ extension PostgresStore {
                     "SELECT 1 FROM notifications WHERE app_id = $1 AND id = $2 FOR UPDATE", [appID, notificationID]
                 ).isEmpty
             else { return .unknownNotification }
+            // The installation's facts and the app's enabled endpoints with it: `notification.opened`
+            // costs no statement when no endpoint wants it.
             guard
                 let owner = try await connection.rows(
-                    "SELECT user_id FROM installations WHERE app_id = $1 AND id = $2", [appID, installationID]
+                    """
+                    SELECT \(Self.webhookInstallationColumns), \(Self.webhookColumns(appID: "$1"))
+                    FROM installations WHERE app_id = $1 AND id = $2
+                    """, [appID, installationID]
                 ).first,
                 try userID == nil || owner.get("user_id", as: String?.self) == userID
             else { return .unknownInstallation }
@@ -33,6 +38,13 @@ extension PostgresStore {
                 return .repeated(openedAt: first ?? openedAt)
             }
             try await connection.run("UPDATE notifications SET opened = opened + 1 WHERE id = $1", [notificationID])
+            try await Self.tell(.notificationOpened, try Self.webhookSubscriptions(owner), connection) {
+                [
+                    WebhookEvent.opened(
+                        appID: appID, notificationID: notificationID, installation: try self.webhookInstallation(owner),
+                        installationID: installationID, at: openedAt)
+                ]
+            }
             return .recorded(openedAt: openedAt)
         }
     }

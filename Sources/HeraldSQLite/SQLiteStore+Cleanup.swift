@@ -9,10 +9,25 @@ extension SQLiteStore {
         // the provider-side state (SNS endpoints) the engine then removes, follow a clean-up on disk.
         return try await durableWrite { db in
             var report = CleanupReport()
+            // The apps with an endpoint that wants to hear of removed installations, read once per run.
+            let telling = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT app_id FROM webhook_endpoints
+                    WHERE disabled_reason IS NULL AND events LIKE '%"installation.removed"%'
+                    """)
             for (policy, scope) in plan.groups {
                 let (rules, apps) = (CleanupRules(policy, now: now), Self.condition(scope))
-                try self.cleanInstallations(db, rules: rules, apps: apps, now: nowValue, report: &report)
+                try self.cleanInstallations(
+                    db, rules: rules, apps: apps, telling: telling, now: nowValue, report: &report)
                 report.notifications += try Self.cleanNotifications(db, rules: rules, apps: apps)
+                // The outbox's history: what was delivered or given up; what is still tried stays.
+                try db.execute(
+                    sql: """
+                        DELETE FROM webhook_deliveries
+                        WHERE state <> 'pending' AND coalesce(last_attempt_at, created_at) < ? AND \(apps.sql)
+                        """,
+                    arguments: [rules.webhookEventsBefore.timeIntervalSince1970] + apps.arguments)
             }
             // Buckets full again, pauses over and sign-outs of sessions expired since hold nothing.
             try db.cachedExecute(sql: "DELETE FROM rate_buckets WHERE full_at < ?", arguments: [nowValue])
@@ -50,8 +65,8 @@ extension SQLiteStore {
 
     /// Applies a policy's installation rules to the apps of `apps`.
     private func cleanInstallations(
-        _ db: Database, rules: CleanupRules, apps: (sql: String, arguments: StatementArguments), now: Double,
-        report: inout CleanupReport
+        _ db: Database, rules: CleanupRules, apps: (sql: String, arguments: StatementArguments), telling: [String],
+        now: Double, report: inout CleanupReport
     ) throws {
         for rule in rules.deletions {
             let (sql, arguments) = Self.condition(rule)
@@ -62,6 +77,8 @@ extension SQLiteStore {
                 db, sql: "SELECT * FROM installations WHERE sns_endpoint_arn IS NOT NULL AND \(condition)",
                 arguments: values
             ).map(self.decode)
+            try tellRemoved(
+                db, apps: telling, condition: condition, values, reason: CleanupRules.reason(rule), now: now)
             try db.execute(sql: "DELETE FROM installations WHERE \(condition)", arguments: values)
             report[keyPath: rule.count] += db.changesCount
         }
@@ -75,6 +92,23 @@ extension SQLiteStore {
                     """,
                 arguments: [now, staleBefore.timeIntervalSince1970] + apps.arguments)
             report.staleInstallations += db.changesCount
+        }
+    }
+
+    /// Writes an `installation.removed` event for each installation `condition` is about to delete, of the
+    /// `apps` with an enabled endpoint subscribed to it (none: nothing is read).
+    private func tellRemoved(
+        _ db: Database, apps: [String], condition: String, _ values: StatementArguments, reason: String, now: Double
+    ) throws {
+        for appID in apps {
+            try tell(appID: appID, .installationRemoved, db) {
+                let (facts, _) = try webhookInstallations(
+                    nil, where: "app_id = ? AND \(condition)", arguments: [appID] + values, in: db)
+                return facts.values.sorted { $0.id < $1.id }.map {
+                    WebhookEvent.removed(
+                        appID: appID, installation: $0, reason: reason, at: Date(timeIntervalSince1970: now))
+                }
+            }
         }
     }
 

@@ -284,6 +284,9 @@ extension SQLiteStore {
                     arguments: [page.jobID, page.owner])
                     == true
             else { return false }
+            // The app's webhook endpoints get this commit's events in this transaction (none: nothing written).
+            let webhooks = try self.webhookContext(for: page, db)
+            var invalidated: [(id: String, reason: String, at: Date)] = []
             if let lockedUntil = page.lockedUntil {
                 try db.cachedStatement(sql: "UPDATE jobs SET locked_until = ? WHERE id = ?").execute(
                     arguments: [lockedUntil.timeIntervalSince1970, page.jobID])
@@ -306,8 +309,8 @@ extension SQLiteStore {
             for (id, event) in page.installationEvents {
                 if case .delivered(let at) = event {
                     delivered[at.timeIntervalSince1970, default: []].append(id)
-                } else {
-                    try self.apply(event, to: id, db)
+                } else if let invalidation = try self.apply(event, to: id, db) {
+                    invalidated.append((id, invalidation.reason, invalidation.at))
                 }
             }
             for (at, ids) in delivered {
@@ -369,6 +372,7 @@ extension SQLiteStore {
             if let range = page.range, let cursor = page.cursor {
                 try self.moveRange(db, notificationID: page.notificationID, index: range, to: cursor, at: page.at)
             }
+            if let webhooks { try self.writeWebhookEvents(page, context: webhooks, invalidated: invalidated, db) }
             return true
         }
     }
@@ -378,7 +382,9 @@ extension SQLiteStore {
     static let deliveredChanges =
         "failure_count <> 0 OR last_delivered_at IS NULL OR last_delivered_at < ? OR last_delivered_at > ?"
 
-    private func apply(_ event: InstallationEvent, to id: String, _ db: Database) throws {
+    /// Applies an installation's event; returns the invalidation it made (the reason and time), if it changed the row.
+    private func apply(_ event: InstallationEvent, to id: String, _ db: Database) throws -> (reason: String, at: Date)?
+    {
         switch event {
         case .delivered(let at):
             let time = at.timeIntervalSince1970
@@ -388,6 +394,7 @@ extension SQLiteStore {
                     WHERE id = ? AND (\(Self.deliveredChanges))
                     """,
                 arguments: [time, id, time - InstallationEvent.deliveredResolution, time])
+            return nil
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).
@@ -401,13 +408,16 @@ extension SQLiteStore {
                     at.timeIntervalSince1970, at.timeIntervalSince1970, reason, id,
                     since?.timeIntervalSince1970, since?.timeIntervalSince1970,
                 ])
+            let changed = db.changesCount > 0
             // The ledger row above keeps the answer; the installation itself goes when its
             // registration asked for that (preferences and channels cascade).
             try db.cachedExecute(
                 sql: "DELETE FROM installations WHERE id = ? AND valid = 0 AND delete_when_invalid = 1",
                 arguments: [id])
+            return changed ? (reason, at) : nil
         case .failed(let reason, let at, let maxFailures):
             try countFailure(reason: reason, at: at, maxFailures: maxFailures, of: id, where: "1", db)
+            return nil
         case .rejected(let reason, let at, let maxFailures, let rule):
             // Rejected, not gone: invalidated by the app's rule, never deleted; an installation registered
             // with delete_when_invalid counts it as a failure whatever the rule.
@@ -420,9 +430,11 @@ extension SQLiteStore {
                         """,
                     arguments: [at.timeIntervalSince1970, at.timeIntervalSince1970, reason, id])
             }
+            let changed = rule == .invalidate && db.changesCount > 0
             try countFailure(
                 reason: reason, at: at, maxFailures: maxFailures, of: id,
                 where: rule == .invalidate ? "delete_when_invalid = 1" : "1", db)
+            return changed ? (reason, at) : nil
         }
     }
 

@@ -417,6 +417,48 @@ extension SQLiteStore {
                     CREATE INDEX relay_adoptions_app ON relay_adoptions (app_id);
                     """)
         }
+        migrator.registerMigration("v20_webhooks") { db in
+            // Webhook endpoints (their secrets sealed with the master key) and the outbox: one row per
+            // event and subscribed endpoint, written by the transaction that commits the event's fact.
+            try db.execute(
+                sql: """
+                    CREATE TABLE webhook_endpoints (
+                        app_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        events TEXT NOT NULL,
+                        description TEXT,
+                        secrets_sealed BLOB NOT NULL,
+                        configured INTEGER NOT NULL DEFAULT 0,
+                        disabled_reason TEXT,
+                        failing_since REAL,
+                        last_success_at REAL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE webhook_deliveries (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        app_id TEXT NOT NULL,
+                        endpoint_id TEXT NOT NULL,
+                        event_id TEXT NOT NULL,
+                        event_type TEXT NOT NULL,
+                        body BLOB NOT NULL,
+                        created_at REAL NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'pending',
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at REAL,
+                        locked_by TEXT,
+                        locked_until REAL,
+                        last_attempt_at REAL,
+                        last_status INTEGER,
+                        last_error TEXT,
+                        FOREIGN KEY (app_id, endpoint_id) REFERENCES webhook_endpoints (app_id, id) ON DELETE CASCADE
+                    );
+                    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+                    CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (app_id, endpoint_id, id);
+                    """)
+        }
         return migrator
     }
 }

@@ -118,10 +118,19 @@ extension SQLiteStore: DispatchLedger {
                     """,
                 arguments: [id])
             try db.cachedExecute(sql: "DELETE FROM pending_deliveries WHERE notification_id = ?", arguments: [id])
-            return try Row.fetchOne(
+            let canceled = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT * FROM notifications WHERE id = ?"), arguments: [id]
             )
             .map(self.decodeNotification)
+            if let canceled {
+                try self.tell(appID: appID, .notificationCanceled, db) {
+                    WebhookEvent.finished(
+                        appID: appID, notificationID: id, status: .canceled, counts: canceled.counts,
+                        createdAt: canceled.createdAt, completedAt: now
+                    ).map { [$0] } ?? []
+                }
+            }
+            return canceled
         }
     }
 

@@ -33,6 +33,14 @@ extension SQLiteStore {
             }
             try db.cachedExecute(
                 sql: "UPDATE notifications SET opened = opened + 1 WHERE id = ?", arguments: [notificationID])
+            try self.tell(appID: appID, .notificationOpened, db) {
+                let facts = try self.webhookInstallations([installationID], in: db).installations
+                return [
+                    WebhookEvent.opened(
+                        appID: appID, notificationID: notificationID, installation: facts[installationID],
+                        installationID: installationID, at: openedAt)
+                ]
+            }
             return .recorded(openedAt: openedAt)
         }
     }

@@ -13,6 +13,7 @@ import HeraldNtfy
 import HeraldSNSAPI
 import HeraldUnifiedPush
 import HeraldWebPush
+import HeraldWebhooks
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -87,6 +88,11 @@ public enum HeraldApplication {
             .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
         OpenRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("opens"), prefix: OpenRoutes.prefix, table: &table)
+        if let webhooks = store as? any WebhookStore {
+            WebhookRoutes(
+                store: webhooks, policy: configuration.webhooks, maxBodyBytes: configuration.maxBodyBytes, now: now
+            ).register(on: api.group("webhooks"), prefix: WebhookRoutes.prefix, table: &table)
+        }
         ChannelRoutes(store: store, apps: apps, channels: dispatcher.channels).register(
             on: router, api: api, table: &table)
         WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })

@@ -9,6 +9,7 @@ import HeraldFCM
 import HeraldProviderMocks
 import HeraldServer
 import HeraldTestSupport
+import HeraldWebhooks
 import Hummingbird
 import HummingbirdTesting
 
@@ -38,7 +39,7 @@ package struct EngineHarness {
             retryPolicy: RetryPolicy(base: .seconds(1), cap: .seconds(10), maxAttempts: 3), cleanupInterval: nil),
         dialects: DialectSettings = DialectSettings(), apnsSandbox: Sandbox = .shared,
         store: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = [],
-        fcmCredentials: Bool = true
+        fcmCredentials: Bool = true, webhooks: WebhookNetworkPolicy = WebhookNetworkPolicy()
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
@@ -75,7 +76,7 @@ package struct EngineHarness {
         // Other apps (known to the engine and the dialects only) deliver through the same mocks.
         server = try await ServerHarness(
             transports: Dictionary(uniqueKeysWithValues: (["demo"] + otherApps).map { ($0, transports) }),
-            engine: engine, dialects: dialects, store: store, otherApps: otherApps)
+            engine: engine, dialects: dialects, store: store, otherApps: otherApps, webhooks: webhooks)
     }
 
     /// Works every due job, as a worker would.

@@ -8,6 +8,7 @@ import HeraldFCM
 import HeraldSQLite
 import HeraldServer
 import HeraldTestSupport
+import HeraldWebhooks
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -54,7 +55,7 @@ package struct ServerHarness {
         engine: EngineConfiguration = EngineConfiguration(cleanupInterval: nil),
         introspection: IntrospectionConfiguration? = nil, dialects: DialectSettings = DialectSettings(),
         store given: (store: any HeraldStore, cipher: TokenCipher)? = nil, otherApps: [String] = [],
-        timersOnClock: Bool = false
+        timersOnClock: Bool = false, webhooks: WebhookNetworkPolicy = WebhookNetworkPolicy()
     ) async throws {
         directory = try TemporaryDirectory()
         if let given {
@@ -84,7 +85,7 @@ package struct ServerHarness {
         }
         configuration = HeraldConfiguration(
             database: .sqlite(path: directory.file("herald.sqlite")), maxBodyBytes: maxBodyBytes, apps: [app] + others,
-            dialects: dialects)
+            dialects: dialects, webhooks: webhooks)
         apps = try await AppDirectory(configuration: configuration, store: store, now: { clock.date })
         // The node's timers (the readiness limit, the channel's authentication limit, the workers' poll)
         // sleep on the harness's clock only when asked: most tests let them run in real time.

@@ -7,6 +7,7 @@ import HeraldEngine
 import HeraldPostgres
 import HeraldSQLite
 import HeraldServer
+import HeraldWebhooks
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -90,6 +91,10 @@ struct Serve: AsyncParsableCommand {
                     publish through the ntfy and Gotify APIs (for tools such as Apprise).
                     """)
             })
+        if let webhooks = store as? any WebhookStore {
+            try await ConfiguredWebhooks.apply(
+                configuration.configuredWebhooks, appIDs: apps.appIDs, store: webhooks, now: Date(), logger: logger)
+        }
         let dispatcher = Dispatcher(
             store: store, transports: try TransportFactory.make(configuration.providers),
             configuration: configuration.engine, logger: logger)
@@ -118,6 +123,13 @@ struct Serve: AsyncParsableCommand {
             reloader,
         ]
         if let store = store as? SQLiteStore { services.append(SQLiteCheckpointing(store: store)) }
+        // Every node delivers the webhook outbox (docs/webhooks.md).
+        if let webhooks = store as? any WebhookStore {
+            services.append(
+                WebhookDeliverer(
+                    store: webhooks, sender: WebhookSender(policy: configuration.webhooks),
+                    configuration: .init(maxBacklog: configuration.webhookMaxBacklog), logger: logger))
+        }
         // Nested in ``runNode(on:logger:_:)``'s group, whose graceful shutdown (SIGTERM, SIGINT) is its own.
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await group.run()

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldSNS
 import HeraldServer
@@ -50,6 +51,7 @@ struct SettingsCatalogTests {
         #expect(configuration.providers["shop"]?.webPush != nil)
         #expect(configuration.providers["shop"]?.sns?.credentials?.sessionToken == "session-token")
         #expect(configuration.apps.first?.userTokens.introspection != nil)
+        #expect(configuration.configuredWebhooks.map(\.id) == ["crm"])
         let read = recorder.keys
         let undeclared = read.filter { SettingsCatalog.setting(matching: $0) == nil }.map { $0.joined(separator: ".") }
         #expect(
@@ -101,6 +103,11 @@ struct SettingsCatalogTests {
             key(SNS.accessKeyID): text("AKIDSHOP"),
             key(SNS.secretAccessKey): text("shop-secret-access-key"),
             key(SNS.sessionToken): text("session-token"),
+            key(AppConfiguration.WebhookSettings.names): ConfigValue(.stringArray(["crm"]), isSecret: false),
+            key(AppConfiguration.WebhookSettings.url.named("crm")): text("https://crm.example.com/herald"),
+            key(AppConfiguration.WebhookSettings.events.named("crm")): ConfigValue(
+                .stringArray(["*"]), isSecret: false),
+            key(AppConfiguration.WebhookSettings.secret.named("crm")): text(WebhookSecret.generate().value),
         ]
     }
 }

@@ -77,11 +77,12 @@ extension DeclaredSetting {
         components.map { $0 == Setting<Int>.appPlaceholder ? (app ?? $0) : $0 }.joined(separator: ".")
     }
 
-    /// Whether `components` (an absolute key that was read) is this setting, for some app id.
+    /// Whether `components` (an absolute key that was read) is this setting, for some app id (and
+    /// some name, for a setting of a named item such as `app.<id>.webhook.<name>.url`).
     public func matches(_ components: [String]) -> Bool {
         let pattern = self.components
         guard pattern.count == components.count else { return false }
-        return zip(pattern, components).allSatisfy { $0 == Setting<Int>.appPlaceholder || $0 == $1 }
+        return zip(pattern, components).allSatisfy { ($0.hasPrefix("<") && $0.hasSuffix(">")) || $0 == $1 }
     }
 }
 
@@ -114,6 +115,17 @@ public struct Setting<Value: Sendable>: DeclaredSetting {
         self.defaultValue = defaultValue
         self.defaultText = defaultText
         self.summary = summary
+    }
+}
+
+extension Setting {
+    /// The same setting for one named item of an app (a configured webhook endpoint): `placeholder`, a key
+    /// component such as `<name>`, replaced by `name`. The reference documents the placeholder's form.
+    package func named(_ name: String, placeholder: String = "<name>") -> Setting {
+        Setting(
+            key: components.map { $0 == placeholder ? name : $0 }.joined(separator: "."), type: type,
+            isSecret: isSecret, isRequired: isRequired, defaultValue: defaultValue, defaultText: defaultText,
+            summary: summary)
     }
 }
 

@@ -31,7 +31,7 @@ public enum PushTime: Sendable, Equatable {
     }
 
     /// Parses an RFC 3339 date-time with an optional offset; nil when the text is not one.
-    static func parse(_ text: String) -> PushTime? {
+    public static func parse(_ text: String) -> PushTime? {
         guard let parsed = LocalDateTime.parse(rfc3339: text) else { return nil }
         let time = parsed.time
         guard let offset = parsed.offset else { return .local(time) }

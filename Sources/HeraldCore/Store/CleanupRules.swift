@@ -36,6 +36,8 @@ public struct CleanupRules: Sendable, Equatable {
     public var staleBefore: Date?
     /// Final notifications completed (or, never started, created) before this go with their ledgers.
     public var notificationsBefore: Date
+    /// Webhook events delivered or given up before this go from the outbox.
+    public var webhookEventsBefore: Date
     /// The statuses of final notifications.
     public static let finalStatuses = NotificationStatus.allCases.filter(\.isFinal)
 
@@ -53,5 +55,16 @@ public struct CleanupRules: Sendable, Equatable {
         self.deletions = deletions
         self.staleBefore = policy.staleAfter.map(cutoff)
         self.notificationsBefore = cutoff(policy.notificationRetention)
+        self.webhookEventsBefore = cutoff(policy.webhookRetention)
+    }
+
+    /// What a deletion rule is called in an `installation.removed` event's `reason`.
+    public static func reason(_ deletion: Deletion) -> String {
+        switch deletion {
+        case .invalid: "invalid"
+        case .failing: "failing"
+        case .unseen: "unseen"
+        case .undelivered: "undelivered"
+        }
     }
 }

@@ -249,6 +249,8 @@ public struct CleanupPolicy: Sendable, Equatable {
     /// Valid installations not seen (nor updated) within this become invalid — not deleted — until
     /// the app registers them again (LeanCloud's 60 days); nil keeps them valid.
     public var staleAfter: Duration?
+    /// Webhook events delivered or given up longer ago than this go from the outbox.
+    public var webhookRetention: Duration = .seconds(7 * 86_400)
 
     /// Creates a policy with Herald's defaults.
     public init(

@@ -22,6 +22,7 @@ extension CleanupPolicy {
         undeliveredAfter = try optional(settings.undeliveredDays, undeliveredAfter)
         staleAfter = try optional(settings.staleDays, staleAfter)
         if let days = try days(settings.retentionDays) { notificationRetention = period(days) }
+        if let days = try days(settings.webhookRetentionDays) { webhookRetention = period(days) }
     }
 
     /// The clean-up rules' settings: the engine's (`engine.cleanup.*`), which every app follows, and
@@ -33,10 +34,11 @@ extension CleanupPolicy {
         public let undeliveredDays: Setting<Int?>
         public let staleDays: Setting<Int?>
         public let retentionDays: Setting<Int?>
+        public let webhookRetentionDays: Setting<Int?>
 
         /// Every setting above, in the reference's order.
         public var all: [any DeclaredSetting] {
-            [invalidDays, failingDays, unseenDays, undeliveredDays, staleDays, retentionDays]
+            [invalidDays, failingDays, unseenDays, undeliveredDays, staleDays, retentionDays, webhookRetentionDays]
         }
 
         /// `engine.cleanup.*`: ArgusAI's rules (002), which every app without its own follows.
@@ -84,6 +86,12 @@ extension CleanupPolicy {
             retentionDays = rule(
                 "retention_days", "`30`",
                 "Finished notifications older than this many days are deleted with their ledger.")
+            webhookRetentionDays = rule(
+                "webhook_retention_days", "`7`",
+                """
+                Webhook events delivered or given up more than this many days ago are deleted from the outbox \
+                (their history in `GET /v1/webhooks/{id}/deliveries` with them); events still being retried stay.
+                """)
         }
     }
 }

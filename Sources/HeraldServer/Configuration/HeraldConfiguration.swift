@@ -3,6 +3,7 @@ import Foundation
 import HeraldAPI
 import HeraldCore
 import HeraldEngine
+import HeraldWebhooks
 import Logging
 
 /// Everything `herald serve` reads at start-up.
@@ -57,6 +58,12 @@ public struct HeraldConfiguration: Sendable {
     public var dialects: DialectSettings
     /// The web console's settings.
     public var console: ConsoleConfiguration
+    /// Where webhook requests may go (`webhooks.allow_http`, `webhooks.allow_networks`).
+    public var webhooks: WebhookNetworkPolicy
+    /// The most events one webhook endpoint may have waiting (`webhooks.max_backlog`).
+    public var webhookMaxBacklog: Int = 100_000
+    /// The webhook endpoints of every app kept in the configuration (`app.<id>.webhooks`).
+    public var configuredWebhooks: [ConfiguredWebhook] = []
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -70,7 +77,7 @@ public struct HeraldConfiguration: Sendable {
         registrationsPerMinute: [String: Int] = [:],
         defaultAppUserTokens: UserTokenConfiguration = .init(), providers: [String: ProviderConfiguration] = [:],
         engine: EngineConfiguration = .init(), dialects: DialectSettings = .init(),
-        console: ConsoleConfiguration = .init()
+        console: ConsoleConfiguration = .init(), webhooks: WebhookNetworkPolicy = .init()
     ) {
         self.host = host
         self.port = port
@@ -93,6 +100,7 @@ public struct HeraldConfiguration: Sendable {
         self.engine = engine
         self.dialects = dialects
         self.console = console
+        self.webhooks = webhooks
     }
 
     /// Reads the configuration: the settings ``Settings`` declares and those of every part
@@ -114,6 +122,16 @@ public struct HeraldConfiguration: Sendable {
         metricsToken = try reader.value(Settings.metricsToken)
         maxBodyBytes = try reader.value(Settings.maxBodyBytes)
         http = try HTTPLimits(reader: reader)
+        var allowed: [IPNetwork] = []
+        for entry in reader.value(Settings.webhooksAllowNetworks) {
+            do {
+                allowed.append(try IPNetwork(entry))
+            } catch {
+                throw HeraldError.invalidConfiguration(Settings.webhooksAllowNetworks.key, "lists \(error.message)")
+            }
+        }
+        webhooks = WebhookNetworkPolicy(allowHTTP: try reader.value(Settings.webhooksAllowHTTP), allowNetworks: allowed)
+        webhookMaxBacklog = try reader.value(Settings.webhooksMaxBacklog)
         let ids = reader.value(Settings.apps)
         var apps: [AppConfiguration] = []
         for id in ids {
@@ -134,6 +152,15 @@ public struct HeraldConfiguration: Sendable {
             if limit > 0 { registrationsPerMinute[id] = limit }
         }
         self.registrationsPerMinute = registrationsPerMinute
+        configuredWebhooks = try appIDs.flatMap { try ConfiguredWebhook.read(appID: $0, reader: reader) }
+        for endpoint in configuredWebhooks {
+            do {
+                _ = try webhooks.check(url: endpoint.url)
+            } catch {
+                throw HeraldError.invalidConfiguration(
+                    AppConfiguration.WebhookSettings.url.named(endpoint.id).key(app: endpoint.appID), error.message)
+            }
+        }
         var providers: [String: ProviderConfiguration] = [:]
         for id in appIDs {
             providers[id] = try ProviderConfiguration(appID: id, reader: reader)
@@ -225,6 +252,28 @@ extension HeraldConfiguration {
             """
             When set, `/metrics` needs `Authorization: Bearer <token>`; unset, it is open (bind Herald to a private \
             address or set one).
+            """)
+        public static let webhooksAllowHTTP = Setting<Bool>(
+            "webhooks.allow_http", default: false,
+            """
+            Whether webhook endpoints may have `http` URLs. Off, only `https` is accepted: an event's signature proves \
+            who sent it, not that nobody read it on the way.
+            """)
+        public static let webhooksMaxBacklog = Setting<Int>(
+            "webhooks.max_backlog", 1...100_000_000, unit: "events", default: 100_000,
+            """
+            The most events one webhook endpoint may have waiting (a receiver down for days while broadcasts go \
+            out). Past it the oldest are dropped, with a warning and `herald_webhook_events_dropped_total`: the \
+            outbox cannot fill the disk for a receiver that is gone.
+            """)
+        public static let webhooksAllowNetworks = Setting<[String]>(
+            "webhooks.allow_networks", .stringArray, defaultText: "none",
+            """
+            Networks (addresses or CIDR blocks, IPv4 or IPv6: `["10.1.0.0/16", "fd00:1::/64"]`) webhook requests may \
+            reach although they are private, loopback, link-local, unique-local, shared or otherwise local. \
+            Unlisted, an endpoint whose URL leads there (by its literal address or by any address its name \
+            resolves to) is refused, so the API cannot be used to reach services inside Herald's network \
+            (docs/webhooks.md, "Safety").
             """)
         public static let maxBodyBytes = Setting<Int>(
             "http.max_body_bytes", 1024...Int.max, unit: "bytes", default: 64 * 1024,

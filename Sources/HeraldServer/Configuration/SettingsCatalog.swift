@@ -36,6 +36,10 @@ public enum SettingsCatalog {
                 ]),
             SettingsSection("Logging", [Server.logLevel, Server.logFormat]),
             SettingsSection("Metrics", [Server.metricsEnabled, Server.metricsToken]),
+            SettingsSection(
+                "Webhooks",
+                [Server.webhooksAllowHTTP, Server.webhooksAllowNetworks, Server.webhooksMaxBacklog]
+                    + AppConfiguration.WebhookSettings.all),
             SettingsSection("HTTP", [Server.maxBodyBytes] + HTTPLimits.Settings.all),
             SettingsSection(
                 "Apps",

@@ -86,5 +86,16 @@ struct MetricsRoutes: Sendable {
         gauge("herald_channel_connections", [], dispatcher.channels.openCount)
         gauge("herald_node_jobs", [("state", "running")], dispatcher.workCounts.running)
         gauge("herald_node_jobs", [("state", "waiting")], dispatcher.handedWaiting)
+        // Each webhook endpoint's waiting events (the outbox is the store's: one reading serves every node).
+        if let webhooks = store as? any WebhookStore {
+            for appID in dispatcher.transports.keys.sorted() {
+                guard let endpoints = try? await webhooks.webhookEndpoints(appID: appID) else { continue }
+                for endpoint in endpoints {
+                    guard let backlog = try? await webhooks.webhookBacklog(appID: appID, endpointID: endpoint.id)
+                    else { continue }
+                    gauge("herald_webhook_backlog", [("app", appID), ("webhook", endpoint.id), cluster], backlog)
+                }
+            }
+        }
     }
 }

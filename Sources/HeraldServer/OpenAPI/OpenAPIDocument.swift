@@ -18,8 +18,8 @@ enum OpenAPIDocument {
             paths[path] = .b(item)
         }
         var schemas: OrderedDictionary<OpenAPI.ComponentKey, JSONSchema> = [:]
-        // The native schemas, then each dialect's, in the order of their settings keys.
-        var named = [APISchemas.native]
+        // The native schemas (the webhooks' beside them), then each dialect's, in the order of their settings keys.
+        var named = [APISchemas.native, WebhookRoutes.schemas]
         for dialect in HeraldApplication.dialects.sorted(by: { $0.settingsKey < $1.settingsKey }) {
             named.append(dialect.schemas)
         }

@@ -102,6 +102,11 @@ public struct ConfigurationReloader: Service {
             let transports = try makeTransports(configuration.providers)
             do {
                 try await apps.reload(configuration: configuration, store: store, now: now)
+                if let webhooks = store as? any WebhookStore {
+                    try await ConfiguredWebhooks.apply(
+                        configuration.configuredWebhooks, appIDs: apps.appIDs, store: webhooks, now: now(),
+                        logger: logger)
+                }
             } catch {
                 for app in transports.values { await app.shutdown() }
                 throw error
@@ -159,6 +164,7 @@ public struct ConfigurationReloader: Service {
         if old.metricsToken != new.metricsToken || old.metricsEnabled != new.metricsEnabled {
             changed.append("metrics")
         }
+        if old.webhooks != new.webhooks { changed.append("webhooks") }
         return changed
     }
 }
