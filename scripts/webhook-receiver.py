@@ -23,6 +23,8 @@ points a webhook at http://127.0.0.1:<port>/..., then reads one JSON line per re
   answer. "answer" is the item answered, always a string ("500", "timeout", "redirect:...", "204").
 - A request's line is printed (and flushed) when it has been read, before it is answered, so a
   `timeout` request is seen at once. Nothing else goes to stdout; stderr has the access log.
+- --openapi PATH: each body is also checked against the schema PATH's `webhooks` gives its `type`
+  (Herald's /openapi.yaml): "schema_valid" is true, false (with "schema_error"), or null without it.
 - SIGTERM or SIGINT stops it with exit status 0, and so does the end of its standard input.
 """
 import argparse
@@ -54,7 +56,19 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
     parser.add_argument("--answers", default="", help="comma-separated: STATUS, timeout, redirect:URL")
     parser.add_argument("--timeout-sleep", type=float, default=30.0)
+    parser.add_argument("--openapi", help="an OpenAPI 3.1 document: each body is checked against its `webhooks` schema")
     args = parser.parse_args()
+    # The contract Herald publishes: webhooks.<type>.post.requestBody's schema (JSON Schema 2020-12).
+    schemas = {}
+    if args.openapi:
+        import jsonschema
+        import yaml
+
+        with open(args.openapi) as file:
+            document = yaml.safe_load(file)
+        for name, item in document.get("webhooks", {}).items():
+            schema = item["post"]["requestBody"]["content"]["application/json"]["schema"]
+            schemas[name] = jsonschema.Draft202012Validator(schema)
     try:
         answers = [parse_answer(a.strip()) for a in args.answers.split(",") if a.strip()]
     except argparse.ArgumentTypeError as error:
@@ -122,7 +136,17 @@ def main():
                 parsed = json.loads(body) if body else None
             except ValueError:
                 parsed = None
+            schema_error = None
+            if schemas and parsed is not None:
+                validator = schemas.get(parsed.get("type") if isinstance(parsed, dict) else None)
+                if validator is None:
+                    schema_error = f"no webhooks schema for type {parsed.get('type') if isinstance(parsed, dict) else None!r}"
+                else:
+                    problems = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(parsed)]
+                    schema_error = "; ".join(problems) or None
             emit({
+                "schema_valid": None if not schemas else schema_error is None,
+                "schema_error": schema_error,
                 "method": self.command,
                 "path": self.path,
                 "verified_standardwebhooks": verified["standardwebhooks"],

@@ -109,9 +109,9 @@ public struct WebhookDeliverer: Service {
     @discardableResult
     public func deliverDue() async throws -> Int {
         let start = now()
+        let leaseEnd = start.addingTimeInterval(configuration.lease.timeInterval)
         let rows = try await store.claimWebhookDeliveries(
-            owner: owner, now: start, lockedUntil: start.addingTimeInterval(configuration.lease.timeInterval),
-            limit: configuration.batch)
+            owner: owner, now: start, lockedUntil: leaseEnd, limit: configuration.batch)
         guard !rows.isEmpty else { return 0 }
         // Each endpoint's rows in order, one at a time; endpoints side by side.
         var byEndpoint: [String: [WebhookDelivery]] = [:]
@@ -129,16 +129,19 @@ public struct WebhookDeliverer: Service {
                     running -= 1
                 }
                 let rows = byEndpoint[key] ?? []
-                group.addTask { await deliver(rows) }
+                group.addTask { await deliver(rows, leaseEnd: leaseEnd) }
                 running += 1
             }
         }
         return rows.count
     }
 
-    /// Sends one endpoint's rows in order; after `410 Gone` the rest wait (the endpoint is disabled).
-    private func deliver(_ rows: [WebhookDelivery]) async {
+    /// Sends one endpoint's rows in order; after `410 Gone` the rest wait (the endpoint is disabled). A row
+    /// whose attempt could outlast the lease (`leaseEnd`) is left for a later claim, so no other node
+    /// attempts it while this one does.
+    private func deliver(_ rows: [WebhookDelivery], leaseEnd: Date) async {
         for row in rows {
+            guard now().addingTimeInterval(sender.longestAttempt.timeInterval) < leaseEnd else { return }
             let result = await sender.send(row, now: now())
             let at = now()
             let outcome: WebhookAttempt.Outcome

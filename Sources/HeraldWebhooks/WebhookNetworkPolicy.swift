@@ -43,7 +43,9 @@ public struct WebhookNetworkPolicy: Sendable, Equatable {
         }
         if let address = IPAddress(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) {
             try check(address: address)
-        } else if host.lowercased() == "localhost" || host.lowercased().hasSuffix(".localhost") {
+        } else if ["localhost", "localhost."].contains(host.lowercased()) || host.lowercased().hasSuffix(".localhost")
+            || host.lowercased().hasSuffix(".localhost.")
+        {
             try check(address: IPAddress("127.0.0.1")!)
         }
         return url

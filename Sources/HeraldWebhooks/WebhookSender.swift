@@ -52,20 +52,29 @@ public final class WebhookSender: Sendable {
     /// per client); a host that resolves elsewhere later gets a new one.
     private let clients = Mutex<[String: (address: String, client: HTTPClient)]>([:])
     private let retired = Mutex<[HTTPClient]>([])
+    /// Resolves a name to its addresses (getaddrinfo; tests inject one).
+    private let resolver: @Sendable (String) async throws -> [IPAddress]
 
     /// Creates a sender.
-    /// - Parameter trustRoots: Certificates to trust besides the system's (tests' own CA); nil: the system's.
+    /// - Parameters:
+    ///   - trustRoots: Certificates to trust besides the system's (tests' own CA); nil: the system's.
+    ///   - resolver: How names are resolved: getaddrinfo (tests inject one).
     public init(
         policy: WebhookNetworkPolicy, timeouts: Timeouts = Timeouts(), trustRoots: [NIOSSLCertificate]? = nil,
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        resolver: @escaping @Sendable (String) async throws -> [IPAddress] = WebhookSender.resolve
     ) {
         self.policy = policy
+        self.resolver = resolver
         self.timeouts = timeouts
         var tls = TLSConfiguration.makeClientConfiguration()
         if let trustRoots { tls.additionalTrustRoots = [.certificates(trustRoots)] }
         self.tlsConfiguration = tls
         self.eventLoopGroup = eventLoopGroup
     }
+
+    /// The longest one attempt can take: its connection's bound and its answer's.
+    public var longestAttempt: Duration { timeouts.connect + timeouts.response }
 
     /// Sends a delivery's event, signed with its endpoint's secrets at `now`.
     public func send(_ delivery: WebhookDelivery, now: Date) async -> Result {
@@ -133,7 +142,7 @@ public final class WebhookSender: Sendable {
         if IPAddress(bare) != nil {
             address = bare
         } else {
-            let addresses = try await Self.resolve(bare)
+            let addresses = try await resolver(bare)
             guard !addresses.isEmpty else {
                 throw HeraldError.invalidValue("url", code: "webhook_unresolved", "\(host) does not resolve.")
             }
@@ -159,7 +168,7 @@ public final class WebhookSender: Sendable {
     }
 
     /// The addresses a name resolves to, looked up once on NIO's thread pool.
-    static func resolve(_ host: String) async throws -> [IPAddress] {
+    @Sendable public static func resolve(_ host: String) async throws -> [IPAddress] {
         try await NIOThreadPool.singleton.runIfActive {
             var hints = addrinfo()
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -128,7 +128,9 @@ struct Serve: AsyncParsableCommand {
             services.append(
                 WebhookDeliverer(
                     store: webhooks, sender: WebhookSender(policy: configuration.webhooks),
-                    configuration: .init(maxBacklog: configuration.webhookMaxBacklog), logger: logger))
+                    configuration: .init(
+                        lease: configuration.webhookLease, maxBacklog: configuration.webhookMaxBacklog),
+                    logger: logger))
         }
         // Nested in ``runNode(on:logger:_:)``'s group, whose graceful shutdown (SIGTERM, SIGINT) is its own.
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))

@@ -20,7 +20,10 @@ struct WebhookTests {
 
     /// The receiver, started with the endpoint's secret; its first line is its port.
     static func receiver(secrets: [String], answers: [String] = []) async throws -> (ConversationProcess, Int) {
-        var arguments = try TestPython.tools.command(TestPython.script("webhook-receiver.py"), ["--port", "0"])
+        // Every body is also checked against the `webhooks` of the committed /openapi.yaml.
+        let openAPI = TestPython.repository.appendingPathComponent("docs/openapi.yaml").path
+        var arguments = try TestPython.tools.command(
+            TestPython.script("webhook-receiver.py"), ["--port", "0", "--openapi", openAPI])
         for secret in secrets { arguments += ["--secret", secret] }
         if !answers.isEmpty { arguments += ["--answers", answers.joined(separator: ",")] }
         let process = try ConversationProcess(arguments)
@@ -100,6 +103,7 @@ struct WebhookTests {
             for event in events {
                 #expect(event["verified_standardwebhooks"] as? Bool == true, "\(event)")
                 #expect(event["verified_svix"] as? Bool == true, "\(event)")
+                #expect(event["schema_valid"] as? Bool == true, "\(event["schema_error"] ?? "")")
             }
             let bodies = events.compactMap { $0["body"] as? [String: Any] }
             func of(_ type: String) -> [[String: Any]] {

@@ -106,6 +106,12 @@ public struct Preferences: Sendable, Equatable {
 
     private static func readNames(_ body: JSONObjectReader, _ key: String) throws(HeraldError) -> [String]? {
         guard let list = try body.strings(key) else { return nil }
+        // Counted as sent, repeats included: the schema's `maxItems` (/openapi.yaml) bounds the array itself.
+        guard list.count <= maxListCount else {
+            throw .invalidValue(
+                body.name(key), code: "too_many_items",
+                "Field '\(body.name(key))' may list at most \(maxListCount) names.")
+        }
         var seen = Set<String>()
         var names: [String] = []
         for (index, name) in list.enumerated() {
@@ -115,11 +121,6 @@ public struct Preferences: Sendable, Equatable {
                     field, code: "invalid_length", "Field '\(field)' must be 1 to \(maxNameLength) characters long.")
             }
             if seen.insert(name).inserted { names.append(name) }
-        }
-        guard names.count <= maxListCount else {
-            throw .invalidValue(
-                body.name(key), code: "too_many_items",
-                "Field '\(body.name(key))' may list at most \(maxListCount) names.")
         }
         return names
     }

@@ -62,6 +62,8 @@ public struct HeraldConfiguration: Sendable {
     public var webhooks: WebhookNetworkPolicy
     /// The most events one webhook endpoint may have waiting (`webhooks.max_backlog`).
     public var webhookMaxBacklog: Int = 100_000
+    /// How long a node holds the webhook events it claimed (`webhooks.lease_seconds`).
+    public var webhookLease: Duration = .seconds(300)
     /// The webhook endpoints of every app kept in the configuration (`app.<id>.webhooks`).
     public var configuredWebhooks: [ConfiguredWebhook] = []
 
@@ -132,6 +134,7 @@ public struct HeraldConfiguration: Sendable {
         }
         webhooks = WebhookNetworkPolicy(allowHTTP: try reader.value(Settings.webhooksAllowHTTP), allowNetworks: allowed)
         webhookMaxBacklog = try reader.value(Settings.webhooksMaxBacklog)
+        webhookLease = .seconds(try reader.value(Settings.webhooksLeaseSeconds))
         let ids = reader.value(Settings.apps)
         var apps: [AppConfiguration] = []
         for id in ids {
@@ -265,6 +268,13 @@ extension HeraldConfiguration {
             The most events one webhook endpoint may have waiting (a receiver down for days while broadcasts go \
             out). Past it the oldest are dropped, with a warning and `herald_webhook_events_dropped_total`: the \
             outbox cannot fill the disk for a receiver that is gone.
+            """)
+        public static let webhooksLeaseSeconds = Setting<Int>(
+            "webhooks.lease_seconds", 25...3600, unit: "seconds", default: 300,
+            """
+            How long a node holds the webhook events it claimed: a node that dies mid-delivery leaves them to \
+            another once this has passed. A node does not start an attempt that could outlast its hold (each \
+            takes at most 20 s), so no two nodes attempt one event at once.
             """)
         public static let webhooksAllowNetworks = Setting<[String]>(
             "webhooks.allow_networks", .stringArray, defaultText: "none",

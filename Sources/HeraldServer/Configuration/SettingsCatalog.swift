@@ -38,7 +38,10 @@ public enum SettingsCatalog {
             SettingsSection("Metrics", [Server.metricsEnabled, Server.metricsToken]),
             SettingsSection(
                 "Webhooks",
-                [Server.webhooksAllowHTTP, Server.webhooksAllowNetworks, Server.webhooksMaxBacklog]
+                [
+                    Server.webhooksAllowHTTP, Server.webhooksAllowNetworks, Server.webhooksMaxBacklog,
+                    Server.webhooksLeaseSeconds,
+                ]
                     + AppConfiguration.WebhookSettings.all),
             SettingsSection("HTTP", [Server.maxBodyBytes] + HTTPLimits.Settings.all),
             SettingsSection(

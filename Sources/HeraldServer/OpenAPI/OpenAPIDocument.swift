@@ -35,6 +35,7 @@ enum OpenAPIDocument {
                 version: "0.1.0"),
             servers: [.init(url: URL(string: "http://127.0.0.1:8080")!)],
             paths: paths,
+            webhooks: WebhookEventsDocument.webhooks,
             components: OpenAPI.Components(
                 schemas: schemas,
                 responses: [
