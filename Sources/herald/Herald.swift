@@ -8,7 +8,7 @@ struct Herald: AsyncParsableCommand {
         abstract: "Herald, a self-hosted unified push notification gateway.",
         subcommands: [
             Serve.self, Send.self, Listen.self, Import.self, Export.self, Migrate.self, Cleanup.self, Keys.self,
-            Vapid.self, Config.self, Health.self,
+            Vapid.self, Config.self, Health.self, Webhooks.self,
         ],
         defaultSubcommand: Serve.self)
 }
