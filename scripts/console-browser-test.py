@@ -255,6 +255,26 @@ def main():
           f"dialects {names}")
     shot("09-dialects")
 
+    # Webhooks: the endpoint with its health (its receiver does not resolve: failing, three events waiting),
+    # then its recent events with their attempts.
+    driver.find_element(By.CSS_SELECTOR, "nav a[data-page=webhooks]").click()
+    visible("page-webhooks")
+    hooks = wait_rows("webhooks-table", lambda r: len(r) == 1, "not one webhook endpoint")
+    hook = cells(hooks[0])
+    check(hook[0].startswith(EXPECT["webhook"]), f"webhook row {hook}")
+    check(hook[3] == "enabled", f"webhook state {hook}")
+    check(hook[5] != "–", f"the failing endpoint shows no 'failing since': {hook}")
+    # The seed's three events, and those of the console's own sends since.
+    check(int(hook[6]) >= EXPECT["webhook_backlog"], f"webhook backlog {hook}")
+    hooks[0].find_element(By.TAG_NAME, "a").click()
+    visible("webhook-attempts-card")
+    events = wait_rows("webhook-attempts-table", lambda r: len(r) >= EXPECT["webhook_backlog"], "the endpoint's events")
+    check(all(cells(row)[3] == "pending" for row in events), f"states {[cells(r) for r in events]}")
+    attempted = [cells(row) for row in events if cells(row)[4] != "0"]
+    check(set(EXPECT["webhook_types"]) <= {row[2] for row in attempted}, f"attempted events {attempted}")
+    check(all("resolve" in row[6] for row in attempted), f"last errors {[row[6] for row in attempted]}")
+    shot("11-webhooks")
+
     # No script error and no Content-Security-Policy violation in the page.
     problems = [entry["message"] for entry in driver.get_log("browser")
                 if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]]

@@ -5,8 +5,8 @@ import Testing
 
 /// The web console in a real browser: `herald serve` as a process, devices registered through the API
 /// and delivered to by the mock APNs, and `scripts/console-browser-test.py` clicking through
-/// sign-in, search, history, send (with the live audience count), notifications, provider health and
-/// dialects in Debian's chromium (chromium-driver, Selenium), saving a screenshot of each page.
+/// sign-in, search, history, send (with the live audience count), notifications, provider health,
+/// webhooks and dialects in Debian's chromium (chromium-driver, Selenium), saving a screenshot of each page.
 @Suite("Web console in a real browser", .serialized)
 struct ConsoleBrowserTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -46,6 +46,11 @@ struct ConsoleBrowserTests {
             #expect(response.status == 201, "\(response.body)")
             return try #require(Self.id(in: response.body))
         }
+        // A webhook endpoint for every event, at a name that does not resolve: it fails, its events wait.
+        let hook = try await request(
+            "POST", "\(address)/v1/webhooks", bearer: serverKey,
+            json: #"{"id":"crm","url":"https://hooks.invalid/herald","events":["*"]}"#)
+        #expect(hook.status == 201, "\(hook.body)")
         let aliceToken = Fixtures.apnsToken()
         let bobToken = Fixtures.apnsToken()
         let carolToken = Fixtures.apnsToken()
@@ -64,11 +69,20 @@ struct ConsoleBrowserTests {
         #expect(seeded.status == 202)
         let seededID = try #require(Self.id(in: seeded.body))
         _ = try await doneRecord(of: seededID, at: address, key: serverKey, timeout: .seconds(20))
+        // carol's invalidation, its failed delivery and the seed's completion, each attempted once.
+        try await waitUntil("the webhook events' first attempts", timeout: .seconds(20)) {
+            let rows = try await request("GET", "\(address)/v1/webhooks/crm/deliveries", bearer: serverKey)
+            let object = try JSONSerialization.jsonObject(with: Data(rows.body.utf8)) as? [String: Any]
+            let data = object?["data"] as? [[String: Any]] ?? []
+            return data.count == 3 && data.allSatisfy { ($0["attempts"] as? Int ?? 0) >= 1 }
+        }
 
         let expect = """
             {"total": 4, "user": ["alice", 2], "channel": ["news", 3], "platform": ["android", 1], "invalid": 1,
              "history": "\(alice)", "history_outcomes": ["delivered"], "users": "alice, bob", "users_count": 3,
-             "users_ios": 2, "failure_reason": "BadDeviceToken", "provider": "apns"}
+             "users_ios": 2, "failure_reason": "BadDeviceToken", "provider": "apns", "webhook": "crm",
+             "webhook_backlog": 3,
+             "webhook_types": ["delivery.failed", "installation.invalidated", "notification.completed"]}
             """
         let screenshots =
             ProcessInfo.processInfo.environment["HERALD_CONSOLE_SCREENSHOTS"]
@@ -91,7 +105,7 @@ struct ConsoleBrowserTests {
         #expect(output.contains("console browser test passed"))
         for page in [
             "01-sign-in", "02-installations", "03-installations-invalid", "04-history", "05-send-device",
-            "06-send-query", "07-notifications", "08-health", "09-dialects", "10-signed-out",
+            "06-send-query", "07-notifications", "08-health", "09-dialects", "10-signed-out", "11-webhooks",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(page).png"), "no screenshot \(page)")
         }

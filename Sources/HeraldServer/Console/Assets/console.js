@@ -96,7 +96,7 @@ async function signOut() {
 
 // MARK: Pages
 
-const pages = ["sign-in", "installations", "history", "send", "notifications", "health", "dialects"];
+const pages = ["sign-in", "installations", "history", "send", "notifications", "health", "webhooks", "dialects"];
 
 function show(page) {
   for (const name of pages) $("page-" + name).hidden = name !== page;
@@ -120,6 +120,7 @@ function route() {
   if (page === "send") openSend(params);
   if (page === "notifications") loadNotifications();
   if (page === "health") loadHealth();
+  if (page === "webhooks") loadWebhooks(params.get("endpoint"));
   if (page === "dialects") loadDialects();
 }
 
@@ -403,6 +404,51 @@ async function loadHealth() {
     }
     $("failures-empty").hidden = overview.failures.length > 0;
   } catch (error) { toast(error.message); }
+}
+
+// Webhooks: each endpoint's health, and one endpoint's recent events with their attempts.
+
+async function loadWebhooks(selected) {
+  const body = $("webhooks-table").tBodies[0];
+  body.replaceChildren();
+  $("webhook-attempts-card").hidden = true;
+  try {
+    const page = await api("GET", "/v1/webhooks");
+    for (const endpoint of page.data) {
+      const state = endpoint.enabled ? badge("enabled", "ok") : badge("disabled: " + endpoint.disabled_reason, "bad");
+      const failing = endpoint.failing_since ? badge(when(endpoint.failing_since), "bad") : "–";
+      const link = el("a", { href: "#/webhooks?endpoint=" + encodeURIComponent(endpoint.id) }, endpoint.id);
+      body.append(el("tr", { "data-id": endpoint.id },
+        el("td", {}, link, endpoint.configured ? " " : "", endpoint.configured ? badge("configured") : ""),
+        el("td", {}, el("code", {}, endpoint.url)),
+        el("td", {}, endpoint.events.join(", ")),
+        el("td", { class: "state" }, state),
+        el("td", {}, endpoint.last_success_at ? when(endpoint.last_success_at) : "–"),
+        el("td", { class: "failing" }, failing),
+        el("td", { class: "num backlog" }, endpoint.backlog)));
+    }
+    $("webhooks-empty").hidden = page.data.length > 0;
+    if (selected) await loadWebhookAttempts(selected);
+  } catch (error) { toast(error.message); }
+}
+
+async function loadWebhookAttempts(id) {
+  const page = await api("GET", "/v1/webhooks/" + encodeURIComponent(id) + "/deliveries?limit=50");
+  $("webhook-attempts-id").textContent = id;
+  const body = $("webhook-attempts-table").tBodies[0];
+  body.replaceChildren();
+  for (const row of page.data) {
+    const tone = row.state === "delivered" ? "ok" : row.state === "pending" ? "" : "bad";
+    body.append(el("tr", { "data-event": row.event_id },
+      el("td", {}, when(row.created_at)),
+      el("td", {}, el("code", { title: row.event_id }, short(row.event_id))),
+      el("td", {}, row.type),
+      el("td", { class: "state" }, badge(row.state, tone)),
+      el("td", { class: "num" }, row.attempts),
+      el("td", {}, row.last_status === null ? "–" : String(row.last_status)),
+      el("td", {}, row.last_error || "–")));
+  }
+  $("webhook-attempts-card").hidden = false;
 }
 
 async function loadDialects() {
