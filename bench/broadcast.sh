@@ -10,7 +10,9 @@
 #      seconds per 1,000 notifications, its peak RSS, bytes written and the time to `done`.
 # Usage: bench/broadcast.sh [installations=1000000] [connections=2]
 # Environment: BENCH_PAGE_SIZE (engine.page_size, default 2000), BENCH_PERF=<file> (perf record the server while it sends),
-# BENCH_HERALD=<binary> (use that release build instead of building one).
+# BENCH_HERALD=<binary> (use that release build instead of building one), BENCH_DEAD_PERCENT (that share of the
+# tokens is answered 410 Unregistered, default 0), BENCH_WEBHOOK=1 (a webhook endpoint subscribed to every event,
+# at the sink's receiver: the run also waits for every event to arrive, and says how long after `done`).
 set -euo pipefail
 # Files made here hold keys: owner-only, as herald serve requires of a config file with secrets.
 umask 077
@@ -58,14 +60,31 @@ app:
 engine:
   page_size: ${BENCH_PAGE_SIZE:-2000}
 YAML
+if [ -n "${BENCH_WEBHOOK:-}" ]; then
+    cat >> "$work/herald.yaml" <<YAML
+webhooks: {allow_http: true, allow_networks: ["127.0.0.1/32"]}
+YAML
+    # app.default.webhooks, under the app's existing mapping.
+    python3 - "$work/herald.yaml" "$((port + 1))" <<'PY'
+import base64, os, sys
+path, port = sys.argv[1], sys.argv[2]
+text = open(path).read().replace("app:\n  default:\n", "app:\n  default:\n    webhooks: [bench]\n    webhook:\n      bench:\n"
+    f"        url: http://127.0.0.1:{port}/hook\n        events: ['*']\n"
+    f"        secret: whsec_{base64.b64encode(os.urandom(32)).decode()}\n", 1)
+open(path, "w").write(text)
+PY
+fi
 
 echo "== importing $count installations"
-python3 - "$count" > "$work/devices.jsonl" <<'PY'
+python3 - "$count" "${BENCH_DEAD_PERCENT:-0}" > "$work/devices.jsonl" <<'PY'
 import os, sys
-n = int(sys.argv[1])
+n, dead = int(sys.argv[1]), float(sys.argv[2])
 out = sys.stdout
+every = int(100 / dead) if dead > 0 else 0
 for i in range(n):
-    out.write('{"platform":"ios","token":"%s","user_id":"u%d"}\n' % (os.urandom(32).hex(), i))
+    # Every (100/dead)-th token starts "dead": the sink answers it 410 Unregistered.
+    token = ("dead" + os.urandom(30).hex()) if every and i % every == 0 else os.urandom(32).hex()
+    out.write('{"platform":"ios","token":"%s","user_id":"u%d"}\n' % (token[:64], i))
 PY
 import_start=$(date +%s.%N)
 "$herald" import "$work/devices.jsonl" --config "$work/herald.yaml"
@@ -125,6 +144,18 @@ while True:
 PY
 )
 end=$(date +%s.%N)
+if [ -n "${BENCH_WEBHOOK:-}" ]; then
+    # Every event the broadcast makes: one invalidation and one failed delivery per dead token, and the completion.
+    invalid=$(echo "$record" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["invalid"])')
+    expected=$((2 * invalid + 1))
+    for _ in $(seq 600); do
+        [ "$(sort -u "$work/logs/hooks.log" 2>/dev/null | grep -c .)" -ge "$expected" ] && break
+        sleep 0.1
+    done
+    hooks_end=$(date +%s.%N)
+    received=$(sort -u "$work/logs/hooks.log" 2>/dev/null | grep -c . || true)
+    echo "webhooks:         $received distinct events of $expected expected, the last $(python3 -c "print(f'{$hooks_end - $end:.1f}')") s after done"
+fi
 cpu_after=$(cpu)
 written_after=$(written)
 [ -n "$perf_pid" ] && kill -INT "$perf_pid" && wait "$perf_pid" || true

@@ -7,6 +7,8 @@
 # `certs` only writes the throwaway CA (DIR/ca.pem) and a certificate for 127.0.0.1 signed by it
 # (DIR/server.pem, DIR/server.key), for a sink of one's own (bench/latency.sh); names after DIR are added to the
 # certificate as DNS names (bench/peer-sygnal.sh: Apple's hosts, mapped to 127.0.0.1).
+# Tokens whose path starts /3/device/dead are answered 410 Unregistered. PORT+1 (plain HTTP) is a webhook receiver:
+# POST /hook answers 204 and logs each request's webhook-id to DIR/logs/hooks.log.
 # Usage: bench/sink.sh start DIR PORT [DNS-NAME...] | bench/sink.sh stop DIR | bench/sink.sh certs DIR [DNS-NAME...]
 set -euo pipefail
 command=$1
@@ -75,12 +77,36 @@ http {
             mirror_request_body on;
             error_page 405 =200 /_ok;
         }
+        # Tokens starting "dead" are gone, as APNs answers them (410 Unregistered): the broadcast with
+        # dead tokens (bench/broadcast.sh, BENCH_DEAD_PERCENT).
+        location /3/device/dead {
+            rewrite ^ /sink break;
+            mirror /_read;
+            mirror_request_body on;
+            error_page 405 =410 /_gone;
+        }
+        location = /_gone {
+            internal;
+            default_type application/json;
+            add_header apns-id \$answer_apns_id always;
+            return 410 '{"reason":"Unregistered"}';
+        }
         location = /_read { internal; return 204; }
         location = /_ok {
             internal;
             $arrivals
             add_header apns-id \$answer_apns_id always;
             return 200;
+        }
+    }
+    # A webhook receiver (bench/broadcast.sh, BENCH_WEBHOOK): answers 204 and logs each event's webhook-id.
+    log_format hook '\$http_webhook_id';
+    server {
+        listen 127.0.0.1:$((port + 1));
+        client_max_body_size 1m;
+        location /hook {
+            access_log $dir/logs/hooks.log hook;
+            return 204;
         }
     }
 }

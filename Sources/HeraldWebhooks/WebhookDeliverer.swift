@@ -187,6 +187,19 @@ public struct WebhookDeliverer: Service {
                     "recording a webhook attempt failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             }
             if case .gone = outcome { return }
+            // A failure may have been the one that disabled the endpoint (failing for too long): say so, once, and
+            // leave the rest of its rows (they wait for it to be enabled again).
+            if case .failed = outcome,
+                let endpoint = try? await store.webhookEndpoint(appID: row.appID, id: row.endpointID),
+                endpoint.disabledReason == .failing
+            {
+                logger.warning(
+                    "webhook endpoint disabled: every attempt failed for too long",
+                    metadata: metadata.merging([
+                        "herald.failing_since": "\(endpoint.failingSince.map(WebhookEvent.timestamp) ?? "")"
+                    ]) { $1 })
+                return
+            }
         }
     }
 }

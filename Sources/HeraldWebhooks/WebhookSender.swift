@@ -31,11 +31,15 @@ public final class WebhookSender: Sendable {
 
     /// Bounds of one request.
     public struct Timeouts: Sendable, Equatable {
+        /// The name's resolution (getaddrinfo has none of its own worth the name: glibc's can take 30 s).
+        public var lookup: Duration
         public var connect: Duration
         /// From the request's start to the answer's end.
         public var response: Duration
 
-        public init(connect: Duration = .seconds(5), response: Duration = .seconds(15)) {
+        public init(lookup: Duration = .seconds(5), connect: Duration = .seconds(5), response: Duration = .seconds(15))
+        {
+            self.lookup = lookup
             self.connect = connect
             self.response = response
         }
@@ -73,8 +77,8 @@ public final class WebhookSender: Sendable {
         self.eventLoopGroup = eventLoopGroup
     }
 
-    /// The longest one attempt can take: its connection's bound and its answer's.
-    public var longestAttempt: Duration { timeouts.connect + timeouts.response }
+    /// The longest one attempt can take: its lookup's bound, its connection's and its answer's.
+    public var longestAttempt: Duration { timeouts.lookup + timeouts.connect + timeouts.response }
 
     /// Sends a delivery's event, signed with its endpoint's secrets at `now`.
     public func send(_ delivery: WebhookDelivery, now: Date) async -> Result {
@@ -142,7 +146,17 @@ public final class WebhookSender: Sendable {
         if IPAddress(bare) != nil {
             address = bare
         } else {
-            let addresses = try await resolver(bare)
+            let resolver = self.resolver
+            let addresses: [IPAddress]
+            do {
+                // A lookup past its bound is left to finish on its thread; the attempt fails now.
+                addresses = try await withDeadline(timeouts.lookup, overrun: .leaveCancelled) {
+                    try await resolver(bare)
+                }
+            } catch is DeadlineExceeded {
+                throw HeraldError.invalidValue(
+                    "url", code: "webhook_unresolved", "\(host) did not resolve within \(timeouts.lookup).")
+            }
             guard !addresses.isEmpty else {
                 throw HeraldError.invalidValue("url", code: "webhook_unresolved", "\(host) does not resolve.")
             }

@@ -438,3 +438,91 @@ extension WebhookTests {
         }
     }
 }
+
+extension WebhookTests {
+    @Test(
+        "A rotated secret: both sign during the overlap (a receiver knowing either verifies), the old one stops after it"
+    )
+    func rotation() async throws {
+        let harness = try await EngineHarness(webhooks: Self.policy)
+        try await harness.run { api in
+            let created = try await api.call(
+                .post, "/v1/webhooks", body: #"{"id":"r","url":"http://127.0.0.1:9/x","events":["*"]}"#)
+            let old = try #require(created.string("secret"))
+            // A short overlap: the receivers check the signing time against their own clock (five minutes).
+            let rotated = try await api.call(.post, "/v1/webhooks/r/rotate-secret", body: #"{"overlap_seconds":2}"#)
+            #expect(rotated.status == .ok)
+            let new = try #require(rotated.string("secret"))
+            #expect(new != old && new.hasPrefix("whsec_"))
+            #expect(rotated["previous_secrets_expire_at"] != .null)
+            let (knowsOld, oldPort) = try await Self.receiver(secrets: [old])
+            defer { Task { await knowsOld.finish() } }
+            let (knowsNew, newPort) = try await Self.receiver(secrets: [new])
+            defer { Task { await knowsNew.finish() } }
+            guard let store = harness.server.store as? any WebhookStore else { throw TestFailure("no webhook store") }
+            let clock = harness.server.clock
+            let sender = WebhookSender(policy: Self.policy)
+            let deliverer = WebhookDeliverer(store: store, sender: sender, now: { clock.date })
+            func deliver(to port: Int) async throws -> [String: Any] {
+                let patched = try await api.call(
+                    .patch, "/v1/webhooks/r", body: #"{"url":"http://127.0.0.1:\#(port)/h"}"#)
+                #expect(patched.status == .ok)
+                #expect(try await api.call(.post, "/v1/webhooks/r/test").status == .accepted)
+                #expect(try await deliverer.deliverDue() == 1)
+                return try await (port == oldPort ? knowsOld : knowsNew).next(timeout: .seconds(20))
+            }
+            func signatures(_ line: [String: Any]) -> Int {
+                ((line["headers"] as? [String: Any])?["webhook-signature"] as? String)?.split(separator: " ").count ?? 0
+            }
+            // During the overlap: two signatures, each receiver verifies.
+            var line = try await deliver(to: oldPort)
+            #expect(line["verified_standardwebhooks"] as? Bool == true)
+            #expect(signatures(line) == 2)
+            line = try await deliver(to: newPort)
+            #expect(line["verified_standardwebhooks"] as? Bool == true)
+            // After it: only the new secret signs.
+            clock.advance(by: .seconds(3))
+            line = try await deliver(to: oldPort)
+            #expect(line["verified_standardwebhooks"] as? Bool == false)
+            #expect(signatures(line) == 1)
+            line = try await deliver(to: newPort)
+            #expect(line["verified_svix"] as? Bool == true)
+            // Rotating again drops what expired.
+            _ = try await api.call(.post, "/v1/webhooks/r/rotate-secret")
+            #expect(try await store.webhookEndpoint(appID: "demo", id: "r")?.secrets.count == 2)
+            await sender.shutdown()
+        }
+    }
+
+    @Test("An endpoint failing every attempt for five days is disabled (failing); its events wait")
+    func failingForDays() async throws {
+        let harness = try await EngineHarness(webhooks: Self.policy)
+        try await harness.run { api in
+            // A name that does not resolve: every attempt fails.
+            let created = try await api.call(
+                .post, "/v1/webhooks", body: #"{"id":"f","url":"http://hooks.invalid/x","events":["*"]}"#)
+            #expect(created.status == .created)
+            guard let store = harness.server.store as? any WebhookStore else { throw TestFailure("no webhook store") }
+            let clock = harness.server.clock
+            let sender = WebhookSender(policy: Self.policy)
+            let deliverer = WebhookDeliverer(store: store, sender: sender, now: { clock.date })
+            #expect(try await api.call(.post, "/v1/webhooks/f/test").status == .accepted)
+            #expect(try await deliverer.deliverDue() == 1)
+            let failing = try await api.call(.get, "/v1/webhooks/f")
+            #expect(failing["enabled"] == .bool(true))
+            #expect(failing["failing_since"] != .null)
+            clock.advance(by: .seconds(5 * 86_400))
+            #expect(try await api.call(.post, "/v1/webhooks/f/test").status == .accepted)
+            #expect(try await deliverer.deliverDue() == 2)
+            let disabled = try await api.call(.get, "/v1/webhooks/f")
+            #expect(disabled["enabled"] == .bool(false))
+            #expect(disabled.string("disabled_reason") == "failing")
+            // Both events wait: the one that failed within its schedule, and the one never attempted (the
+            // deliverer left the endpoint's other rows once it saw the endpoint disabled).
+            #expect(disabled.int("backlog") == 2)
+            clock.advance(by: .seconds(86_400))
+            #expect(try await deliverer.deliverDue() == 0)
+            await sender.shutdown()
+        }
+    }
+}

@@ -61,9 +61,13 @@ struct Cluster {
 
     /// Registers an iOS device for each APNs token with `herald import`.
     func importDevices(_ tokens: [String]) async throws {
+        try await importDevices(lines: tokens.map { #"{"platform":"ios","token":"\#($0)"}"# })
+    }
+
+    /// Registers the installations of `herald import`'s JSON lines.
+    func importDevices(lines: [String]) async throws {
         let importFile = directory.file("devices.jsonl")
-        try tokens.map { #"{"platform":"ios","token":"\#($0)"}"# }.joined(separator: "\n")
-            .write(toFile: importFile, atomically: false, encoding: .utf8)
+        try lines.joined(separator: "\n").write(toFile: importFile, atomically: false, encoding: .utf8)
         let importer = try HeraldProcess(["import", importFile, "--config", config])
         #expect(try await importer.exitStatus(timeout: .seconds(300)) == 0, "\(importer.text)")
     }
@@ -242,9 +246,14 @@ struct MultiNodeTests {
 
     /// Pushes a node's APNs client delivered, from its `/metrics`.
     static func delivered(by node: (process: HeraldProcess, address: String)) async throws -> Int {
+        try await delivered(by: node, counter: "herald_deliveries_total")
+    }
+
+    /// A node's `counter{…outcome="delivered"…}`, summed over its other labels, from its `/metrics`.
+    static func delivered(by node: (process: HeraldProcess, address: String), counter: String) async throws -> Int {
         let metrics = try await request("GET", "\(node.address)/metrics", bearer: metricsToken).body
         return metrics.split(separator: "\n").filter {
-            $0.hasPrefix("herald_deliveries_total{") && $0.contains(#"outcome="delivered""#)
+            $0.hasPrefix("\(counter){") && $0.contains(#"outcome="delivered""#)
         }.reduce(0) { $0 + (Int(Double($1.split(separator: " ").last ?? "") ?? 0)) }
     }
 
@@ -319,6 +328,212 @@ struct MultiNodeTests {
             node.process.process.terminate()
             #expect(try await node.process.exitStatus() == 0)
         }
+        try await cluster.finish()
+    }
+}
+
+extension MultiNodeTests {
+    /// The webhook lease the test configures (`webhooks.lease_seconds`, 30 s at the least): the kill case waits it out.
+    static let webhookLease = 30
+
+    @Test(
+        "Three nodes, one configured endpoint for every event: the node attempting the first event is killed with kill -9 mid-attempt and another delivers it once the lease ends; meanwhile a broadcast with dead tokens runs on the other two, each of its events sent once, every event its facts imply, all verified"
+    )
+    func webhooksAcrossNodes() async throws {
+        let secret = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        // The first request gets no answer for longer than the test lasts: the node attempting it is killed meanwhile.
+        let receiver = try ConversationProcess(
+            try TestPython.tools.command(
+                TestPython.script("webhook-receiver.py"),
+                ["--port", "0", "--secret", secret, "--answers", "timeout", "--timeout-sleep", "300"]))
+        defer { Task { await receiver.finish(timeout: .seconds(5)) } }
+        let port = try #require(try await receiver.next()["listening"] as? Int, "\(receiver.errors)")
+        let cluster = try await Cluster.start(
+            pageSize: 20, lease: 10,
+            extra: """
+                    webhooks: [backend]
+                    webhook:
+                      backend:
+                        url: http://127.0.0.1:\(port)/hook
+                        events: ['*']
+                        secret: \(secret)
+                webhooks:
+                  allow_http: true
+                  allow_networks: ["127.0.0.1/32"]
+                  lease_seconds: \(Self.webhookLease)
+                metrics:
+                  token: \(Self.metricsToken)
+                """,
+            engine: ["range_size: 40", "workers: 1"])
+        // 400 devices in 10 ranges, a tenth of them dead (410 Unregistered since after their registration). A slow
+        // provider, one worker a node: the nodes commit pages one after another over seconds, each with its
+        // events, so both deliverers find some.
+        let tokens = (0..<400).map { _ in Fixtures.apnsToken() }
+        let dead = Set(tokens.enumerated().filter { $0.offset.isMultiple(of: 10) }.map(\.element))
+        var lines: [String] = []
+        for (index, token) in tokens.enumerated() {
+            let user = dead.contains(token) ? "dead-\(index)" : "live-\(index)"
+            lines.append(#"{"platform":"ios","token":"\#(token)","user_id":"\#(user)"}"#)
+            cluster.apns.script(
+                token: token,
+                dead.contains(token)
+                    ? .error(
+                        status: 410, reason: "Unregistered", timestamp: Date().addingTimeInterval(3600),
+                        after: .milliseconds(300))
+                    : .success(after: .milliseconds(300)))
+        }
+
+        let first = try await cluster.node()
+        let serverKey = try await first.process.line(startingWith: "server key: ")
+        var nodes = [first, try await cluster.node(), try await cluster.node()]
+        defer {
+            for node in nodes where node.process.process.isRunning {
+                kill(node.process.process.processIdentifier, SIGKILL)
+            }
+        }
+        var received: [[String: Any]] = []
+        func next(_ what: String) async throws -> [String: Any] {
+            do {
+                let line = try await receiver.next(timeout: .seconds(Self.webhookLease * 3))
+                received.append(line)
+                return line
+            } catch {
+                let outbox =
+                    (try? cluster.query(
+                        "SELECT event_id, event_type, state, attempts, locked_by FROM webhook_deliveries ORDER BY id"))
+                    ?? []
+                throw TestFailure(
+                    "waiting for \(what): \(error)\nreceived \(received.count): \(received.map { "\($0["id"] ?? "?") \($0["answer"] ?? "?")" })\noutbox:\n\(outbox.joined(separator: "\n"))"
+                )
+            }
+        }
+
+        // The kill case: a test event, whose first attempt hangs; the node making it dies mid-attempt.
+        let queued = try await request(
+            "POST", "\(nodes[1].address)/v1/webhooks/backend/test", bearer: serverKey)
+        #expect(queued.status == 202, "\(queued.body)")
+        let testEvent = try #require(
+            (try JSONSerialization.jsonObject(with: Data(queued.body.utf8)) as? [String: Any])?["event_id"] as? String)
+        let hanging = try await next("the test event's first attempt")
+        #expect(hanging["id"] as? String == testEvent && hanging["answer"] as? String == "timeout", "\(hanging)")
+        let leased =
+            "SELECT state, attempts, locked_by, locked_until FROM webhook_deliveries WHERE event_id = '\(testEvent)'"
+        let claim = try #require(try cluster.query(leased).first).split(separator: "|").map(String.init)
+        let victim = try #require(
+            nodes.firstIndex { claim[2].hasSuffix("-\($0.process.process.processIdentifier)-webhooks") }, "\(claim)")
+        kill(nodes[victim].process.process.processIdentifier, SIGKILL)
+        _ = try await nodes[victim].process.exitStatus()
+        nodes.remove(at: victim)
+        // Killed mid-attempt: nothing of the attempt recorded, the row still leased to the dead node.
+        let afterKill = try #require(try cluster.query(leased).first).split(separator: "|").map(String.init)
+        #expect(afterKill == claim, "the attempt was recorded before the kill: \(afterKill) against \(claim)")
+        #expect(claim.prefix(2) == ["pending", "0"], "\(claim)")
+        let leaseEnd = try #require(Double(claim[3]), "\(claim)")
+
+        // Meanwhile (the lease runs), a broadcast on the other two nodes: each of its events is sent once.
+        try await cluster.importDevices(lines: lines)
+        let broadcastStart = ContinuousClock.now
+        let notification = try await Self.broadcast(through: nodes[0], serverKey: serverKey)
+        let record = try await doneRecord(
+            of: notification, at: nodes[1].address, key: serverKey, timeout: .seconds(120))
+        let broadcastTime = ContinuousClock.now - broadcastStart
+        let counts = try #require(record["counts"] as? [String: Any], "\(record)")
+        #expect(counts["targeted"] as? Int == tokens.count, "\(record)")
+        #expect(counts["invalid"] as? Int == dead.count, "\(record)")
+        #expect(counts["sent"] as? Int == tokens.count - dead.count, "\(record)")
+        // Per dead token an installation.invalidated and a delivery.failed, then the notification.completed; then
+        // the test event again, from another node once its lease has ended.
+        let expected = 2 * dead.count + 1
+        while received.count < 1 + expected + 1 {
+            _ = try await next("\(1 + expected + 1) requests")
+        }
+        var pushShares: [Int] = []
+        var webhookShares: [Int] = []
+        for node in nodes {
+            pushShares.append(try await Self.delivered(by: node))
+            webhookShares.append(try await Self.delivered(by: node, counter: "herald_webhook_deliveries_total"))
+        }
+        // No node sends anything more: stopped, every request they made has been read.
+        for node in nodes {
+            node.process.process.terminate()
+            #expect(try await node.process.exitStatus() == 0, "\(node.process.text)")
+        }
+        do {
+            let late = try await receiver.next(timeout: .seconds(1))
+            Issue.record("a request after the nodes stopped: \(late)")
+        } catch is ConversationFailure {}
+
+        // Every request verified by both libraries.
+        for line in received {
+            #expect(line["verified_standardwebhooks"] as? Bool == true, "\(line)")
+            #expect(line["verified_svix"] as? Bool == true, "\(line)")
+        }
+        // Each event once, but the test event: its hanging attempt, then one more, after the lease.
+        var attempts: [String: [[String: Any]]] = [:]
+        for line in received { attempts[line["id"] as? String ?? "", default: []].append(line) }
+        let repeated = attempts.filter { $0.value.count > 1 && $0.key != testEvent }
+        #expect(repeated.isEmpty, "sent more than once: \(repeated.mapValues { $0.map { $0["answer"] ?? "?" } })")
+        let retried = attempts[testEvent] ?? []
+        #expect(retried.map { $0["answer"] as? String } == ["timeout", "204"], "\(retried)")
+        if let again = retried.last, let signed = (again["timestamp"] as? String).flatMap(Double.init) {
+            #expect(signed >= leaseEnd.rounded(.down), "sent again at \(signed), the lease ended at \(leaseEnd)")
+        }
+
+        // What the outbox holds: one row per event received, each delivered by one recorded attempt (the
+        // killed attempt left none).
+        let outbox = try cluster.query("SELECT event_id, state, attempts FROM webhook_deliveries ORDER BY id")
+        #expect(Set(outbox.map { String($0.split(separator: "|")[0]) }) == Set(attempts.keys), "\(outbox)")
+        #expect(outbox.allSatisfy { $0.hasSuffix("|delivered|1") }, "\(outbox)")
+        #expect(outbox.count == attempts.count, "\(outbox)")
+        for log in nodes.map(\.process.text) {
+            #expect(!log.contains("lease was lost"), "\(log)")
+        }
+
+        // The events the database's facts imply, and nothing else.
+        let bodies = received.filter { $0["id"] as? String != testEvent }.compactMap { $0["body"] as? [String: Any] }
+        #expect(bodies.count == expected)
+        func of(_ type: String) -> [[String: Any]] {
+            bodies.filter { $0["type"] as? String == type }.compactMap { $0["data"] as? [String: Any] }
+        }
+        let invalid = try cluster.query("SELECT id, user_id FROM installations WHERE NOT valid").map {
+            $0.split(separator: "|").map(String.init)
+        }
+        #expect(Set(invalid.map { $0[1] }) == Set(lines.indices.filter { $0.isMultiple(of: 10) }.map { "dead-\($0)" }))
+        let hashes = try cluster.query(
+            "SELECT encode(sha256(convert_to(t, 'UTF8')), 'hex') FROM unnest(ARRAY['\(dead.joined(separator: "','"))']) t"
+        )
+        let invalidated = of("installation.invalidated")
+        #expect(invalidated.count == dead.count)
+        #expect(Set(invalidated.compactMap { $0["installation_id"] as? String }) == Set(invalid.map { $0[0] }))
+        #expect(Set(invalidated.compactMap { $0["user_id"] as? String }) == Set(invalid.map { $0[1] }))
+        #expect(Set(invalidated.compactMap { $0["token_sha256"] as? String }) == Set(hashes))
+        #expect(
+            invalidated.allSatisfy {
+                $0["notification_id"] as? String == notification && $0["reason"] as? String == "Unregistered"
+            }, "\(invalidated)")
+        let failed = of("delivery.failed")
+        #expect(failed.count == dead.count)
+        #expect(Set(failed.compactMap { $0["installation_id"] as? String }) == Set(invalid.map { $0[0] }))
+        #expect(
+            failed.allSatisfy { $0["outcome"] as? String == "invalid" && $0["will_retry"] as? Bool == false },
+            "\(failed)")
+        let completed = of("notification.completed")
+        #expect(completed.count == 1)
+        #expect(completed.first?["notification_id"] as? String == notification)
+        #expect(completed.first?["status"] as? String == "done")
+        let completedCounts = completed.first?["counts"] as? [String: Any] ?? [:]
+        #expect(Set(completedCounts.keys) == Set(counts.keys), "\(completedCounts) against \(counts)")
+        for (key, value) in counts {
+            #expect(
+                completedCounts[key] as? Int == value as? Int, "counts.\(key): \(completedCounts) against \(counts)")
+        }
+        // No token, whole, in any event.
+        let sent = String(decoding: try JSONSerialization.data(withJSONObject: bodies), as: UTF8.self)
+        #expect(tokens.allSatisfy { !sent.contains($0) })
+        print(
+            "webhooks across nodes: node \(victim) killed mid-attempt; deliveries by the other two \(webhookShares) "
+                + "(the broadcast's \(expected) events, the test event again after its lease), pushes \(pushShares), "
+                + "the broadcast in \(broadcastTime)")
         try await cluster.finish()
     }
 }

@@ -270,11 +270,12 @@ extension HeraldConfiguration {
             outbox cannot fill the disk for a receiver that is gone.
             """)
         public static let webhooksLeaseSeconds = Setting<Int>(
-            "webhooks.lease_seconds", 25...3600, unit: "seconds", default: 300,
+            "webhooks.lease_seconds", 30...3600, unit: "seconds", default: 300,
             """
             How long a node holds the webhook events it claimed: a node that dies mid-delivery leaves them to \
             another once this has passed. A node does not start an attempt that could outlast its hold (each \
-            takes at most 20 s), so no two nodes attempt one event at once.
+            takes at most 25 s: 5 to resolve the name, 5 to connect, 15 for the answer), so no two nodes attempt \
+            one event at once.
             """)
         public static let webhooksAllowNetworks = Setting<[String]>(
             "webhooks.allow_networks", .stringArray, defaultText: "none",
