@@ -34,6 +34,7 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | Matrix | POST /_matrix/push/v1/notify | the pushkey (no credential, as Sygnal) | app a's Matrix app id with app b's token never reaches b's installation; an unknown app id is rejected and registers nothing; pushkeys never logged whole |
 | native | DELETE /v1/users/{user_id}/installations | server | user/client 403; app b's server key deletes nothing of a (same as unknown user) |
 | native | POST/GET /v1/notifications, GET/DELETE /v1/notifications/{id}, GET …/{id}/deliveries | server | app b's server key on a's: like missing; b's targets (ids, users, channels, where) reach none of a's; a's idempotency key is b's own; user/client 403 |
+| native | POST/GET /v1/webhooks, GET/PATCH/DELETE /v1/webhooks/{id}, POST …/{id}/rotate-secret, …/test, …/replay, GET …/deliveries | server | app b's server key on a's: like missing, a's endpoint unchanged; b's list holds none of a's; client and publish keys refused, nothing created; the signing secret not in the database in clear |
 | native | POST /v1/opens | server, client, user (own) | A for B's installation, app b for a's: like missing, nothing counted; A's open of a notification sent only to B (WARN) |
 | channel | GET /v1/channel, /api/websocket (WebSocket) | channel credential (one installation), user token | A's credential/token cannot subscribe to B's webhook id; forged MAC refused; keys refused |
 | ArgusAI | POST /api/v1/push/mobile/register | user | bad credentials 401; register_rate_limit boundary (3 ok, 4th 429 + Retry-After) |
@@ -1109,6 +1110,45 @@ def sns_bola(w: World, s: dict) -> None:
 
 # --- BOLA: console --------------------------------------------------------------------------------
 
+def webhooks_bola(w: World, s: dict) -> None:
+    """Another app's server key sees and changes nothing of app a's webhook endpoints; client and publish keys
+    reach none (docs/webhooks.md)."""
+    h = w.h
+    created = call(h, "POST", "/v1/webhooks", w.key("a"), {"url": "https://hooks.example.com/a", "events": ["*"]})
+    if not R.check("webhooks: app a's server key adds an endpoint", created.status == 201, describe(created)):
+        return
+    victim = jbody(created)["id"]
+    miss = missing_like(victim)
+
+    def snapshot():
+        view = jbody(h.request("GET", f"/v1/webhooks/{victim}", w.key("a")))
+        return {key: value for key, value in view.items() if key != "backlog"} if isinstance(view, dict) else view
+
+    attempts = [
+        ("GET", "", None), ("PATCH", "", {"url": "https://evil.example.com/x", "enabled": False}), ("DELETE", "", None),
+        ("POST", "/rotate-secret", None), ("POST", "/test", None), ("GET", "/deliveries", None),
+        ("POST", "/replay", {"since": "2020-01-01T00:00:00Z"}),
+    ]
+    for method, suffix, body in attempts:
+        like_missing(f"webhooks: app b's server key {method} a's endpoint{suffix}",
+                     lambda i, m=method, x=suffix, b=body: call(h, m, f"/v1/webhooks/{i}{x}", w.key("b"), b),
+                     victim, miss, snapshot)
+    listing = call(h, "GET", "/v1/webhooks", w.key("b"))
+    R.check("webhooks: app b's list holds none of a's", listing.status == 200 and victim.encode() not in listing.body,
+            describe(listing))
+    before = len(jbody(h.request("GET", "/v1/webhooks", w.key("a"))).get("data", []))
+    for kind in ("client", "publish"):
+        for method, path, body in [("GET", "/v1/webhooks", None),
+                                   ("POST", "/v1/webhooks", {"url": "https://evil.example.com/x", "events": ["*"]}),
+                                   ("DELETE", f"/v1/webhooks/{victim}", None),
+                                   ("POST", f"/v1/webhooks/{victim}/rotate-secret", None)]:
+            answer = call(h, method, path, w.key("a", kind), body)
+            R.check(f"webhooks: app a's {kind} key {method} {path.replace(victim, '{id}')} is refused",
+                    answer.status in (401, 403), describe(answer))
+    after = len(jbody(h.request("GET", "/v1/webhooks", w.key("a"))).get("data", []))
+    R.check("webhooks: the refused keys created and deleted nothing", before == after, f"{before} -> {after}")
+
+
 def console_sign_in(h, key: str):
     answer = call(h, "POST", "/console/session", {"Content-Type": "application/json"}, {"server_key": key})
     cookie = (answer.headers.get("Set-Cookie") or "").split(";")[0]
@@ -1366,6 +1406,11 @@ def register_everywhere(h: Herald, label: str) -> dict[str, str]:
     t = apns_token()
     if keep(t, "native APNs used with the HA relay", call(h, "POST", "/v1/installations", key, {"platform": "ios", "token": t})).status in (200, 201):
         call(h, "POST", "/ha/push", {}, {"message": "m", "push_token": t, "registration_info": {"app_id": "x", "app_version": "1", "webhook_id": "w"}})
+    # A webhook endpoint's signing secret: sealed at rest like a token (the text, and its key's base64).
+    answer = call(h, "POST", "/v1/webhooks", key, {"url": "https://hooks.example.com/rest", "events": ["*"]})
+    secret = jbody(answer).get("secret", "") if answer.status == 201 else ""
+    if keep(secret, "webhook signing secret", answer).status == 201:
+        tokens[secret.removeprefix("whsec_")] = "webhook signing secret's key"
     for token in tokens:
         used(token)
     return tokens
@@ -1617,7 +1662,7 @@ def main() -> int:
         sections = [
             ("credentials", credential_checks), ("native BOLA", native_bola), ("channel BOLA", channel_bola),
             ("ArgusAI BOLA", argus_bola), ("AOVIS BOLA", aovis_bola), ("LeanCloud BOLA", leancloud_bola),
-            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola),
+            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola),
             ("LeanCloud signatures", leancloud_signatures),
         ]
         for name, function in sections:
