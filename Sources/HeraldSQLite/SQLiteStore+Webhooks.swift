@@ -88,9 +88,23 @@ extension SQLiteStore: WebhookStore {
     ) async throws
         -> [WebhookDelivery]
     {
-        // A durable write: answered once the log is on disk, and with it every commit before it, the
-        // ones that wrote these rows included (docs/webhooks.md, "Delivery").
-        try await durableWrite { db in
+        // An idle outbox (the usual case) costs a read, not a write and a sync, per poll.
+        let due = try await database.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM webhook_deliveries d
+                    JOIN webhook_endpoints e ON e.app_id = d.app_id AND e.id = d.endpoint_id
+                    WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+                        AND (d.locked_until IS NULL OR d.locked_until <= ?) AND e.disabled_reason IS NULL
+                    LIMIT 1
+                    """,
+                arguments: [now.timeIntervalSince1970, now.timeIntervalSince1970]) != nil
+        }
+        guard due else { return [] }
+        // Answered once the log is on disk, and with it every commit before it, the ones that wrote these
+        // rows included (docs/webhooks.md, "Delivery").
+        return try await durableWrite { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
