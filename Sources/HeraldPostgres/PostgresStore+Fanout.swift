@@ -370,6 +370,7 @@ extension PostgresStore {
         case .invalidated(let reason, let since, let at):
             // APNs: a 410 whose timestamp is older than the installation's last update is stale
             // (the app registered the token again after APNs saw it go).
+            let wasValid = try await self.lockValid(id, connection)
             let changed = try await connection.changes(
                 """
                 UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
@@ -380,7 +381,7 @@ extension PostgresStore {
             // for that (preferences and channels cascade).
             try await connection.run(
                 "DELETE FROM installations WHERE id = $1 AND NOT valid AND delete_when_invalid", [id])
-            return changed > 0 ? (reason, at) : nil
+            return changed > 0 && wasValid ? (reason, at) : nil
         case .failed(let reason, let at, let maxFailures):
             try await countFailure(reason: reason, at: at, maxFailures: maxFailures, of: id, where: "TRUE", connection)
             return nil
@@ -388,7 +389,9 @@ extension PostgresStore {
             // Rejected, not gone: invalidated by the app's rule, never deleted; an installation registered
             // with delete_when_invalid counts it as a failure whatever the rule.
             var changed = 0
+            var wasValid = false
             if rule == .invalidate {
+                wasValid = try await self.lockValid(id, connection)
                 changed = try await connection.changes(
                     """
                     UPDATE installations SET valid = FALSE, invalidated_at = $1, last_failure_at = $1,
@@ -399,8 +402,16 @@ extension PostgresStore {
             try await countFailure(
                 reason: reason, at: at, maxFailures: maxFailures, of: id,
                 where: rule == .invalidate ? "delete_when_invalid" : "TRUE", connection)
-            return changed > 0 ? (reason, at) : nil
+            return changed > 0 && wasValid ? (reason, at) : nil
         }
+    }
+
+    /// Whether installation `id` is valid, its row locked until the transaction ends. Two page commits may
+    /// invalidate one installation at once (READ COMMITTED): the second waits here for the first and then
+    /// reads it invalid, so only the first tells of the invalidation (docs/webhooks.md).
+    private func lockValid(_ id: String, _ connection: PostgresConnection) async throws -> Bool {
+        try await connection.rows("SELECT valid FROM installations WHERE id = $1 FOR UPDATE", [id]).first?
+            .get("valid", as: Bool.self) ?? false
     }
 
     /// One failure against installation `id` (when `condition` holds): `maxFailures` in a row deactivate it.

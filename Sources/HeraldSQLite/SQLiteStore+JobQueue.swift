@@ -95,15 +95,22 @@ extension SQLiteStore: JobQueue {
         }
     }
 
-    /// Unlocks jobs whose workers died with an earlier process: one SQLite database serves one
-    /// node, so `herald serve` calls this at start.
+    /// Unlocks jobs whose workers died with an earlier process, and the webhook events it had claimed:
+    /// one SQLite database serves one node, so `herald serve` calls this at start.
     /// - Returns: How many jobs were unlocked.
     public func recoverJobs() async throws -> Int {
         // One SQLite database serves one node: a lock that exists before this process claimed
         // anything belongs to a process that is gone.
         try await write { db in
             try db.execute(sql: "UPDATE jobs SET locked_by = NULL, locked_until = NULL WHERE locked_by IS NOT NULL")
-            return db.changesCount
+            let jobs = db.changesCount
+            // So are its webhook events' leases: they are due again now, not when the lease would have ended.
+            try db.execute(
+                sql: """
+                    UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL
+                    WHERE state = 'pending' AND locked_by IS NOT NULL
+                    """)
+            return jobs
         }
     }
 }

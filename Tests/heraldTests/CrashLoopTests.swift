@@ -14,10 +14,20 @@ import Testing
 /// FCM whose devices answer 200, 500 once then 200, an invalid token (APNs 410 Unregistered or 400 BadDeviceToken,
 /// FCM 404 UNREGISTERED or 400 INVALID_ARGUMENT on the token) or a 400 that rejects the message every time;
 /// registers devices of some users, then drives registrations, badge-incrementing sends to users and broadcasts
-/// concurrently, and kills the server at one of three points: during accept (POSTs in flight), during fan-out (the
-/// mock holding answers back) or during result commit (a few milliseconds after a batch's last answer left the
-/// mock). It restarts the server, lets every notification finish and checks that no accepted notification was
-/// lost, that what was sent twice stays within one page, and that installations, ledger and jobs are consistent.
+/// concurrently, and kills the server at one of three points: during accept (POSTs in flight), during fan-out and
+/// webhook delivery (the mock holding answers back, and a webhook request of Herald's unanswered at the receiver,
+/// frozen for it) or during result commit (a few milliseconds after a batch's last answer left the mock). It
+/// restarts the server, lets every notification finish and checks that no accepted notification was lost, that
+/// what was sent twice stays within one page, and that installations, ledger and jobs are consistent.
+///
+/// The app has a configured webhook endpoint for every event, posting to a receiver the loop starts once
+/// (``WebhookReceiver``: `scripts/webhook-receiver.py`, which verifies each request with the `standardwebhooks` and
+/// `svix` libraries). The restarted server is left running until its outbox is delivered (the events the dead
+/// server had claimed wait for their lease, `webhooks.lease_seconds`, 30 s, the least Herald accepts), then the
+/// events are checked against the facts in the database (``CrashRun``'s `verifyWebhooks`): every final
+/// notification, provider invalidation and failed delivery of the ledger has its event, none arrives for a fact the
+/// database does not hold, an event comes twice only with its own id, and the request the fan-out kill cut off
+/// comes again after the restart.
 ///
 /// `HERALD_CRASH_RUNS` sets the runs per store (default 2 on SQLite, 1 on PostgreSQL, so CI stays fast: the three
 /// runs kill at the three points, from a point drawn at random for the process; by hand run
@@ -57,6 +67,10 @@ enum CrashLoop {
     static let maxFailures = 3
     static let topic = "com.example.crash"
     static let users = 32
+    /// The app's configured webhook endpoint, subscribed to every event.
+    static let webhook = "loop"
+    /// The shortest webhook lease Herald accepts: events a killed node had claimed wait this long (from the claim).
+    static let webhookLease = 30
 
     /// The kill point of the process's first run; each run after it takes the next point.
     static let pointOffset = Int.random(in: 0..<KillPoint.allCases.count)
@@ -79,6 +93,9 @@ enum CrashLoop {
         print(
             "\(name) \(store.rawValue): \(runs) runs, HERALD_CRASH_SEED=\(String(seed, radix: 16)), page size \(pageSize)"
         )
+        // One webhook receiver for the whole loop: each run's server posts to its own path on it.
+        let receiver = try await WebhookReceiver.start()
+        defer { receiver.stop() }
         var figures: [CrashRun.Figures] = []
         for index in 0..<runs {
             let runSeed = seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
@@ -87,7 +104,8 @@ enum CrashLoop {
             // those answered since the last sync (SQLite's checkpointer syncs the log every 250 ms even then).
             let killPoint = powerLoss == .unsafe ? .accept : point ?? KillPoint.allCases[(first + index) % 3]
             let run = CrashRun(
-                store: store, index: index + 1, runs: runs, seed: runSeed, killPoint: killPoint, powerLoss: powerLoss)
+                store: store, index: index + 1, runs: runs, seed: runSeed, killPoint: killPoint, powerLoss: powerLoss,
+                receiver: receiver)
             let result = try await run.execute()
             print(result.line)
             figures.append(result)
@@ -221,6 +239,87 @@ final class KillSwitch: Sendable {
     var hasFired: Bool { fired.load(ordering: .acquiring) }
 }
 
+/// The fan-out kill point's hold on the webhook receiver, so that the kill comes during a webhook delivery: at the
+/// point's threshold the receiver is frozen (SIGSTOP), so the next request Herald sends it stays unanswered; once
+/// one sits unread in its socket, ``holding`` says so and the kill may come. Thawed after the kill, the receiver
+/// reads and prints what the dead server sent it: the requests whose attempts the kill cut off (it had answered
+/// none of them, frozen since before it printed them).
+final class ReceiverFreeze: Sendable {
+    let receiver: WebhookReceiver
+    private struct State {
+        var frozenAt: ContinuousClock.Instant?
+        /// The requests the receiver had printed when it stopped (nil until it has).
+        var requestsBefore: Int?
+        /// Whether a request of Herald's was seen unread at the frozen receiver.
+        var sawRequest = false
+        /// What the kill may say of the webhook delivery it cuts off; nil until it may come.
+        var holding: String?
+    }
+
+    private let state = Mutex(State())
+
+    init(receiver: WebhookReceiver) { self.receiver = receiver }
+
+    /// Freezes the receiver unless it is frozen already; returns true.
+    func start() -> Bool {
+        state.withLock { state in
+            guard state.frozenAt == nil else { return true }
+            receiver.freeze()
+            state.frozenAt = .now
+            return true
+        }
+    }
+
+    /// What the kill may say of the webhook delivery it cuts off; nil until a request of Herald's is held.
+    var holding: String? { state.withLock { $0.holding } }
+
+    /// Until the kill: looks at the frozen receiver's socket until a request of Herald's sits unread in it (sent
+    /// whole: 20 ms later), or, when none came in 1.5 s (Herald waits on a request the receiver read before it
+    /// stopped, or no event was due), lets the kill come without one.
+    func watch(until killSwitch: KillSwitch) async {
+        while !killSwitch.hasFired && !Task.isCancelled {
+            let (frozenAt, counted) = state.withLock {
+                ($0.holding == nil ? $0.frozenAt : nil, $0.requestsBefore != nil)
+            }
+            if frozenAt != nil, !counted {
+                // What it printed before it stopped (SIGSTOP takes effect at once, but not synchronously).
+                if receiver.isStopped {
+                    let count = receiver.requests().count
+                    state.withLock { $0.requestsBefore = count }
+                }
+            } else if let frozenAt {
+                let unread = receiver.unreadBytes()
+                if unread > 0 {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    state.withLock {
+                        $0.sawRequest = true
+                        $0.holding = "a request of \(receiver.unreadBytes()) bytes unread at the frozen receiver"
+                    }
+                } else if frozenAt.duration(to: .now) > .milliseconds(1500) {
+                    // Herald waits on a request the receiver read before it stopped, or none was due.
+                    state.withLock { $0.holding = "no request came to the frozen receiver in 1.5 s" }
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// After the kill: thaws the receiver and returns the requests it then read and printed, those the kill cut
+    /// off (none when it was not frozen).
+    func thaw() async throws -> [WebhookReceiver.Request] {
+        let (frozen, counted, sawRequest) = state.withLock {
+            ($0.frozenAt != nil, $0.requestsBefore, $0.sawRequest)
+        }
+        guard frozen else { return [] }
+        let before = counted ?? receiver.requests().count
+        receiver.resume()
+        try await waitUntil("the thawed webhook receiver to read what the dead server sent", timeout: .seconds(20)) {
+            receiver.unreadBytes() == 0 && (!sawRequest || receiver.requests().count > before)
+        }
+        return Array(receiver.requests().dropFirst(before))
+    }
+}
+
 /// Counts each notification's answers at the mock, to find the end of a batch, and schedules one kill.
 final class BatchWatch: Sendable {
     private let counts = Mutex<[String: Int]>([:])
@@ -249,6 +348,11 @@ struct CrashRun {
     let killPoint: CrashLoop.KillPoint
     /// Whether the kill is a power loss too (the database on LazyFS, its unsynced bytes dropped).
     var powerLoss: PowerLoss?
+    /// The loop's webhook receiver: the run's endpoint posts every event to ``webhookPath`` on it.
+    let receiver: WebhookReceiver
+
+    /// The path of this run's endpoint on the receiver, which tells its requests from other runs'.
+    var webhookPath: String { "/run-\(index)" }
 
     /// How many devices may get a notification twice, per notification and in a run. After `kill -9`, what
     /// was sent and not yet committed: one page of a notification, a page per worker in a run. After a power
@@ -285,18 +389,32 @@ struct CrashRun {
         var unsynced = 0
         var lostSends = 0
         var lostRegistrations = 0
+        /// Webhook requests received, distinct events, events received more than once (always with their id),
+        /// requests received before the kill, and how long after the restart the outbox was delivered.
+        var events = 0
+        var eventIDs = 0
+        var eventsTwice = 0
+        var eventsBeforeKill = 0
+        /// Requests the kill cut off (Herald's attempt in flight at the frozen receiver), and the events by type.
+        var eventsInFlight = 0
+        /// Requests the kill tore (their head sent, not their body).
+        var eventsTorn = 0
+        var eventTypes = ""
+        var webhooksDone: Duration = .zero
 
         static let tableHeader = """
             | store | run | kill point | POSTs | accepted | unanswered (exist) | notifications | devices | \
-            provider requests | delivered | devices twice (max per notification) | restart: listening / all done |
-            |---|---|---|---|---|---|---|---|---|---|---|---|
+            provider requests | delivered | devices twice (max per notification) | webhook requests / events \
+            (twice) / before the kill (in flight) | restart: listening / all done / webhooks delivered |
+            |---|---|---|---|---|---|---|---|---|---|---|---|---|
             """
 
         var tableRow: String {
             "| \(store) | \(run) | \(killPoint) | \(posts) | \(accepted) | \(unanswered) (\(unansweredExisting)) | "
                 + "\(notifications) | \(devices) | \(requests) | \(delivered) | \(duplicates) "
-                + "(\(maxDuplicatesPerNotification)) | \(CrashRun.seconds(restartListening)) / "
-                + "\(CrashRun.seconds(restartDone)) |"
+                + "(\(maxDuplicatesPerNotification)) | \(events) / \(eventIDs) (\(eventsTwice)) / \(eventsBeforeKill) "
+                + "(\(eventsInFlight)) | \(CrashRun.seconds(restartListening)) / \(CrashRun.seconds(restartDone)) / "
+                + "\(CrashRun.seconds(webhooksDone)) |"
         }
 
         var line: String {
@@ -306,12 +424,22 @@ struct CrashRun {
                 + "notifications \(notifications); registrations \(registrations), devices \(devices); provider "
                 + "requests \(requests), delivered \(delivered), devices twice \(duplicates) (max "
                 + "\(maxDuplicatesPerNotification) per notification); badges over notifications delivered: "
-                + "\(badgeCauses); restart \(CrashRun.seconds(restartListening)) to listen, "
-                + "\(CrashRun.seconds(restartDone)) until all done"
+                + "\(badgeCauses); webhooks: \(events) requests, \(eventIDs) events (\(eventTypes)), \(eventsTwice) "
+                + "received twice, \(eventsBeforeKill) before the kill (\(eventsInFlight) in flight, \(eventsTorn) torn); restart "
+                + "\(CrashRun.seconds(restartListening)) to listen, \(CrashRun.seconds(restartDone)) until all done, "
+                + "\(CrashRun.seconds(webhooksDone)) until the webhook outbox was delivered"
                 + (unsynced != 0
                     ? "; power loss dropped \(unsynced < 0 ? "PostgreSQL's" : "\(unsynced)") unsynced bytes, lost "
                         + "\(lostSends) accepted sends and \(lostRegistrations) answered registrations" : "")
         }
+    }
+
+    /// A server's output for a failure: from its crash report's first line when it crashed, else its last lines.
+    static func excerpt(_ output: String) -> String {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        let crash = lines.firstIndex { $0.contains("Fatal error") || $0.contains("💣") || $0.contains("Crash") }
+        let shown = crash.map { lines[max(0, $0 - 10)..<min(lines.count, $0 + 40)] } ?? lines.suffix(30)
+        return shown.joined(separator: "\n")
     }
 
     static func seconds(_ duration: Duration) -> String {
@@ -377,8 +505,7 @@ struct CrashRun {
         }
         #expect(
             traffic.state.withLock { $0.devices.values.allSatisfy { $0.registeredAt != nil } },
-            "a seed device was not registered; the server's last lines:\n\(server.text.split(separator: "\n").suffix(30).joined(separator: "\n"))"
-        )
+            "a seed device was not registered; the server's output:\n\(Self.excerpt(server.text))")
         if powerLoss == .unsafe {
             // The unsafe settings would lose the app's keys and these devices too, made before any traffic: they are
             // made durable first (a checkpoint syncs the log), so that the loss the run shows is the traffic's and
@@ -391,15 +518,20 @@ struct CrashRun {
         let acceptTrigger = Int.random(in: 6...40, using: &rng)
         let commitDelay = Duration.microseconds(Int.random(in: 0...3000, using: &rng))
         let batches = BatchWatch()
+        let freeze = ReceiverFreeze(receiver: receiver)
+        defer { freeze.receiver.resume() }
         switch killPoint {
         case .accept: break
         case .fanout:
-            // Killed from inside the mock, before the threshold-th answer is written: requests are on the wire.
+            // Killed from inside the mock, before an answer from the threshold-th on is written: requests are on
+            // the wire. And during webhook delivery: at the threshold the receiver is frozen (SIGSTOP), and the kill
+            // comes at the first answer after a request of Herald's sits unread at it (``ReceiverFreeze``).
             apns.onAnswer { answer in
                 guard answer.number >= threshold else { return }
+                guard freeze.start(), let held = freeze.holding else { return }
                 killSwitch.fire(
-                    "fan-out: at answer \(answer.number), \(max(0, apns.requests.count - answer.number + 1)) requests unanswered"
-                )
+                    "fan-out: at answer \(answer.number), \(max(0, apns.requests.count - answer.number + 1)) requests "
+                        + "unanswered; webhook delivery: \(held)")
             }
         case .commit:
             // Killed a few milliseconds after the mock answered the last request of a batch (a notification's
@@ -417,10 +549,11 @@ struct CrashRun {
             }
         }
 
-        // Traffic: six senders, two registrars, until the kill.
+        // Traffic: six senders, two registrars, until the kill; and a watch on the webhook receiver.
         let senderSeeds = (0..<6).map { _ in rng.next() }
         let registrarSeeds = (0..<2).map { _ in rng.next() }
         let run = index
+        let watch = Task { await freeze.watch(until: killSwitch) }
         await withTaskGroup(of: Void.self) { group in
             for (number, senderSeed) in senderSeeds.enumerated() {
                 group.addTask {
@@ -440,8 +573,13 @@ struct CrashRun {
             await group.waitForAll()
         }
         if !killSwitch.hasFired { killSwitch.fire("late: the traffic ended before the kill point") }
+        watch.cancel()
         _ = try await server.exitStatus()
         apns.onAnswer(nil)
+        // What the receiver got from the dead server (thawed, it reads the request the kill cut off): after a power
+        // loss, each is of a fact that must have survived.
+        let cutOff = try await freeze.thaw()
+        let beforeKill = receiver.requests(path: webhookPath)
         figures.killDetail = killSwitch.detail.withLock { $0 }
         if powerLoss != nil, store == .postgres {
             // PostgreSQL's power loss: stopped at once, every byte it did not fsync dropped, recovered.
@@ -484,6 +622,20 @@ struct CrashRun {
             return final && (ids.isSuperset(of: accepted) || settledLosses)
         }
         figures.restartDone = ContinuousClock.now - restartStart
+        if powerLoss != .unsafe {
+            // Every event written is delivered: those the dead server had claimed once their lease has ended.
+            var backlog: Int?
+            try await waitUntil(
+                "the webhook outbox delivered after the restart", timeout: .seconds(CrashLoop.webhookLease + 90),
+                every: .milliseconds(200), detail: { "backlog \(backlog.map(String.init) ?? "unknown")" }
+            ) {
+                let answer = try await request(
+                    "GET", "\(secondAddress)/v1/webhooks/\(CrashLoop.webhook)", bearer: serverKey)
+                backlog = Self.object(answer.body)?["backlog"] as? Int
+                return answer.status == 200 && backlog == 0
+            }
+            figures.webhooksDone = ContinuousClock.now - restartStart
+        }
         let installations = try await list("\(secondAddress)/v1/installations", key: serverKey)
         second.process.terminate()
         #expect(try await second.exitStatus(timeout: .seconds(60)) == 0, "graceful stop after the restart")
@@ -507,6 +659,11 @@ struct CrashRun {
             figures.accepted = sends.filter { $0.status == 202 }.count
             figures.notifications = notifications.count
             figures.devices = installations.count
+            // The unsafe settings promise nothing of the events either: they are counted, not checked.
+            let requests = receiver.requests(path: webhookPath)
+            figures.events = requests.count
+            figures.eventIDs = Set(requests.map(\.webhookID)).count
+            figures.eventsBeforeKill = beforeKill.count
         } else {
             #expect(figures.lostSends == 0, "\(figures.lostSends) accepted sends lost")
             #expect(figures.lostRegistrations == 0, "\(figures.lostRegistrations) answered registrations lost")
@@ -514,6 +671,8 @@ struct CrashRun {
                 traffic: traffic, providers: providers, notifications: notifications, installations: installations,
                 ledger: ledger,
                 sql: sql, figures: &figures)
+            try await verifyWebhooks(
+                beforeKill: beforeKill, cutOff: cutOff, notifications: notifications, sql: sql, figures: &figures)
         }
 
         try await apns.shutdown()
@@ -983,6 +1142,166 @@ struct CrashRun {
         }
     }
 
+    /// The run's webhook events against the facts in the recovered database (docs/webhooks.md, "Delivery"): every
+    /// request verified by both libraries; an event received twice only under its own id, with the same body; every
+    /// fact's event received (a notification's final status, a provider's invalidation, each failed delivery of
+    /// the ledger), and no event of a fact the database does not hold — after a power loss, in particular none of
+    /// those received before it.
+    func verifyWebhooks(
+        beforeKill: [WebhookReceiver.Request], cutOff: [WebhookReceiver.Request], notifications: [[String: Any]],
+        sql: SQLRunner, figures: inout Figures
+    ) async throws {
+        let all = receiver.requests(path: webhookPath)
+        figures.events = all.count
+        figures.eventsBeforeKill = beforeKill.count
+        // A request the kill tore (Herald died between its head and its body: the receiver read no JSON body) is not
+        // a delivery; its event must come whole afterwards. Only the dead server's last request may be torn.
+        let torn = all.filter(\.torn)
+        figures.eventsTorn = torn.count
+        let lastBefore = beforeKill.map(\.number).max() ?? 0
+        #expect(
+            torn.allSatisfy { $0.number == lastBefore },
+            "torn webhook requests that are not the killed server's last: \(torn.map(\.summary)) (last \(lastBefore))")
+        let received = all.filter { !$0.torn }
+        let unverified = received.filter { !$0.verified || $0.method != "POST" || $0.eventID != $0.webhookID }
+        #expect(
+            unverified.isEmpty,
+            "\(unverified.count) webhook requests not verified by both libraries: \(unverified.prefix(3).map(\.summary))"
+        )
+        let offSchema = received.filter { !$0.schemaValid }
+        #expect(
+            offSchema.isEmpty,
+            "\(offSchema.count) webhook bodies not what /openapi.yaml's webhooks allow: \(offSchema.prefix(3).map(\.summary))"
+        )
+        // One event per id, whatever number of times it came.
+        var events: [String: WebhookReceiver.Request] = [:]
+        var times: [String: Int] = [:]
+        var changed: [String] = []
+        for request in received {
+            times[request.webhookID, default: 0] += 1
+            if let first = events[request.webhookID] {
+                if first.body != request.body {
+                    changed.append("\(request.webhookID): \(first.body) / \(request.body)")
+                }
+            } else {
+                events[request.webhookID] = request
+            }
+        }
+        #expect(changed.isEmpty, "an event received again with another body: \(changed.prefix(2))")
+        let neverWhole = torn.filter { events[$0.webhookID] == nil }
+        #expect(neverWhole.isEmpty, "torn webhook requests never received whole: \(neverWhole.map(\.summary))")
+        figures.eventIDs = events.count
+        figures.eventsTwice = times.values.filter { $0 > 1 }.count
+        figures.eventTypes = Dictionary(grouping: events.values, by: \.type).sorted { $0.key < $1.key }
+            .map { "\($0.value.count) \($0.key)" }.joined(separator: ", ")
+
+        // The facts, from the database the restarted server left: each final notification, each installation a
+        // provider invalidated (invalid, with an `invalid` ledger row: a device deactivated by its failures is not
+        // one), each failed, invalid or retried delivery of the ledger (`delivery_log: all` keeps every one).
+        let finalStatuses = ["done", "failed", "canceled", "expired"]
+        var finals: [String: [String: Any]] = [:]
+        for notification in notifications {
+            guard let id = notification["id"] as? String,
+                finalStatuses.contains(notification["status"] as? String ?? "")
+            else { continue }
+            finals[id] = notification
+        }
+        let failures = try await sql.rows(
+            """
+            SELECT notification_id, coalesce(installation_id, ''), outcome, attempts FROM deliveries
+            WHERE outcome IN ('failed', 'invalid', 'retrying')
+            """
+        ).map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        let invalid = Set(try await sql.rows("SELECT id FROM installations WHERE NOT valid"))
+        var facts: [String: Int] = [:]
+        for id in finals.keys { facts["final \(id)"] = 1 }
+        var invalidatedBy: [String: Set<String>] = [:]
+        for row in failures where row.count == 4 {
+            facts["failed \(row[0]) \(row[1]) \(row[2]) \(row[3])", default: 0] += 1
+            if row[2] == "invalid", invalid.contains(row[1]) { invalidatedBy[row[1], default: []].insert(row[0]) }
+        }
+        for installation in invalidatedBy.keys { facts["invalidated \(installation)"] = 1 }
+
+        // The events, by the fact each tells of.
+        func fact(_ event: WebhookReceiver.Request) -> String? {
+            switch event.type {
+            case "notification.completed", "notification.expired", "notification.canceled":
+                "final \(event.notificationID)"
+            case "installation.invalidated": "invalidated \(event.installationID)"
+            case "delivery.failed":
+                "failed \(event.notificationID) \(event.installationID) \(event.outcome) \(event.attempts)"
+            default: nil
+            }
+        }
+        var told: [String: Set<String>] = [:]
+        var mismatched: [String] = []
+        for event in events.values {
+            guard let fact = fact(event) else {
+                Issue.record("an event the loop makes no fact for: \(event.summary)")
+                continue
+            }
+            told[fact, default: []].insert(event.webhookID)
+            if event.type.hasPrefix("notification."), let record = finals[event.notificationID] {
+                // Its type and data say what the database says: the status, and the counts as the API shows them.
+                let status = record["status"] as? String ?? ""
+                let type = ["done": "completed", "failed": "completed"][status] ?? status
+                let counts = record["counts"] as? [String: Any] ?? [:]
+                let differing = event.counts.filter { counts[$0.key] as? Int != $0.value }
+                if event.type != "notification.\(type)" || event.status != status || !differing.isEmpty {
+                    mismatched.append("\(event.summary): stored \(status), counts \(counts)")
+                }
+            }
+            if event.type == "installation.invalidated",
+                invalidatedBy[event.installationID].map({ !$0.contains(event.notificationID) }) == true
+            {
+                mismatched.append("\(event.summary): the ledger has its invalid row in another notification")
+            }
+        }
+        #expect(
+            mismatched.isEmpty,
+            "\(mismatched.count) events that say otherwise than the database: \(mismatched.prefix(3))")
+        // Every fact told, once (under one id); no event of a fact the database does not hold.
+        let lost = facts.filter { (told[$0.key]?.count ?? 0) < $0.value }.keys.sorted()
+        #expect(
+            lost.isEmpty,
+            "\(lost.count) facts in the database whose webhook event never arrived: \(lost.prefix(5))")
+        let twice = told.filter { $0.value.count > (facts[$0.key] ?? 0) && facts[$0.key] != nil }
+        let twiceTold = twice.sorted { $0.key < $1.key }.prefix(3).map { fact, ids in
+            "\(fact) (\(facts[fact] ?? 0) in the database): "
+                + ids.sorted().compactMap { events[$0] }.map { "\($0.webhookID) \($0.body)" }.joined(separator: " | ")
+        }
+        #expect(twice.isEmpty, "\(twice.count) facts told under more ids than they are facts: \(twiceTold)")
+        let invented = told.filter { facts[$0.key] == nil }
+        #expect(
+            invented.isEmpty,
+            "\(invented.count) events of facts the database does not hold: \(invented.keys.sorted().prefix(5))")
+        // The events received before the kill: after a power loss, what was delivered must have been durable.
+        let undone = beforeKill.filter { event in fact(event).map { facts[$0] == nil } ?? true }
+        #expect(
+            undone.isEmpty,
+            "\(undone.count) events received before the \(powerLoss == nil ? "kill" : "power loss") whose fact is missing after it: \(undone.prefix(3).map(\.summary))"
+        )
+        // The requests the kill cut off (sent to the frozen receiver, never answered): each came again after the
+        // restart, with its id.
+        figures.eventsInFlight = cutOff.count
+        let again = Set(received.filter { $0.number > lastBefore }.map(\.webhookID))
+        let notAgain = cutOff.filter { !again.contains($0.webhookID) }
+        #expect(notAgain.isEmpty, "events in flight at the kill that never came again: \(notAgain.map(\.summary))")
+
+        // The outbox holds exactly the events received, each delivered.
+        let outbox = try await sql.rows("SELECT event_id, state FROM webhook_deliveries")
+            .map { $0.split(separator: "|").map(String.init) }
+        let undelivered = outbox.filter { $0.count != 2 || $0[1] != "delivered" }
+        #expect(undelivered.isEmpty, "\(undelivered.count) outbox rows not delivered: \(undelivered.prefix(5))")
+        let written = Set(outbox.compactMap(\.first))
+        let unreceived = written.subtracting(events.keys)
+        let unwritten = Set(events.keys).subtracting(written)
+        #expect(
+            unreceived.isEmpty && unwritten.isEmpty,
+            "outbox and receiver differ: \(unreceived.count) written, not received \(unreceived.prefix(3)); \(unwritten.count) received, not in the outbox \(unwritten.prefix(3))"
+        )
+    }
+
     // MARK: Helpers
 
     func writeConfig(
@@ -1009,6 +1328,12 @@ struct CrashRun {
         app:
           default:
             delivery_log: all
+            webhooks: [\(CrashLoop.webhook)]
+            webhook:
+              \(CrashLoop.webhook):
+                url: http://127.0.0.1:\(receiver.port)\(webhookPath)
+                events: ['*']
+                secret: \(receiver.secret)
             apns:
               key_file: \(keyFile)
               key_id: \(key.keyID)
@@ -1031,6 +1356,10 @@ struct CrashRun {
             base_ms: 50
             cap_seconds: 1
             max_attempts: 4
+        webhooks:
+          allow_http: true
+          allow_networks: ["127.0.0.1/32"]
+          lease_seconds: \(CrashLoop.webhookLease)
         """.write(toFile: config, atomically: false, encoding: .utf8)
         return config
     }
@@ -1109,5 +1438,192 @@ struct SQLRunner {
             let answer = try await rows(query)
             #expect(answer == ["0"], "\(what): \(answer)")
         }
+    }
+}
+
+/// The loop's webhook receiver: `scripts/webhook-receiver.py`, a real HTTP server that verifies every request's
+/// Standard Webhooks signature with the `standardwebhooks` and `svix` libraries, checks its body against the
+/// committed `docs/openapi.yaml`'s `webhooks`, answers 204 and prints one JSON line per request as soon as it has
+/// read it (before it answers). Its output goes to a file read incrementally: a loop receives thousands.
+final class WebhookReceiver: Sendable {
+    /// One request it received, with what the checks read of its event.
+    struct Request: Sendable {
+        /// Its number in the receiver's output (1 for the first request).
+        var number: Int
+        var method: String
+        var path: String
+        var webhookID: String
+        var answer: String
+        /// Both libraries verified its signature.
+        var verified: Bool
+        var error: String
+        /// Its body is what the OpenAPI document's schema for its type allows.
+        var schemaValid: Bool
+        var schemaError: String
+        /// It came with no JSON body: its sender died between its head and its body.
+        var torn: Bool
+        /// The body, serialized again with sorted keys: the same event gives the same text.
+        var body: String
+        var eventID: String
+        var type: String
+        var notificationID: String
+        var installationID: String
+        var outcome: String
+        var attempts: Int
+        var status: String
+        var counts: [String: Int]
+
+        var summary: String {
+            "#\(number) \(type) \(webhookID) (answer \(answer), verified \(verified)\(error.isEmpty ? "" : ": \(error)"), "
+                + "schema \(schemaValid)\(schemaError.isEmpty ? "" : ": \(schemaError)")) notification \(notificationID) "
+                + "installation \(installationID) \(outcome)"
+        }
+    }
+
+    /// The signing secret, which the runs' endpoints are configured with.
+    let secret: String
+    let port: Int
+    private let process: Process
+    private let input: Pipe
+    private let directory: TemporaryDirectory
+    private let outputPath: String
+    /// The bytes of its output parsed so far, and the requests they held.
+    private let parsed = Mutex<(offset: UInt64, requests: [Request])>((0, []))
+
+    /// Starts a receiver on a free port, with a new secret.
+    static func start() async throws -> WebhookReceiver {
+        let secret = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let openAPI = TestPython.repository.appendingPathComponent("docs/openapi.yaml").path
+        let arguments = try TestPython.tools.command(
+            TestPython.script("webhook-receiver.py"), ["--port", "0", "--secret", secret, "--openapi", openAPI])
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let input = Pipe()
+        process.standardInput = input
+        let outputPath = directory.file("stdout")
+        for file in [outputPath, directory.file("stderr")] {
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+        }
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.file("stderr")))
+        try process.run()
+        var port: Int?
+        try await waitUntil("the webhook receiver's port", timeout: .seconds(60), every: .milliseconds(25)) {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first, text.contains("\n") {
+                port =
+                    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["listening"] as? Int
+                return true
+            }
+            return !process.isRunning
+        }
+        guard let port else {
+            let errors = (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? ""
+            kill(process.processIdentifier, SIGKILL)
+            throw TestFailure("the webhook receiver did not say its port: \(errors)")
+        }
+        return WebhookReceiver(
+            secret: secret, port: port, process: process, input: input, directory: directory, outputPath: outputPath)
+    }
+
+    private init(
+        secret: String, port: Int, process: Process, input: Pipe, directory: TemporaryDirectory, outputPath: String
+    ) {
+        self.secret = secret
+        self.port = port
+        self.process = process
+        self.input = input
+        self.directory = directory
+        self.outputPath = outputPath
+    }
+
+    /// Every request received so far (on `path`, when given), in the order received.
+    func requests(path: String? = nil) -> [Request] {
+        let all = parsed.withLock { state -> [Request] in
+            guard let handle = FileHandle(forReadingAtPath: outputPath) else { return state.requests }
+            defer { try? handle.close() }
+            try? handle.seek(toOffset: state.offset)
+            let data = (try? handle.readToEnd()) ?? Data()
+            // Only whole lines: the last may still be being written.
+            guard let end = data.lastIndex(of: 0x0A) else { return state.requests }
+            for line in data[data.startIndex..<end].split(separator: 0x0A) {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                    object["listening"] == nil
+                else { continue }
+                state.requests.append(Self.request(object))
+            }
+            state.offset += UInt64(end - data.startIndex + 1)
+            return state.requests
+        }
+        return path.map { path in all.filter { $0.path == path } } ?? all
+    }
+
+    /// What its standard error says (its access log, and why it stopped).
+    var errors: String { (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? "" }
+
+    /// Freezes it (SIGSTOP): it reads and answers nothing until ``resume()``, while the kernel still accepts
+    /// connections and requests for it.
+    func freeze() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Lets it run again (SIGCONT).
+    func resume() { kill(process.processIdentifier, SIGCONT) }
+
+    /// Whether it is stopped (`T` in `/proc/<pid>/stat`).
+    var isStopped: Bool {
+        let handle = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/stat")
+        defer { try? handle?.close() }
+        let stat = String(decoding: (try? handle?.readToEnd()) ?? Data(), as: UTF8.self)
+        // pid (comm) state …: the state follows the command's closing parenthesis.
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "T"
+    }
+
+    /// The bytes sent to it that it has not read: its connections' receive queues (`/proc/net/tcp`).
+    func unreadBytes() -> Int {
+        // Read to its end: its size says 0, and a read of that size gets its first page alone.
+        let handle = FileHandle(forReadingAtPath: "/proc/net/tcp")
+        defer { try? handle?.close() }
+        let table = String(decoding: (try? handle?.readToEnd()) ?? Data(), as: UTF8.self)
+        let local = ":" + String(format: "%04X", port)
+        var unread = 0
+        // sl local_address rem_address st tx_queue:rx_queue …; 01 is ESTABLISHED.
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, fields[1].hasSuffix(local), fields[3] == "01",
+                let queue = fields[4].split(separator: ":").last, let bytes = Int(queue, radix: 16)
+            else { continue }
+            unread += bytes
+        }
+        return unread
+    }
+
+    /// Stops it: the end of its input ends it, SIGTERM too.
+    func stop() {
+        resume()
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+
+    private static func request(_ line: [String: Any]) -> Request {
+        let body = line["body"] as? [String: Any] ?? [:]
+        let data = body["data"] as? [String: Any] ?? [:]
+        let text = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        return Request(
+            number: line["n"] as? Int ?? 0, method: line["method"] as? String ?? "",
+            path: line["path"] as? String ?? "",
+            webhookID: line["id"] as? String ?? "", answer: line["answer"] as? String ?? "",
+            verified: line["verified_standardwebhooks"] as? Bool == true && line["verified_svix"] as? Bool == true
+                && line["error"] is NSNull,
+            error: line["error"] as? String ?? "", schemaValid: line["schema_valid"] as? Bool == true,
+            schemaError: line["schema_error"] as? String ?? "", torn: line["body"] as? [String: Any] == nil,
+            body: text ?? "", eventID: body["id"] as? String ?? "",
+            type: body["type"] as? String ?? "", notificationID: data["notification_id"] as? String ?? "",
+            installationID: data["installation_id"] as? String ?? "", outcome: data["outcome"] as? String ?? "",
+            attempts: data["attempts"] as? Int ?? -1, status: data["status"] as? String ?? "",
+            counts: (data["counts"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int })
     }
 }

@@ -10,9 +10,13 @@ import Testing
 /// What holds after each loss, checked as the crash loop checks it: the database opens (`integrity_check` ok)
 /// and Herald starts without a manual step; every send, registration and broadcast answered `2xx` is there and
 /// finishes; devices get a notification twice only within the bound below; the ledger, counts and
-/// installations agree. The unsafe run (`sqlite.synchronous: normal`, documented as not surviving a power loss)
-/// must lose at least one acknowledged write (up to three losses at accept, stopping at the first that loses one):
-/// a test that cannot tell the two settings apart proves nothing.
+/// installations agree. Webhooks too, checked as the crash loop checks them: every event whose fact survived
+/// arrives at least once, none arrives for a fact the loss undid, and in particular each event the receiver got
+/// before the loss (counted apart) is of a fact in the recovered database — an event is claimed by a synced write,
+/// so a receiver is told only what is durable (docs/webhooks.md, "Durable before it is sent"). The unsafe run
+/// (`sqlite.synchronous: normal`, documented as not surviving a power loss) must lose at least one acknowledged
+/// write (up to three losses at accept, stopping at the first that loses one): a test that cannot tell the two
+/// settings apart proves nothing; its events are counted, not checked.
 ///
 /// `HERALD_POWER_RUNS` sets the runs of the durable test (default 2: a kill point each, from a point drawn for
 /// the process; by hand e.g. `HERALD_POWER_RUNS=200`), `HERALD_CRASH_SEED` and `HERALD_CRASH_POINT` replay one as
