@@ -601,6 +601,14 @@ struct CrashRun {
             )
         }
 
+        if store == .postgres {
+            // The dead server's webhook claims end as their lease would, without the test waiting it out (a
+            // shared database cannot tell a dead node from a slow one; MultiNodeTests.webhooksAcrossNodes waits
+            // out a real lease). SQLite's restart releases them itself.
+            _ = try await sql.rows(
+                "UPDATE webhook_deliveries SET locked_until = 0 WHERE state = 'pending' AND locked_by IS NOT NULL")
+        }
+
         // Restart and let everything finish.
         let restartStart = ContinuousClock.now
         let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])

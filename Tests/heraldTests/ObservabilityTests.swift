@@ -100,6 +100,11 @@ struct ObservabilityTests {
     func metricsAndLogs() async throws {
         let server = try await ObservedServer.make()
         let (herald, address) = try await server.start()
+        // A webhook endpoint whose name does not resolve: its events wait, failing (docs/webhooks.md).
+        let hook = try await call(
+            "POST", "\(address)/v1/webhooks", bearer: ObservedServer.serverKey,
+            json: #"{"id":"ops","url":"https://hooks.invalid/x","events":["notification.completed"]}"#)
+        #expect(hook.status == 201)
         let tokens = (0..<3).map { _ in Fixtures.apnsToken() }
         var installations: [String] = []
         for token in tokens {
@@ -130,6 +135,11 @@ struct ObservabilityTests {
         #expect(refused.status == 401)
         let wrong = try await call("GET", "\(address)/metrics", bearer: "not-the-metrics-token")
         #expect(wrong.status == 401)
+        // Both completions written to the outbox and attempted once each (the deliverer polls every second).
+        try await waitUntil("the webhook events attempted", timeout: .seconds(20)) {
+            let metrics = try await call("GET", "\(address)/metrics", bearer: ObservedServer.metricsToken).body
+            return sample(metrics, "herald_webhook_deliveries_total", ["outcome": "retrying"]) == 2
+        }
         let scraped = try await call("GET", "\(address)/metrics", bearer: ObservedServer.metricsToken)
         #expect(scraped.status == 200)
         #expect(scraped.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
@@ -142,6 +152,8 @@ struct ObservabilityTests {
                 metrics, "herald_deliveries_total",
                 ["app": "demo", "service": "apns", "outcome": "delivered"]) == 4)
         #expect(sample(metrics, "herald_provider_request_duration_seconds_count", ["service": "apns"]) == 4)
+        #expect(sample(metrics, "herald_webhook_backlog", ["app": "demo", "webhook": "ops", "scope": "cluster"]) == 2)
+        #expect(sample(metrics, "herald_webhook_delivery_duration_seconds_count") == 2)
         #expect(
             sample(
                 metrics, "herald_http_requests_total",
