@@ -526,3 +526,47 @@ extension WebhookTests {
         }
     }
 }
+
+extension WebhookTests {
+    @Test("Malformed JSON, wrong types, unknown, missing and oversized fields: a 4xx naming the field, nothing changed")
+    func badInput() async throws {
+        let harness = try await EngineHarness(webhooks: Self.policy)
+        try await harness.run { api in
+            let made = try await api.call(
+                .post, "/v1/webhooks", body: #"{"id":"w","url":"https://a.example.com/h","events":["*"]}"#)
+            #expect(made.status == .created)
+            let long = String(repeating: "a", count: WebhookEndpointChange.maxURLLength)
+            let cases: [(HTTPRequest.Method, String, String, String?)] = [
+                (.post, "/v1/webhooks", "{", nil),
+                (.post, "/v1/webhooks", #"{"url":5,"events":["*"]}"#, "url"),
+                (.post, "/v1/webhooks", #"{"url":"https://a.example.com/h","events":"*"}"#, "events"),
+                (.post, "/v1/webhooks", #"{"url":"https://a.example.com/h","events":["*"],"colour":1}"#, "colour"),
+                (.post, "/v1/webhooks", #"{"events":["*"]}"#, "url"),
+                (.post, "/v1/webhooks", #"{"url":"https://a.example.com/\#(long)","events":["*"]}"#, "url"),
+                (.post, "/v1/webhooks", #"{"id":"a b","url":"https://a.example.com/h","events":["*"]}"#, "id"),
+                (.post, "/v1/webhooks", #"{"id":"w","url":"https://a.example.com/h","events":["*"]}"#, "id"),
+                (.patch, "/v1/webhooks/w", #"{"enabled":"yes"}"#, "enabled"),
+                (.patch, "/v1/webhooks/w", #"{"id":"x"}"#, "id"),
+                (.patch, "/v1/webhooks/w", "[]", nil),
+                (.post, "/v1/webhooks/w/rotate-secret", #"{"overlap_seconds":-1}"#, "overlap_seconds"),
+                (.post, "/v1/webhooks/w/replay", #"{}"#, "since"),
+                (.post, "/v1/webhooks/w/replay", #"{"since":7}"#, "since"),
+            ]
+            let before = try await api.call(.get, "/v1/webhooks/w").json
+            for (method, path, body, field) in cases {
+                let answer = try await api.call(method, path, body: body)
+                #expect((400..<500).contains(Int(answer.status.code)), "\(method) \(path) \(body): \(answer.status)")
+                #expect(answer.errorCode != nil, "\(body)")
+                if let field { #expect(answer.errorField == field, "\(body): \(answer.errorField ?? "none")") }
+            }
+            let oversized = try await api.call(
+                .post, "/v1/webhooks",
+                body:
+                    #"{"url":"https://a.example.com/h","events":["*"],"description":"\#(String(repeating: "d", count: 70_000))"}"#
+            )
+            #expect(oversized.status == .contentTooLarge)
+            #expect(try await api.call(.get, "/v1/webhooks/w").json == before, "nothing changed")
+            #expect(try await api.call(.get, "/v1/webhooks").items.count == 1)
+        }
+    }
+}
