@@ -62,7 +62,10 @@ public func withDeadline<Value: Sendable>(
                 do {
                     try await onDeadline()
                 } catch {
-                    if answer.resume(with: .failure(error)) { work.cancel() }
+                    // Cancelled before the caller is answered, so the caller never sees an answer whose operation
+                    // is not cancelled yet (cancelling one that has ended does nothing).
+                    work.cancel()
+                    answer.resume(with: .failure(error))
                 }
             }
         }
