@@ -35,6 +35,8 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | native | DELETE /v1/users/{user_id}/installations | server | user/client 403; app b's server key deletes nothing of a (same as unknown user) |
 | native | POST/GET /v1/notifications, GET/DELETE /v1/notifications/{id}, GET …/{id}/deliveries | server | app b's server key on a's: like missing; b's targets (ids, users, channels, where) reach none of a's; a's idempotency key is b's own; user/client 403 |
 | native | POST/GET /v1/webhooks, GET/PATCH/DELETE /v1/webhooks/{id}, POST …/{id}/rotate-secret, …/test, …/replay, GET …/deliveries | server | app b's server key on a's: like missing, a's endpoint unchanged; b's list holds none of a's; client and publish keys refused, nothing created; the signing secret not in the database in clear |
+| native | POST /v1/live-activities, GET …/{id}, POST …/{id}/updates; POST/GET /v1/live-activities/channels, DELETE …/{id}, POST …/{id}/updates | server | app b's server key on a's activity: like missing, a's revision unchanged; b's channel list holds none of a's; client, user and publish keys refused, nothing started |
+| native | GET /v1/installations/{id}/live-activities, PUT/DELETE …/push-to-start/{type}, PUT/DELETE …/{activity_id} | server, client, user (own) | A on B's installation, app b on a's: like missing, B's tokens unchanged; push-to-start and activity tokens not in the database in clear |
 | native | POST /v1/opens | server, client, user (own) | A for B's installation, app b for a's: like missing, nothing counted; A's open of a notification sent only to B (WARN) |
 | channel | GET /v1/channel, /api/websocket (WebSocket) | channel credential (one installation), user token | A's credential/token cannot subscribe to B's webhook id; forged MAC refused; keys refused |
 | ArgusAI | POST /api/v1/push/mobile/register | user | bad credentials 401; register_rate_limit boundary (3 ok, 4th 429 + Retry-After) |
@@ -1149,6 +1151,61 @@ def webhooks_bola(w: World, s: dict) -> None:
     R.check("webhooks: the refused keys created and deleted nothing", before == after, f"{before} -> {after}")
 
 
+def live_activities_bola(w: World, s: dict) -> None:
+    """Another app's server key reaches none of app a's Live Activities, channels or tokens; another user's
+    token none of a user's installation's tokens; client, user and publish keys start nothing
+    (docs/live-activities.md)."""
+    h = w.h
+    ann = used_headers(h.user_headers("a", "la-ann-" + secrets.token_hex(3)))
+    bob = used_headers(h.user_headers("a", "la-bob-" + secrets.token_hex(3)))
+    answer = call(h, "POST", "/v1/installations", ann, {"platform": "ios", "token": apns_token()})
+    if not R.check("live activities: A registers an iPhone", answer.status in (200, 201), describe(answer)):
+        return
+    phone = jbody(answer)["id"]
+    put = call(h, "PUT", f"/v1/installations/{phone}/live-activities/push-to-start/Score", ann, {"token": used(apns_token())})
+    R.check("live activities: A stores its push-to-start token", put.status == 200, describe(put))
+    activity = "la-" + secrets.token_hex(4)
+    put = call(h, "PUT", f"/v1/installations/{phone}/live-activities/{activity}", ann,
+               {"attributes_type": "Score", "token": used(apns_token())})
+    R.check("live activities: A reports an activity token", put.status == 200, describe(put))
+
+    def tokens():
+        return jbody(h.request("GET", f"/v1/installations/{phone}/live-activities", w.key("a")))
+
+    for name, headers in (("user B", bob), ("app b's server key", w.key("b"))):
+        for method, suffix, body in [("GET", "", None), ("PUT", "/push-to-start/Score", {"token": apns_token()}),
+                                     ("DELETE", "/push-to-start/Score", None),
+                                     ("PUT", f"/{activity}", {"attributes_type": "Score", "token": apns_token()}),
+                                     ("DELETE", f"/{activity}", None)]:
+            like_missing(f"live activities: {name} {method} A's installation's tokens{suffix.replace(activity, '{id}')}",
+                         lambda i, m=method, x=suffix, b=body, hd=headers: call(
+                             h, m, f"/v1/installations/{i}/live-activities{x}", hd, b),
+                         phone, missing_like(phone), tokens)
+
+    def record():
+        return jbody(h.request("GET", f"/v1/live-activities/{activity}", w.key("a")))
+
+    for method, suffix, body in [("GET", "", None),
+                                 ("POST", "/updates", {"event": "update", "content_state": {"home": 9}})]:
+        like_missing(f"live activities: app b's server key {method} a's activity{suffix}",
+                     lambda i, m=method, x=suffix, b=body: call(h, m, f"/v1/live-activities/{i}{x}", w.key("b"), b),
+                     activity, missing_like(activity), record)
+    listing = call(h, "GET", "/v1/live-activities/channels", w.key("b"))
+    R.check("live activities: app b's channel list is its own", listing.status == 200, describe(listing))
+    start = {"target": {"installation_ids": [phone]}, "attributes_type": "Score", "content_state": {"home": 0},
+             "alert": {"title": "Kick-off"}}
+    for kind, headers in (("client", w.key("a", "client")), ("publish", w.key("a", "publish")), ("user", ann)):
+        for method, path, body in [("POST", "/v1/live-activities", start),
+                                   ("POST", f"/v1/live-activities/{activity}/updates", {"event": "end"}),
+                                   ("GET", "/v1/live-activities/channels", None),
+                                   ("POST", "/v1/live-activities/channels", {"id": "x"})]:
+            answer = call(h, method, path, headers, body)
+            R.check(f"live activities: app a's {kind} credential {method} {path.replace(activity, '{id}')} is refused",
+                    answer.status in (401, 403), describe(answer))
+    R.check("live activities: the refused credentials changed nothing", record().get("revision") == 1,
+            json.dumps(record()))
+
+
 def console_sign_in(h, key: str):
     answer = call(h, "POST", "/console/session", {"Content-Type": "application/json"}, {"server_key": key})
     cookie = (answer.headers.get("Set-Cookie") or "").split(";")[0]
@@ -1406,6 +1463,12 @@ def register_everywhere(h: Herald, label: str) -> dict[str, str]:
     t = apns_token()
     if keep(t, "native APNs used with the HA relay", call(h, "POST", "/v1/installations", key, {"platform": "ios", "token": t})).status in (200, 201):
         call(h, "POST", "/ha/push", {}, {"message": "m", "push_token": t, "registration_info": {"app_id": "x", "app_version": "1", "webhook_id": "w"}})
+    # Live Activity tokens: sealed at rest like the installation's own.
+    answer = call(h, "POST", "/v1/installations", key, {"platform": "ios", "token": apns_token()})
+    if answer.status in (200, 201):
+        phone = jbody(answer)["id"]
+        t = apns_token(); keep(t, "push-to-start token", call(h, "PUT", f"/v1/installations/{phone}/live-activities/push-to-start/Rest", key, {"token": t}))
+        t = apns_token(); keep(t, "activity token", call(h, "PUT", f"/v1/installations/{phone}/live-activities/rest-{secrets.token_hex(3)}", key, {"attributes_type": "Rest", "token": t}))
     # A webhook endpoint's signing secret: sealed at rest like a token (the text, and its key's base64).
     answer = call(h, "POST", "/v1/webhooks", key, {"url": "https://hooks.example.com/rest", "events": ["*"]})
     secret = jbody(answer).get("secret", "") if answer.status == 201 else ""
@@ -1662,7 +1725,7 @@ def main() -> int:
         sections = [
             ("credentials", credential_checks), ("native BOLA", native_bola), ("channel BOLA", channel_bola),
             ("ArgusAI BOLA", argus_bola), ("AOVIS BOLA", aovis_bola), ("LeanCloud BOLA", leancloud_bola),
-            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola),
+            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola), ("Live Activities BOLA", live_activities_bola),
             ("LeanCloud signatures", leancloud_signatures),
         ]
         for name, function in sections:

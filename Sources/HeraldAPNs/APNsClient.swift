@@ -82,6 +82,26 @@ public final class APNsClient: Sendable {
         return results.map { $0! }
     }
 
+    /// Sends a Live Activity update or end to every device subscribed to a broadcast channel (iOS 18), on this
+    /// client's connections: `POST /4/broadcasts/apps/<bundle ID>` goes to the host of device pushes. An
+    /// `ExpiredProviderToken` answer renews the token and retries once.
+    /// - Returns: The `apns-request-id` and `apns-unique-id` of APNs' `200`.
+    /// - Throws: `APNsChannelError`: `invalidRequest` when the broadcast is invalid (nothing is sent), `rejected`
+    ///   with APNs' status and reason (`ChannelNotRegistered` for a channel that does not exist), `noAnswer`,
+    ///   `signingFailed`.
+    public func send(broadcast: APNsChannelBroadcast) async throws(APNsChannelError) -> APNsChannelBroadcast.Receipt {
+        try broadcast.validate()
+        let answer = try await APNsChannelExchange(pool: pool, providerToken: providerToken).perform(success: 200) {
+            authorization in
+            HTTP2Request(
+                path: broadcast.path, headerBlock: broadcast.headers(authorization: authorization),
+                body: ByteBuffer(bytes: broadcast.payload))
+        }
+        return APNsChannelBroadcast.Receipt(
+            requestID: answer.headers.first(name: "apns-request-id"),
+            uniqueID: answer.headers.first(name: "apns-unique-id"))
+    }
+
     /// The connection pool's use now (HTTP/2 origins only for Web Push).
     public var poolStatistics: ConnectionPoolStatistics { pool.statistics }
 

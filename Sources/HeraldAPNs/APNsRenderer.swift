@@ -20,6 +20,9 @@ package struct APNsRenderer: Sendable {
         _ notification: PushNotification, token: String, environment: PushEnvironment, bundleID: String?, badge: Int?,
         soundEnabled: Bool, now: Date
     ) throws(HeraldError) -> APNsNotification {
+        if let live = notification.liveActivity {
+            return try renderLiveActivity(live, of: notification, token: token, bundleID: bundleID, now: now)
+        }
         let payload = notification.payload
         let overrides = payload.apnsOverrides(for: environment)
         var aps: [String: JSONValue] = [:]
@@ -93,5 +96,50 @@ package struct APNsRenderer: Sendable {
             deviceToken: token, pushType: pushType, bundleID: bundle, priority: priority, expiration: expiration,
             collapseID: try header("apns-collapse-id") ?? payload.collapseID,
             payload: JSONValue.object(body).serialized())
+    }
+
+    /// A Live Activity push ("Starting and updating Live Activities with ActivityKit push
+    /// notifications"): `apns-push-type: liveactivity` on `<bundle>.push-type.liveactivity`, priority
+    /// 10 within the activity's budget and 5 past it, and `aps` with the `timestamp`, the `event`, the
+    /// `content-state`, for a start the `attributes-type` and `attributes`, and the options given.
+    func renderLiveActivity(
+        _ live: LiveActivityPush, of notification: PushNotification, token: String, bundleID: String?, now: Date
+    ) throws(HeraldError) -> APNsNotification {
+        guard let bundle = bundleID ?? defaultTopic else {
+            throw .invalidValue(
+                "apns.topic", code: "missing_topic",
+                "APNs needs a topic: register installations with bundle_id or configure the app's apns.topic.")
+        }
+        return APNsNotification(
+            deviceToken: token, pushType: .liveactivity, bundleID: bundle,
+            priority: live.highPriority ? .immediate : .considerate, expiration: notification.expiresAt,
+            collapseID: nil,
+            payload: JSONValue.object(["aps": .object(Self.liveActivityAPS(live, notification))]).serialized())
+    }
+
+    /// The `aps` dictionary of a Live Activity push (also a broadcast's).
+    package static func liveActivityAPS(
+        _ live: LiveActivityPush, _ notification: PushNotification
+    ) -> [String: JSONValue] {
+        let payload = notification.payload
+        var aps: [String: JSONValue] = [
+            "timestamp": .number(JSONNumber(live.timestamp)), "event": .string(live.event.rawValue),
+        ]
+        aps["content-state"] = live.contentState.map(JSONValue.object)
+        var alert: [String: JSONValue] = [:]
+        alert["title"] = payload.title.map(JSONValue.string)
+        alert["body"] = payload.body.map(JSONValue.string)
+        alert["sound"] = payload.sound.map(JSONValue.string)
+        if !alert.isEmpty { aps["alert"] = .object(alert) }
+        aps["stale-date"] = live.staleDate.map { .number(JSONNumber($0)) }
+        aps["dismissal-date"] = live.dismissalDate.map { .number(JSONNumber($0)) }
+        aps["relevance-score"] = live.relevanceScore.map { .number(JSONNumber($0)) }
+        if live.event == .start {
+            aps["attributes-type"] = .string(live.attributesType)
+            aps["attributes"] = .object(live.attributes ?? [:])
+            if live.inputPushToken { aps["input-push-token"] = .number(1) }
+            aps["input-push-channel"] = live.inputPushChannel.map(JSONValue.string)
+        }
+        return aps
     }
 }

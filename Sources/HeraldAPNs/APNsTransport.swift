@@ -11,15 +11,21 @@ public struct APNsTransport: Transport {
     public let production: APNsClient?
     /// The client for sandbox tokens; nil when not configured.
     public let sandbox: APNsClient?
-    /// The topic of installations without a bundle id.
+    /// The topic of installations without a bundle id (and of the app's broadcast channels).
     public let topic: String?
+    /// The channel management clients by environment (nil: broadcast channels are not managed).
+    public let channels: (production: APNsChannelClient?, sandbox: APNsChannelClient?)
 
     /// Creates the transport; with no client it fails deliveries with a configuration failure (and
     /// does not refuse payloads: ``isConfigured`` is false).
-    public init(production: APNsClient?, sandbox: APNsClient?, topic: String?) {
+    public init(
+        production: APNsClient?, sandbox: APNsClient?, topic: String?,
+        channels: (production: APNsChannelClient?, sandbox: APNsChannelClient?) = (nil, nil)
+    ) {
         self.production = production
         self.sandbox = sandbox
         self.topic = topic
+        self.channels = channels
     }
 
     public var isConfigured: Bool { production != nil || sandbox != nil }
@@ -33,6 +39,8 @@ public struct APNsTransport: Transport {
     public func shutdown() async {
         await production?.shutdown()
         if sandbox !== production { await sandbox?.shutdown() }
+        await channels.production?.shutdown()
+        if channels.sandbox !== channels.production { await channels.sandbox?.shutdown() }
     }
 
     public func configurationProblem(for installation: Installation) -> String? {
@@ -74,6 +82,11 @@ public struct APNsTransport: Transport {
     public func send(
         _ pushes: [OutgoingPush], of notification: PushNotification, now: Date
     ) async -> [TransportResult] {
+        if let live = notification.liveActivity, live.channel != nil {
+            var results: [TransportResult] = []
+            for push in pushes { results.append(await sendBroadcast(push, live: live, of: notification)) }
+            return results
+        }
         var results = [TransportResult?](repeating: nil, count: pushes.count)
         let byEnvironment = Dictionary(grouping: pushes.indices, by: { pushes[$0].recipient.environment })
         await withTaskGroup(of: [(Int, TransportResult)].self) { group in

@@ -22,7 +22,7 @@ public actor HeraldClient {
     /// Where and how the client calls Herald.
     public nonisolated let configuration: Configuration
     private let store: any InstallationStore
-    private let api: NativeAPIClient
+    let api: NativeAPIClient
     /// The stored installation once read: nil not read yet, `.some(nil)` none.
     private var current: RegisteredInstallation??
 
@@ -250,7 +250,7 @@ public actor HeraldClient {
     }
 
     /// A request body: the value as JSON, keys sorted.
-    private static func encode(_ value: some Encodable) throws -> Data {
+    static func encode(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return try encoder.encode(value)
@@ -263,7 +263,9 @@ public actor HeraldClient {
         return try JSONSerialization.data(withJSONObject: object, options: .sortedKeys)
     }
 
-    private func registeredID() async throws -> String {
+    /// The stored installation's id.
+    /// - Throws: ``HeraldClientError/notRegistered`` before any registration; when the store cannot be read.
+    func registeredID() async throws -> String {
         guard let id = try await installation()?.id else { throw HeraldClientError.notRegistered }
         return id
     }

@@ -86,6 +86,7 @@ extension Dispatcher {
             idempotencyKey: request.idempotencyKey, status: notBefore == nil ? .queued : .scheduled, createdAt: now,
             requestID: RequestTrace.requestID)
         notification.waitsForChannel = request.waitsForChannel
+        notification.liveActivity = request.liveActivity
         do {
             try validateSizes(notification, now: now)
         } catch  where request.waitsForChannel && error.code == "payload_too_large" {

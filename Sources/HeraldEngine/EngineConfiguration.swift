@@ -46,6 +46,9 @@ public struct EngineConfiguration: Sendable {
     /// invalidate it (``RejectedTokenRule/invalidate``). Installations registered with
     /// `delete_when_invalid` count it as a failure whatever the app's rule.
     public var rejectedTokens: [String: RejectedTokenRule]
+    /// Each app's budget of high-priority Live Activity pushes per activity and hour
+    /// (`app.<id>.live_activities.high_priority_per_hour`); apps not listed have the default.
+    public var liveActivityHighPriorityPerHour: [String: Int] = [:]
     /// How often the clean-up job runs; nil never schedules it.
     public var cleanupInterval: Duration?
     /// The clean-up rules of every app without its own (`engine.cleanup.*`).

@@ -118,7 +118,7 @@ final class LocalHandoff: Sendable {
         switch audience {
         case .installationIDs(let ids), .userIDs(let ids): ids.count <= maximumAudience
         case .tokens(let tokens): tokens.count <= maximumAudience
-        case .channels, .query, .all: false
+        case .channels, .query, .all, .liveActivity, .liveActivityChannel: false
         }
     }
 }

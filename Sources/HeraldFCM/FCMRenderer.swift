@@ -18,6 +18,9 @@ package struct FCMRenderer: Sendable {
     package func render(
         _ notification: PushNotification, token: String, badge: Int?, soundEnabled: Bool, now: Date
     ) throws(HeraldError) -> FCMMessage {
+        if let live = notification.liveActivity {
+            return renderLiveActivity(live, of: notification, token: token, now: now)
+        }
         let payload = notification.payload
         let overrides = payload.overrides["fcm"]?.objectValue ?? [:]
         var data: [String: String] = [:]
@@ -94,6 +97,25 @@ package struct FCMRenderer: Sendable {
             target: .token(token), notification: alert, data: data.isEmpty ? nil : data, android: android,
             apns: apns.isEmpty ? nil : apns, webpush: overrides["webpush"]?.objectValue,
             fcmOptions: overrides["fcm_options"]?.objectValue)
+    }
+
+    /// A Live Activity push to an Android device (docs/live-activities.md): a data message the app
+    /// draws its live update from — the activity, event, revision and content state, and the tag of
+    /// the notification to replace — collapsed per activity, so FCM keeps only the newest for a
+    /// device that is offline.
+    func renderLiveActivity(
+        _ live: LiveActivityPush, of notification: PushNotification, token: String, now: Date
+    ) -> FCMMessage {
+        var data = live.dataMessage
+        data[Self.notificationIDKey] = notification.id
+        data["tag"] = LiveActivityPush.tag(live.activityID)
+        if let title = notification.payload.title { data["title"] = title }
+        if let body = notification.payload.body { data["body"] = body }
+        let ttl = notification.expiresAt.map { max(0, Int($0.timeIntervalSince(now))) } ?? notification.payload.ttl
+        let android = FCMMessage.Android(
+            collapseKey: LiveActivityPush.tag(live.activityID), priority: live.highPriority ? .high : .normal, ttl: ttl,
+            notification: nil)
+        return FCMMessage(target: .token(token), notification: nil, data: data, android: android)
     }
 
     /// FCM data values are strings: strings stay, everything else is sent as its JSON text.

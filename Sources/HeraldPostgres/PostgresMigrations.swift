@@ -21,7 +21,61 @@ enum PostgresMigrations {
         ("v9_push_endpoint_topics", v9PushEndpointTopics), ("v10_provider_pause_scope", v10ProviderPauseScope),
         ("v11_fanout_ranges", v11FanoutRanges), ("v12_installation_deliveries", v12InstallationDeliveries),
         ("v13_ha_relay_outcomes", v13HomeAssistantRelayOutcomes), ("v14_webhooks", v14Webhooks),
+        ("v15_live_activities", v15LiveActivities),
     ]
+
+    /// Live Activities, as SQLite's v21_live_activities keeps them: each activity with its revision
+    /// counter and high-priority budget; each installation's part in it (its activity token sealed like
+    /// a push token, the last revision claimed and until when the claim holds), going with the
+    /// installation and with the activity; push-to-start tokens per attributes type, going with the
+    /// installation; broadcast channels.
+    static let v15LiveActivities = """
+        CREATE TABLE live_activities (
+            app_id TEXT NOT NULL COLLATE "C",
+            id TEXT NOT NULL COLLATE "C",
+            attributes_type TEXT NOT NULL,
+            revision BIGINT NOT NULL DEFAULT 1,
+            ended_at DOUBLE PRECISION,
+            dismissal_at DOUBLE PRECISION,
+            high_window_start DOUBLE PRECISION,
+            high_count BIGINT NOT NULL DEFAULT 0,
+            last_timestamp BIGINT NOT NULL DEFAULT 0,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, id)
+        );
+        CREATE INDEX live_activities_dismissal ON live_activities (dismissal_at) WHERE ended_at IS NOT NULL;
+        CREATE TABLE live_activity_members (
+            app_id TEXT NOT NULL COLLATE "C",
+            activity_id TEXT NOT NULL COLLATE "C",
+            installation_id TEXT NOT NULL COLLATE "C" REFERENCES installations (id) ON DELETE CASCADE,
+            token_sealed BYTEA,
+            token_suffix TEXT,
+            sent_revision BIGINT NOT NULL DEFAULT 0,
+            sending_until DOUBLE PRECISION,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, activity_id, installation_id),
+            FOREIGN KEY (app_id, activity_id) REFERENCES live_activities (app_id, id) ON DELETE CASCADE
+        );
+        CREATE INDEX live_activity_members_installation ON live_activity_members (installation_id);
+        CREATE TABLE push_to_start_tokens (
+            installation_id TEXT NOT NULL COLLATE "C" REFERENCES installations (id) ON DELETE CASCADE,
+            attributes_type TEXT NOT NULL COLLATE "C",
+            token_sealed BYTEA NOT NULL,
+            token_suffix TEXT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (installation_id, attributes_type)
+        );
+        CREATE TABLE live_activity_channels (
+            app_id TEXT NOT NULL COLLATE "C",
+            id TEXT NOT NULL COLLATE "C",
+            apns_channel_id TEXT NOT NULL,
+            storage_policy TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, id)
+        );
+        """
 
     /// Webhook endpoints (their secrets sealed with the master key: the JSON of their `[WebhookSecret]`;
     /// their event types the JSON array of names SQLite keeps) and the outbox: one row per event and

@@ -185,7 +185,7 @@ extension PostgresStore {
             conditions.append("\(column) = ANY($\(offset + values.count))")
         }
         switch target.audience {
-        case .tokens: return nil
+        case .tokens, .liveActivityChannel: return nil
         case .all: break
         case .installationIDs(let ids): list("id", ids)
         case .userIDs(let ids): list("user_id", ids)
@@ -195,6 +195,13 @@ extension PostgresStore {
                 """
                 id IN (SELECT installation_id FROM installation_channels
                     WHERE app_id = $\(firstParameter) AND channel = ANY($\(offset + values.count))\(bounded("installation_id")))
+                """)
+        case .liveActivity(let activity):
+            values.append(activity)
+            conditions.append(
+                """
+                id IN (SELECT installation_id FROM live_activity_members
+                    WHERE app_id = $\(firstParameter) AND activity_id = $\(offset + values.count)\(bounded("installation_id")))
                 """)
         case .query(let query):
             let compiled = try query.query.postgresCondition(firstParameter: offset + values.count + 1)

@@ -34,6 +34,7 @@ extension PostgresStore {
             startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"),
             requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
+        notification.liveActivity = spec.liveActivity
         return notification
     }
 }

@@ -22,18 +22,36 @@ extension PostgresStore {
                     """, [limit])
             }
         }
+        let ids = try rows.map { try $0.get("id", as: String.self) }
+        var starts: [String: [String: [UInt8]]] = [:]
+        if !ids.isEmpty {
+            let tokens = try await read { connection in
+                try await connection.rows(
+                    """
+                    SELECT installation_id, attributes_type, token_sealed FROM push_to_start_tokens
+                    WHERE installation_id = ANY($1)
+                    """, [ids])
+            }
+            for row in tokens {
+                starts[try row.get("installation_id"), default: [:]][try row.get("attributes_type")] = try row.bytes(
+                    "token_sealed")
+            }
+        }
         return try rows.map { row in
             var installation = try decodeInstallation(row, openToken: false)
             installation.token = .device("")
             let sealed = SealedToken(index: try row.bytes("token_index"), sealed: try row.bytes("token_sealed"))
             let preferences = try row.get("preferences_body", as: String?.self).map { try Preferences(stored: $0) }
-            return ExportedInstallation(installation: installation, sealedToken: sealed, preferences: preferences)
+            return ExportedInstallation(
+                installation: installation, sealedToken: sealed, preferences: preferences,
+                pushToStartTokens: starts[installation.id] ?? [:])
         }
     }
 
     public func importInstallations(_ records: [ExportedInstallation]) async throws -> Int {
         // Each sealed token must open under this store's key: a file from another deployment is
         // refused before anything is written.
+        var starts: (ids: [String], types: [String], sealed: [ByteBuffer], suffixes: [String]) = ([], [], [], [])
         for record in records {
             _ = try cipher.openToken(record.sealedToken.sealed, service: record.installation.service)
         }
@@ -57,6 +75,14 @@ extension PostgresStore {
             if let deviceKey { byDevice[deviceKey] = installation.id }
         }
         let survivors = records.enumerated().filter { kept[$0.element.installation.id] == $0.offset }.map(\.element)
+        for record in survivors {
+            for (type, sealed) in record.pushToStartTokens.sorted(by: { $0.key < $1.key }) {
+                starts.ids.append(record.installation.id)
+                starts.types.append(type)
+                starts.sealed.append(ByteBuffer(bytes: sealed))
+                starts.suffixes.append(try cipher.openToken(sealed, service: .apns).suffix)
+            }
+        }
         let withDevice = survivors.filter { $0.installation.deviceID != nil }
         let preferences = survivors.compactMap { record in record.preferences.map { (record.installation.id, $0) } }
         try await transaction(unbounded: true) { connection in
@@ -80,6 +106,17 @@ extension PostgresStore {
                     INSERT INTO preferences (installation_id, body, updated_at)
                     SELECT id, body, $3 FROM unnest($1::text[], $2::text[]) AS p(id, body)
                     """, [preferences.map(\.0), preferences.map(\.1.storedText), now])
+            }
+            if !starts.ids.isEmpty {
+                try await connection.run(
+                    """
+                    INSERT INTO push_to_start_tokens (installation_id, attributes_type, token_sealed, token_suffix, updated_at)
+                    SELECT id, type, sealed, suffix, $5 FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
+                        AS t(id, type, sealed, suffix)
+                    ON CONFLICT (installation_id, attributes_type) DO UPDATE SET
+                        token_sealed = excluded.token_sealed, token_suffix = excluded.token_suffix,
+                        updated_at = excluded.updated_at
+                    """, [starts.ids, starts.types, starts.sealed, starts.suffixes, now])
             }
         }
         return records.count

@@ -202,7 +202,7 @@ struct ResolveFirstPagesByKey: PostgresPreparedStatement {
             case .userIDs(let ids): (keys, users) = (ids, true)
             case .installationIDs(let ids): (keys, users) = (ids, false)
             case .tokens: continue
-            case .all, .channels, .query: return nil
+            case .all, .channels, .query, .liveActivity, .liveActivityChannel: return nil
             }
             for each in Set(keys) {
                 request.append(Int64(index))

@@ -145,7 +145,7 @@ extension SQLiteStore {
             arguments += StatementArguments(values)
         }
         switch target.audience {
-        case .tokens: return nil
+        case .tokens, .liveActivityChannel: return nil
         case .all: break
         case .installationIDs(let ids): list("id", ids)
         case .userIDs(let ids): list("user_id", ids)
@@ -157,6 +157,12 @@ extension SQLiteStore {
             let inner = bounds("installation_id")
             conditions.append(
                 "id IN (SELECT installation_id FROM installation_channels WHERE app_id = ? AND channel IN (\(marks))\(inner))"
+            )
+        case .liveActivity(let activity):
+            arguments += [appID, activity]
+            let inner = bounds("installation_id")
+            conditions.append(
+                "id IN (SELECT installation_id FROM live_activity_members WHERE app_id = ? AND activity_id = ?\(inner))"
             )
         case .query(let query):
             let compiled = try query.query.sqliteCondition()

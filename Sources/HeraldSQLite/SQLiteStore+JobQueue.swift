@@ -110,6 +110,9 @@ extension SQLiteStore: JobQueue {
                     UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL
                     WHERE state = 'pending' AND locked_by IS NOT NULL
                     """)
+            // And its Live Activity claims: none of its sends is in flight any more.
+            try db.execute(
+                sql: "UPDATE live_activity_members SET sending_until = NULL WHERE sending_until IS NOT NULL")
             return jobs
         }
     }

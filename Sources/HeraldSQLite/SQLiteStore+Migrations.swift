@@ -459,6 +459,60 @@ extension SQLiteStore {
                     CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (app_id, endpoint_id, id);
                     """)
         }
+        migrator.registerMigration("v21_live_activities") { db in
+            // Live Activities (docs/live-activities.md): each activity with its revision counter and
+            // high-priority budget; each installation's part in it (its activity token sealed like a
+            // push token, the last revision claimed and how long the claim holds); push-to-start
+            // tokens per attributes type; broadcast channels.
+            try db.execute(
+                sql: """
+                    CREATE TABLE live_activities (
+                        app_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        attributes_type TEXT NOT NULL,
+                        revision INTEGER NOT NULL DEFAULT 1,
+                        ended_at REAL,
+                        dismissal_at REAL,
+                        high_window_start REAL,
+                        high_count INTEGER NOT NULL DEFAULT 0,
+                        last_timestamp INTEGER NOT NULL DEFAULT 0,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX live_activities_dismissal ON live_activities (dismissal_at) WHERE ended_at IS NOT NULL;
+                    CREATE TABLE live_activity_members (
+                        app_id TEXT NOT NULL,
+                        activity_id TEXT NOT NULL,
+                        installation_id TEXT NOT NULL REFERENCES installations (id) ON DELETE CASCADE,
+                        token_sealed BLOB,
+                        token_suffix TEXT,
+                        sent_revision INTEGER NOT NULL DEFAULT 0,
+                        sending_until REAL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, activity_id, installation_id),
+                        FOREIGN KEY (app_id, activity_id) REFERENCES live_activities (app_id, id) ON DELETE CASCADE
+                    ) WITHOUT ROWID;
+                    CREATE INDEX live_activity_members_installation ON live_activity_members (installation_id);
+                    CREATE TABLE push_to_start_tokens (
+                        installation_id TEXT NOT NULL REFERENCES installations (id) ON DELETE CASCADE,
+                        attributes_type TEXT NOT NULL,
+                        token_sealed BLOB NOT NULL,
+                        token_suffix TEXT NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (installation_id, attributes_type)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE live_activity_channels (
+                        app_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        apns_channel_id TEXT NOT NULL,
+                        storage_policy TEXT NOT NULL,
+                        environment TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, id)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

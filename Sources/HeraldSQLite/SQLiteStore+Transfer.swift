@@ -26,13 +26,29 @@ extension SQLiteStore {
                             """,
                         arguments: [limit])
                 }
+            var starts: [String: [String: [UInt8]]] = [:]
+            let ids = rows.map { $0["id"] as String }
+            if !ids.isEmpty {
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT installation_id, attributes_type, token_sealed FROM push_to_start_tokens
+                        WHERE installation_id IN (\(Self.placeholders(ids.count)))
+                        """, arguments: StatementArguments(ids))
+                {
+                    starts[row["installation_id"], default: [:]][row["attributes_type"]] = Array(
+                        row["token_sealed"] as Data)
+                }
+            }
             return try rows.map { row in
                 var installation = try self.decode(row)
                 installation.token = .device("")
                 let sealed = SealedToken(
                     index: Array(row["token_index"] as Data), sealed: Array(row["token_sealed"] as Data))
                 let preferences = try (row["preferences_body"] as String?).map { try Preferences(stored: $0) }
-                return ExportedInstallation(installation: installation, sealedToken: sealed, preferences: preferences)
+                return ExportedInstallation(
+                    installation: installation, sealedToken: sealed, preferences: preferences,
+                    pushToStartTokens: starts[installation.id] ?? [:])
             }
         }
     }
@@ -40,10 +56,16 @@ extension SQLiteStore {
     public func importInstallations(_ records: [ExportedInstallation]) async throws -> Int {
         // Each sealed token must open under this store's key: a file from another deployment is
         // refused before anything is written.
+        var suffixes: [String: [String: String]] = [:]
         for record in records {
             _ = try cipher.openToken(record.sealedToken.sealed, service: record.installation.service)
+            for (type, sealed) in record.pushToStartTokens {
+                suffixes[record.installation.id, default: [:]][type] = try cipher.openToken(sealed, service: .apns)
+                    .suffix
+            }
         }
         let now = Date().timeIntervalSince1970
+        let opened = suffixes
         return try await durableWrite { db in
             for record in records {
                 let installation = record.installation
@@ -68,6 +90,18 @@ extension SQLiteStore {
                     try db.cachedStatement(
                         sql: "INSERT INTO preferences (installation_id, body, updated_at) VALUES (?, ?, ?)"
                     ).execute(arguments: [installation.id, preferences.storedText, now])
+                }
+                for (type, sealed) in record.pushToStartTokens {
+                    try db.cachedStatement(
+                        sql: """
+                            INSERT OR REPLACE INTO push_to_start_tokens
+                                (installation_id, attributes_type, token_sealed, token_suffix, updated_at)
+                            VALUES (?, ?, ?, ?, ?)
+                            """
+                    ).execute(
+                        arguments: [
+                            installation.id, type, Data(sealed), opened[installation.id]?[type] ?? "", now,
+                        ])
                 }
             }
             return records.count

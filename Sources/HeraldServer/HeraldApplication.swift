@@ -93,6 +93,14 @@ public enum HeraldApplication {
                 store: webhooks, policy: configuration.webhooks, maxBodyBytes: configuration.maxBodyBytes, now: now
             ).register(on: api.group("webhooks"), prefix: WebhookRoutes.prefix, table: &table)
         }
+        if let activities = store as? any HeraldStore & LiveActivityStore {
+            LiveActivityTokenRoutes(store: activities, maxBodyBytes: configuration.maxBodyBytes, now: now)
+                .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
+            LiveActivityRoutes(
+                store: activities, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now
+            )
+            .register(on: api.group("live-activities"), prefix: LiveActivityRoutes.prefix, table: &table)
+        }
         ChannelRoutes(store: store, apps: apps, channels: dispatcher.channels).register(
             on: router, api: api, table: &table)
         WebPushRoutes(publicKeys: configuration.providers.compactMapValues { $0.webPush?.key.publicKeyBase64URL })

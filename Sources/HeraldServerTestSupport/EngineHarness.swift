@@ -32,6 +32,8 @@ package struct EngineHarness {
     /// The sandbox's own mock, with ``Sandbox/separate``.
     package let sandboxAPNs: MockAPNsServer?
     package let fcm: MockFCMServer
+    /// APNs' channel management service, sharing its channels with ``apns`` (broadcasts).
+    package let apnsChannels: MockAPNsChannelServer
     package let transports: AppTransports
 
     package init(
@@ -43,7 +45,11 @@ package struct EngineHarness {
     ) async throws {
         let ca = try TestCertificateAuthority()
         let key = TestAPNsAuthKey()
-        apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: [Self.topic])])
+        let channels = APNsChannelRegistry()
+        apns = try await MockAPNsServer.start(
+            ca: ca, credentials: [key.credential(topics: [Self.topic])], channels: channels)
+        apnsChannels = try await MockAPNsChannelServer.start(
+            ca: ca, credentials: [key.credential(topics: [Self.topic])], channels: channels)
         let credential = key.credential(topics: [Self.topic])
         sandboxAPNs = apnsSandbox == .separate ? try await MockAPNsServer.start(ca: ca, credentials: [credential]) : nil
         let account = TestServiceAccount.shared
@@ -67,8 +73,14 @@ package struct EngineHarness {
                     environment: .custom(host: "127.0.0.1", port: sandboxAPNs!.port), authentication: .token(signing),
                     trustRoots: [ca.rootCertificate], connections: 1))
         }
+        let channelClient = try APNsChannelClient(
+            configuration: APNsConfiguration(
+                environment: .custom(host: "127.0.0.1", port: apnsChannels.port), authentication: .token(signing),
+                trustRoots: [ca.rootCertificate], connections: 1))
         let transports = AppTransports([
-            APNsTransport(production: apnsClient, sandbox: sandboxClient, topic: Self.topic),
+            APNsTransport(
+                production: apnsClient, sandbox: sandboxClient, topic: Self.topic,
+                channels: (channelClient, channelClient)),
             // Without credentials, as `herald serve` builds it for an app with no `fcm` section.
             FCMTransport(client: fcmCredentials ? fcmClient : nil),
         ])
@@ -89,6 +101,7 @@ package struct EngineHarness {
         await transports.shutdown()
         try? await apns.shutdown()
         try? await sandboxAPNs?.shutdown()
+        try? await apnsChannels.shutdown()
         try? await fcm.shutdown()
     }
 

@@ -61,6 +61,10 @@ struct MockAPNsServerTests {
             request.set("apns-push-type", pushType)
             request.set("apns-topic", APNsHarness.topic + suffix)
             request.set("apns-priority", "5")
+            if pushType == "liveactivity" {
+                // An ActivityKit payload has rules of its own (MockAPNsLiveActivityTests).
+                request.body = Array(#"{"aps":{"timestamp":1700000000,"event":"update","content-state":{}}}"#.utf8)
+            }
             let reply = try await apns.send(request)
             #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
         }

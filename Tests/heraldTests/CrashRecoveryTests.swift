@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldProviderMocks
 import HeraldTestSupport
 import Testing
@@ -208,6 +209,70 @@ func doneRecord(
         return record["status"] as? String == "done"
     }
     return record
+}
+
+@Suite("Live Activity updates survive kill -9 in flight", .serialized)
+struct LiveActivityCrashTests {
+    @Test(
+        "Updates in flight when the server is killed: after a restart each is final, the device saw revisions in order (one again at most), the last one last"
+    )
+    func killDuringUpdates() async throws {
+        let directory = try TemporaryDirectory()
+        let ca = try TestCertificateAuthority()
+        let key = TestAPNsAuthKey()
+        let apns = try await MockAPNsServer.start(ca: ca, credentials: [key.credential(topics: ["com.example.crash"])])
+        let config = try ProviderFixture.config(directory: directory, ca: ca, key: key, apnsPort: apns.port)
+        let server = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let address = try await server.line(startingWith: "Herald is listening on ")
+        let serverKey = try await server.line(startingWith: "server key: ")
+        func json(_ body: String) -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+        }
+        let registered = try await request(
+            "POST", "\(address)/v1/installations", bearer: serverKey,
+            json: #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+        let installation = try #require(json(registered.body)["id"] as? String, "\(registered)")
+        let token = Fixtures.apnsToken()
+        // A slow APNs: the kill lands while updates are being sent.
+        apns.script(token: token, .success(after: .milliseconds(150)))
+        let joined = try await request(
+            "PUT", "\(address)/v1/installations/\(installation)/live-activities/delivery-7", bearer: serverKey,
+            json: #"{"attributes_type":"DeliveryAttributes","token":"\#(token)"}"#)
+        #expect(joined.status == 200, "\(joined)")
+        let updates = 15
+        var notifications: [String] = []
+        for n in 1...updates {
+            let sent = try await request(
+                "POST", "\(address)/v1/live-activities/delivery-7/updates", bearer: serverKey,
+                json: #"{"event":"update","content_state":{"n":\#(n)}}"#)
+            #expect(sent.status == 202, "\(sent)")
+            notifications.append(json(sent.body)["notification_id"] as? String ?? "")
+        }
+        try await apns.waitForRequests(count: 1, timeout: .seconds(30))
+        kill(server.process.processIdentifier, SIGKILL)
+        _ = try await server.exitStatus()
+        let beforeRestart = apns.requests.count
+
+        let second = try HeraldProcess(["serve", "--config", config, "--port", "0"])
+        let again = try await second.line(startingWith: "Herald is listening on ")
+        for id in notifications {
+            let record = try await doneRecord(of: id, at: again, key: serverKey, timeout: .seconds(60))
+            #expect(record["status"] as? String == "done", "\(record)")
+        }
+        let received = apns.requests.filter { $0.token == token }.compactMap { request -> Int? in
+            let state = request.json?.objectValue?["aps"]?.objectValue?["content-state"]?.objectValue
+            guard case .number(let n)? = state?["n"] else { return nil }
+            return n.integerValue.map(Int.init)
+        }
+        #expect(received.last == updates, "\(received)")
+        #expect(received == received.sorted(), "a revision after a later one: \(received)")
+        #expect(received.count - Set(received).count <= 1, "more than one revision sent again: \(received)")
+        second.process.terminate()
+        #expect(try await second.exitStatus() == 0)
+        print("live activity crash: \(beforeRestart) sent before the kill; received \(received)")
+        try await apns.shutdown()
+        directory.remove()
+    }
 }
 
 /// A Herald configuration whose `default` app sends through a mock APNs.

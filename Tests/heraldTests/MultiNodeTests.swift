@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldProviderMocks
 import HeraldTestSupport
 import Testing
@@ -535,5 +536,74 @@ extension MultiNodeTests {
                 + "(the broadcast's \(expected) events, the test event again after its lease), pushes \(pushShares), "
                 + "the broadcast in \(broadcastTime)")
         try await cluster.finish()
+    }
+
+    @Test(
+        "Live Activity updates accepted by two nodes in turn, for an activity one of them started: the iPhone gets them in revision order, the last one last"
+    )
+    func liveActivityAcrossNodes() async throws {
+        let cluster = try await Cluster.start()
+        let first = try await cluster.node()
+        let serverKey = try await first.process.line(startingWith: "server key: ")
+        let second = try await cluster.node()
+        let nodes = [first, second]
+        func json(_ body: String) -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+        }
+        let registered = try await request(
+            "POST", "\(first.address)/v1/installations", bearer: serverKey,
+            json: #"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+        let installation = try #require(json(registered.body)["id"] as? String, "\(registered)")
+        let startToken = Fixtures.apnsToken()
+        let stored = try await request(
+            "PUT", "\(second.address)/v1/installations/\(installation)/live-activities/push-to-start/Score",
+            bearer: serverKey, json: #"{"token":"\#(startToken)"}"#)
+        #expect(stored.status == 200, "\(stored)")
+        let started = try await request(
+            "POST", "\(first.address)/v1/live-activities", bearer: serverKey,
+            json: #"""
+                {"target":{"installation_ids":["\#(installation)"]},"attributes_type":"Score",
+                 "content_state":{"n":0},"alert":{"title":"Kick-off"}}
+                """#)
+        let activity = try #require(json(started.body)["id"] as? String, "\(started)")
+        try await cluster.apns.waitForRequests(count: 1, timeout: .seconds(30))
+        #expect(cluster.apns.requests.first?.token == startToken)
+
+        // The activity reports its token through the other node; APNs answers slowly, so sends overlap.
+        let activityToken = Fixtures.apnsToken()
+        cluster.apns.script(token: activityToken, .success(after: .milliseconds(40)))
+        let reported = try await request(
+            "PUT", "\(second.address)/v1/installations/\(installation)/live-activities/\(activity)",
+            bearer: serverKey, json: #"{"attributes_type":"Score","token":"\#(activityToken)"}"#)
+        #expect(reported.status == 200, "\(reported)")
+        let updates = 20
+        var last = ""
+        for n in 1...updates {
+            let node = nodes[n % 2]
+            let sent = try await request(
+                "POST", "\(node.address)/v1/live-activities/\(activity)/updates", bearer: serverKey,
+                json: #"{"event":"update","content_state":{"n":\#(n)}}"#)
+            #expect(sent.status == 202, "\(sent)")
+            #expect(json(sent.body)["revision"] as? Int == n + 1, "\(sent)")
+            last = json(sent.body)["notification_id"] as? String ?? ""
+        }
+        _ = try await doneRecord(of: last, at: first.address, key: serverKey, timeout: .seconds(60))
+        let received = cluster.apns.requests.filter { $0.token == activityToken }.compactMap { recorded in
+            Self.integer(recorded.json?.objectValue?["aps"]?.objectValue?["content-state"]?.objectValue?["n"])
+        }
+        #expect(received.last == updates, "\(received)")
+        #expect(received == received.sorted() && Set(received).count == received.count, "\(received)")
+        for node in nodes {
+            node.process.process.terminate()
+            #expect(try await node.process.exitStatus() == 0, "\(node.process.text)")
+        }
+        print("live activity across nodes: \(received.count) of \(updates) updates sent, in order: \(received)")
+        try await cluster.finish()
+    }
+
+    /// An integer JSON value's number.
+    static func integer(_ value: JSONValue?) -> Int? {
+        guard case .number(let number)? = value else { return nil }
+        return number.integerValue.map(Int.init)
     }
 }

@@ -141,6 +141,7 @@ package enum APISchemas {
                     "muted_until": .dateTime(nullable: true),
                 ]),
             "SendRequest": sendRequest,
+            "NotificationTarget": notificationTarget,
             "Notification": .object(
                 requiring: ["id", "app_id", "status", "counts", "created_at"],
                 [
@@ -155,6 +156,13 @@ package enum APISchemas {
                     "counts": counts,
                     "created_at": .dateTime(),
                     "started_at": .dateTime(nullable: true), "completed_at": .dateTime(nullable: true),
+                    "live_activity": .object(
+                        requiring: ["id", "event", "revision"],
+                        description: "a Live Activity push: its activity (or broadcast channel), event and revision",
+                        [
+                            "id": .string, "event": .choice(LiveActivityPush.Event.self), "revision": .integer,
+                            "channel": .nullableString(description: "the broadcast channel's APNs id"),
+                        ]),
                 ]),
             "NotificationList": list(of: "Notification"),
             "Delivery": .object(
@@ -189,6 +197,42 @@ package enum APISchemas {
             ])
     }
 
+    /// Who a notification goes to (a send's `target`, a Live Activity start's).
+    package static var notificationTarget: JSONSchema {
+        let list = { (maxLength: Int) in
+            JSONSchema.strings(minItems: 1, maxItems: NotificationTarget.maxListCount, maxLength: maxLength)
+        }
+        return .object(
+            closed: true,
+            description: "exactly one of installation_ids, tokens, user_ids, channels, where, all",
+            [
+                "installation_ids": list(NotificationTarget.maxInstallationIDLength),
+                "tokens": .array(
+                    minItems: 1, maxItems: NotificationTarget.maxListCount,
+                    items: .object(
+                        requiring: ["token", "service"], closed: true,
+                        [
+                            "token": .string(minLength: 1, maxLength: 4096),
+                            "service": .ref("Service"),
+                            "environment": .ref("Environment"),
+                            "platform": .ref("Platform"),
+                        ])),
+                "user_ids": list(NotificationTarget.maxUserIDLength),
+                "channels": .strings(
+                    minItems: 1, maxItems: NotificationTarget.maxListCount, pattern: channelPattern),
+                "where": .anyObject(
+                    description:
+                        "LeanCloud/Parse query: $eq $ne $in $nin $exists $lt $lte $gt $gte $regex $all $and $or"
+                ),
+                "all": .boolean(allowedValues: [true]),
+                "platforms": .array(minItems: 1, items: .ref("Platform")),
+                "services": .array(minItems: 1, items: .ref("Service")),
+                "apns_environment": .ref(
+                    "Environment",
+                    description: "send every APNs recipient in this environment, not its installation's"),
+            ])
+    }
+
     package static var sendRequest: JSONSchema {
         let list = { (maxLength: Int) in
             JSONSchema.strings(minItems: 1, maxItems: NotificationTarget.maxListCount, maxLength: maxLength)
@@ -212,35 +256,7 @@ package enum APISchemas {
         return .object(
             requiring: ["target", "payload"], closed: true,
             [
-                "target": .object(
-                    closed: true,
-                    description: "exactly one of installation_ids, tokens, user_ids, channels, where, all",
-                    [
-                        "installation_ids": list(NotificationTarget.maxInstallationIDLength),
-                        "tokens": .array(
-                            minItems: 1, maxItems: NotificationTarget.maxListCount,
-                            items: .object(
-                                requiring: ["token", "service"], closed: true,
-                                [
-                                    "token": .string(minLength: 1, maxLength: 4096),
-                                    "service": .ref("Service"),
-                                    "environment": .ref("Environment"),
-                                    "platform": .ref("Platform"),
-                                ])),
-                        "user_ids": list(NotificationTarget.maxUserIDLength),
-                        "channels": .strings(
-                            minItems: 1, maxItems: NotificationTarget.maxListCount, pattern: channelPattern),
-                        "where": .anyObject(
-                            description:
-                                "LeanCloud/Parse query: $eq $ne $in $nin $exists $lt $lte $gt $gte $regex $all $and $or"
-                        ),
-                        "all": .boolean(allowedValues: [true]),
-                        "platforms": .array(minItems: 1, items: .ref("Platform")),
-                        "services": .array(minItems: 1, items: .ref("Service")),
-                        "apns_environment": .ref(
-                            "Environment",
-                            description: "send every APNs recipient in this environment, not its installation's"),
-                    ]),
+                "target": .ref("NotificationTarget"),
                 "payload": .object(
                     closed: true,
                     [

@@ -14,6 +14,17 @@ extension JSONSchema {
         requiring required: Set<String> = [], closed: Bool = false, nullable: Bool = false,
         description: String? = nil, _ members: KeyValuePairs<String, JSONSchema>
     ) -> JSONSchema {
+        object(
+            requiring: required, closed: closed, nullable: nullable, description: description,
+            members: members.map { ($0.key, $0.value) })
+    }
+
+    /// ``object(requiring:closed:nullable:description:_:)`` with members built in code (shared by
+    /// several bodies).
+    package static func object(
+        requiring required: Set<String> = [], closed: Bool = false, nullable: Bool = false,
+        description: String? = nil, members: [(String, JSONSchema)]
+    ) -> JSONSchema {
         var properties: OrderedDictionary<String, JSONSchema> = [:]
         for (name, schema) in members {
             if required.contains(name) {

@@ -23,6 +23,9 @@ public struct Recipient: Sendable {
     /// ``PendingDelivery/Reason/settlements``), or `confirming` when its window passed with no word.
     /// Such a delivery is recorded from it, and does not go to a channel again unless it is direct-only.
     public var channelSettlement: PendingDelivery.Reason?
+    /// Whether `token` is a Live Activity's token (an activity's or a push-to-start token) standing
+    /// in for the installation's: it goes to APNs only, and a refusal drops that token alone.
+    public var activityToken = false
 
     /// The recipient of an installation.
     public init(_ target: InstallationAddress) {

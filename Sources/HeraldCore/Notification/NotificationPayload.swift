@@ -79,7 +79,10 @@ public struct NotificationPayload: Sendable, Equatable {
 
     /// Reads the `payload` object of a send request.
     /// - Throws: `HeraldError` naming the field at fault.
-    public init(parsing value: JSONValue, field: String = "payload") throws(HeraldError) {
+    /// - Parameter requiringContent: Whether an empty payload is refused (a Live Activity's may be
+    ///   empty: its content is its content state).
+    public init(parsing value: JSONValue, field: String = "payload", requiringContent: Bool = true) throws(HeraldError)
+    {
         let reader = try JSONObjectReader(value, path: field)
         try reader.rejectUnknown(allowed: Self.fields)
         self.init()
@@ -113,7 +116,8 @@ public struct NotificationPayload: Sendable, Equatable {
                 if let provider = try overrides.object(key) { self.overrides[key] = .object(provider.members) }
             }
         }
-        if title == nil, subtitle == nil, body == nil, !contentAvailable, self.data.isEmpty, badge == nil,
+        if requiringContent, title == nil, subtitle == nil, body == nil, !contentAvailable, self.data.isEmpty,
+            badge == nil,
             self.overrides.isEmpty
         {
             throw .invalidValue(

@@ -11,6 +11,7 @@ public struct NotificationSpec: Sendable, Equatable {
     /// The request that created the notification (`X-Request-Id`), carried into its jobs' logs.
     public var requestID: String?
     public var waitsForChannel: Bool
+    public var liveActivity: LiveActivityPush?
 
     /// The spec of a notification.
     public init(_ notification: PushNotification) {
@@ -22,6 +23,7 @@ public struct NotificationSpec: Sendable, Equatable {
         respectPreferences = notification.respectPreferences
         requestID = notification.requestID
         waitsForChannel = notification.waitsForChannel
+        liveActivity = notification.liveActivity
     }
 
     /// Reads a stored spec.
@@ -34,14 +36,18 @@ public struct NotificationSpec: Sendable, Equatable {
             guard let target = spec.members["target"], let payload = spec.members["payload"] else {
                 throw HeraldError.internal("Stored notification is unreadable.")
             }
-            self.target = try NotificationTarget(parsing: target)
-            self.payload = try NotificationPayload(parsing: payload)
+            self.target = try NotificationTarget(parsing: target, stored: true)
+            let live = spec.members["live_activity"]
+            self.payload = try NotificationPayload(parsing: payload, requiringContent: live == nil)
             source = try spec.string("source")
             category = try spec.string("category")
             pushTime = try spec.string("push_time")
             respectPreferences = try spec.bool("respect_preferences") ?? true
             requestID = try spec.string("request_id")
             waitsForChannel = try spec.bool("waits_for_channel") ?? false
+            liveActivity = try spec.members["live_activity"].map { (value) throws(HeraldError) in
+                try LiveActivityPush(stored: value)
+            }
         } catch let error as HeraldError {
             throw error
         } catch {
@@ -60,6 +66,7 @@ public struct NotificationSpec: Sendable, Equatable {
         spec["push_time"] = pushTime.map(JSONValue.string)
         spec["request_id"] = requestID.map(JSONValue.string)
         if waitsForChannel { spec["waits_for_channel"] = .bool(true) }
+        spec["live_activity"] = liveActivity?.json
         let bytes = JSONValue.object(spec).serialized()
         if target.holdsTokens { return (try cipher.seal(bytes), true) }
         return (bytes, false)

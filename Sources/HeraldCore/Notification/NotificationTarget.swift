@@ -26,6 +26,12 @@ public struct NotificationTarget: Sendable, Equatable {
         /// A LeanCloud/Parse query over installation fields and attributes, parsed once.
         case query(AudienceQuery)
         case all
+        /// The installations taking part in a Live Activity (its start's recipients and those that
+        /// registered its token): the audience of its updates, never of a send request.
+        case liveActivity(String)
+        /// A Live Activity broadcast channel's subscribers, reached with one push to its APNs id
+        /// (the notification's ``LiveActivityPush/channel``): no installation of Herald's.
+        case liveActivityChannel(String)
     }
 
     public var audience: Audience
@@ -78,8 +84,19 @@ public struct NotificationTarget: Sendable, Equatable {
 
     /// Reads the `target` object of a send request, its `where` query included.
     /// - Throws: `HeraldError` naming the field at fault.
-    public init(parsing value: JSONValue, field: String = "target") throws(HeraldError) {
+    /// - Parameter stored: Whether the target is one a store kept, which may also be a Live
+    ///   Activity's (`live_activity`: Herald's own audience, not the API's).
+    public init(parsing value: JSONValue, field: String = "target", stored: Bool = false) throws(HeraldError) {
         let reader = try JSONObjectReader(value, path: field)
+        if stored, let activity = try reader.string("live_activity") {
+            (audience, platforms, services, apnsEnvironment) = (.liveActivity(activity), nil, nil, nil)
+            return
+        }
+        if stored, let channel = try reader.string("live_activity_channel") {
+            let environment = try reader.enumeration("apns_environment", as: PushEnvironment.self)
+            (audience, platforms, services, apnsEnvironment) = (.liveActivityChannel(channel), nil, nil, environment)
+            return
+        }
         let forms = ["installation_ids", "tokens", "user_ids", "channels", "where", "all"]
         try reader.rejectUnknown(allowed: Set(forms + ["platforms", "services", "apns_environment"]))
         let present = forms.filter { reader.members[$0] != nil && reader.members[$0] != .null }
@@ -177,6 +194,8 @@ public struct NotificationTarget: Sendable, Equatable {
         case .channels(let channels): object["channels"] = .array(channels.map(JSONValue.string))
         case .query(let query): object["where"] = query.json
         case .all: object["all"] = .bool(true)
+        case .liveActivity(let id): object["live_activity"] = .string(id)
+        case .liveActivityChannel(let id): object["live_activity_channel"] = .string(id)
         case .tokens(let tokens):
             object["tokens"] = .array(
                 tokens.map {

@@ -121,6 +121,9 @@ public struct PushNotification: Sendable, Equatable {
     /// A push its device's cloud route cannot carry (too large) waits for the device's direct
     /// channel until the notification expires, instead of failing (``SendRequest/waitsForChannel``).
     public var waitsForChannel = false
+    /// The Live Activity this notification starts, updates or ends, when it is a Live Activity push
+    /// (docs/live-activities.md): sent to activity and push-to-start tokens, in revision order.
+    public var liveActivity: LiveActivityPush?
 
     /// The category preferences filter on: `category` when set, else `payload.category` (which is
     /// also the APNs category, so a sender whose APNs category is not the event's kind sets both).

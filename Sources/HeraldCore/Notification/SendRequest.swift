@@ -44,6 +44,8 @@ public struct SendRequest: Sendable, Equatable {
     /// services it admits, without preferences; the caller passes valid installations only. Only a
     /// dialect sets it.
     public var knownAddresses: [InstallationAddress]?
+    /// The Live Activity the notification starts, updates or ends (its revision is the store's).
+    public var liveActivity: LiveActivityPush?
 
     /// Creates a send request.
     public init(
@@ -117,19 +119,24 @@ public struct SendRequest: Sendable, Equatable {
         if let seconds = try reader.integer("expiration_interval", in: 1...Self.maxExpirationInterval) {
             expiration = .after(seconds: seconds)
         }
-        idempotencyKey = try reader.string("idempotency_key", maxLength: Self.maxIdempotencyKeyLength)
-        if let headerKey {
-            guard !headerKey.isEmpty, headerKey.count <= Self.maxIdempotencyKeyLength else {
-                throw .invalidValue(
-                    "Idempotency-Key", code: "invalid_idempotency_key",
-                    "Idempotency-Key is 1 to \(Self.maxIdempotencyKeyLength) characters.")
-            }
-            if let idempotencyKey, idempotencyKey != headerKey {
-                throw .invalidValue(
-                    "idempotency_key", code: "conflicting_idempotency_key",
-                    "The Idempotency-Key header and the body's idempotency_key differ.")
-            }
-            idempotencyKey = headerKey
+        idempotencyKey = try Self.idempotencyKey(reader, header: headerKey)
+    }
+
+    /// A body's `idempotency_key` and the `Idempotency-Key` header, which must agree when both are given.
+    /// - Throws: `HeraldError` naming the field at fault.
+    public static func idempotencyKey(_ reader: JSONObjectReader, header: String?) throws(HeraldError) -> String? {
+        let key = try reader.string("idempotency_key", maxLength: maxIdempotencyKeyLength)
+        guard let header else { return key }
+        guard !header.isEmpty, header.count <= maxIdempotencyKeyLength else {
+            throw .invalidValue(
+                "Idempotency-Key", code: "invalid_idempotency_key",
+                "Idempotency-Key is 1 to \(maxIdempotencyKeyLength) characters.")
         }
+        if let key, key != header {
+            throw .invalidValue(
+                "idempotency_key", code: "conflicting_idempotency_key",
+                "The Idempotency-Key header and the body's idempotency_key differ.")
+        }
+        return header
     }
 }

@@ -129,6 +129,9 @@ public struct PendingDelivery: Sendable, Equatable {
         case channelClosed = "channel_closed"
         /// A newer channel of the device replaced the one it waited on: due now, to fall back.
         case channelReplaced = "channel_replaced"
+        /// An earlier revision of its Live Activity is still being sent to the device: it waits for
+        /// that send's answer (``LiveActivityClaimRule``).
+        case ordering
 
         /// The reasons a delivery that waited for its channel's confirmation is settled with.
         public static let settlements: Set<Reason> = [.confirmed, .unconfirmed, .channelClosed, .channelReplaced]

@@ -12,6 +12,7 @@ extension ExportedInstallation {
         "locale", "timezone", "badge", "app_version", "os_version", "device_model", "bundle_id", "attributes",
         "sns_endpoint_arn", "valid", "failure_count", "last_failure_at", "last_failure_reason", "last_delivered_at",
         "last_seen_at", "created_at", "updated_at", "invalidated_at", "delete_when_invalid", "preferences",
+        "push_to_start_tokens",
     ]
 
     /// Whether a parsed line is an export record: an object whose `format` member is present.
@@ -23,7 +24,8 @@ extension ExportedInstallation {
     /// The record as a JSON object with every member present (null where absent): the
     /// installation's fields in snake_case as the API names them, dates as RFC 3339 in UTC with the
     /// shortest fraction that reads back as the same `Date`, the token as
-    /// `{"index": base64url, "sealed": base64url}` (never opened) and `preferences` (or null).
+    /// `{"index": base64url, "sealed": base64url}` (never opened), `preferences` (or null) and the
+    /// Live Activity `push_to_start_tokens` (`{attributes type: sealed base64url}`, may be empty).
     public var json: JSONValue {
         let installation = installation
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
@@ -62,6 +64,7 @@ extension ExportedInstallation {
             "invalidated_at": date(installation.invalidatedAt),
             "delete_when_invalid": .bool(installation.deleteWhenInvalid),
             "preferences": preferences?.json ?? .null,
+            "push_to_start_tokens": .object(pushToStartTokens.mapValues { .string(Base64URL.encode($0)) }),
         ])
     }
 
@@ -115,6 +118,10 @@ extension ExportedInstallation {
             deleteWhenInvalid: try Self.required(body, "delete_when_invalid", body.bool))
         preferences = try body.members["preferences"].flatMap { (value) throws(HeraldError) -> Preferences? in
             value == .null ? nil : try Preferences(parsing: value, field: "preferences")
+        }
+        pushToStartTokens = [:]
+        if let tokens = try body.object("push_to_start_tokens") {
+            for type in tokens.members.keys { pushToStartTokens[type] = try Self.bytes(tokens, type) }
         }
     }
 

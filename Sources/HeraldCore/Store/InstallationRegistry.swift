@@ -197,11 +197,18 @@ public struct ExportedInstallation: Sendable, Equatable {
     public var installation: Installation
     public var sealedToken: SealedToken
     public var preferences: Preferences?
+    /// Its Live Activity push-to-start tokens, sealed, by attributes type (activity tokens live for
+    /// hours and are not carried: the app reports them again).
+    public var pushToStartTokens: [String: [UInt8]]
 
     /// Creates an export record.
-    public init(installation: Installation, sealedToken: SealedToken, preferences: Preferences?) {
+    public init(
+        installation: Installation, sealedToken: SealedToken, preferences: Preferences?,
+        pushToStartTokens: [String: [UInt8]] = [:]
+    ) {
         self.installation = installation
         self.sealedToken = sealedToken
         self.preferences = preferences
+        self.pushToStartTokens = pushToStartTokens
     }
 }

@@ -77,6 +77,15 @@ public struct JSONObjectReader: Sendable {
         }
     }
 
+    /// A number member, as a double; nil when absent or null.
+    public func number(_ key: String) throws(HeraldError) -> Double? {
+        switch members[key] {
+        case nil, .null?: return nil
+        case .number(let value)?: return value.doubleValue
+        default: throw .invalidType(name(key), expected: "a number")
+        }
+    }
+
     /// A boolean member; nil when absent or null.
     public func bool(_ key: String) throws(HeraldError) -> Bool? {
         switch members[key] {

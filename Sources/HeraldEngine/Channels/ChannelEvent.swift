@@ -17,6 +17,11 @@ enum ChannelEvent {
         data["category"] = payload.category.map(JSONValue.string)
         data["badge"] = badge.map { .number(JSONNumber($0)) }
         data["notification_id"] = .string(notification.id)
+        if let live = notification.liveActivity {
+            // A live update the app draws, replacing its notification of the activity (docs/live-activities.md).
+            data["live_activity"] = live.structured
+            data["tag"] = .string(LiveActivityPush.tag(live.activityID))
+        }
         var event: [String: JSONValue] = ["message": .string(payload.body ?? payload.title ?? "")]
         if payload.body != nil, let title = payload.title { event["title"] = .string(title) }
         event["data"] = .object(data)

@@ -46,9 +46,16 @@ public struct AppTransports: Sendable {
         return services
     }
 
+    /// The transport that manages the app's Live Activity broadcast channels, if it has one.
+    var liveActivityChannels: (any LiveActivityChannels)? { transports[.apns] as? any LiveActivityChannels }
+
     /// The broadcast route a notification to everyone takes, if one of the app's transports
     /// offers one for it and the target admits its service.
     func broadcastRecipient(for notification: PushNotification) -> Recipient? {
+        // A Live Activity channel's broadcast: one push to APNs reaches every subscriber.
+        if case .liveActivityChannel = notification.target.audience, let channel = notification.liveActivity?.channel {
+            return Recipient(broadcastTo: channel, service: .apns).routed(by: notification.target)
+        }
         guard case .all = notification.target.audience else { return nil }
         for service in PushService.allCases where notification.target.services?.contains(service) ?? true {
             if let route = transports[service] as? any BroadcastRoute,

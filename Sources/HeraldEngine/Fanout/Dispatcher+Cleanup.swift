@@ -7,6 +7,8 @@ extension Dispatcher {
     func runCleanup(_ job: Job, owner: String) async throws {
         let report = try await store.cleanup(configuration.cleanupPlan, now: now())
         for installation in report.removedWithEndpoints { await registrations.removed(installation) }
+        // Ended Live Activities leave the Lock Screen at their dismissal time: their tokens go then.
+        let activities = try await liveActivityStore?.forgetDismissedLiveActivities(before: now()) ?? 0
         logger.info(
             "cleanup done",
             metadata: [
@@ -14,7 +16,7 @@ extension Dispatcher {
                 "herald.unseen": "\(report.unseenInstallations)",
                 "herald.undelivered": "\(report.undeliveredInstallations)",
                 "herald.stale": "\(report.staleInstallations)",
-                "herald.notifications": "\(report.notifications)",
+                "herald.notifications": "\(report.notifications)", "herald.live_activity_tokens": "\(activities)",
             ])
         if let interval = configuration.cleanupInterval {
             try await store.releaseJob(

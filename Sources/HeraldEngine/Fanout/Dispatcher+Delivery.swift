@@ -22,7 +22,12 @@ extension Dispatcher {
         let planner = try DeliveryPlanner(notification)
         let recorder = outcomeRecorder(for: notification)
         defer { recorder.tally.emit(appID: notification.appID) }
-        let recipients = await recordSettlements(recipients, of: notification, into: &commit, now: now)
+        var recipients = await recordSettlements(recipients, of: notification, into: &commit, now: now)
+        var claimed: [String] = []
+        if let live = notification.liveActivity {
+            (recipients, claimed) = try await claimLiveActivity(
+                recipients, live, of: notification, into: &commit, now: now)
+        }
         var stored = preferences ?? [:]
         if preferences == nil, notification.respectPreferences {
             stored = try await store.preferences(installationIDs: recipients.compactMap(\.installationID))
@@ -52,7 +57,12 @@ extension Dispatcher {
             }
             outgoing.append(OutgoingPush(recipient: recipient, badge: nil, soundEnabled: soundEnabled))
         }
-        guard !outgoing.isEmpty else { return }
+        guard !outgoing.isEmpty else {
+            if let live = notification.liveActivity {
+                try await settleLiveActivity(live, of: notification, claimed: claimed, results: [])
+            }
+            return
+        }
 
         switch notification.payload.badge {
         case .set(let value)?:
@@ -72,6 +82,10 @@ extension Dispatcher {
         // Devices with a direct channel open — on this node or another — (and direct-only ones) are
         // offered to it first, while the rest go to their providers.
         let (sent, results) = await sendWithChannels(outgoing, of: notification, into: &commit, now: now)
+        if let live = notification.liveActivity {
+            try await settleLiveActivity(
+                live, of: notification, claimed: claimed, results: Array(zip(sent.map(\.recipient), results)))
+        }
         for pause in record(results, of: sent, recorder: recorder, into: &commit, now: now) {
             do {
                 try await store.pauseProvider(

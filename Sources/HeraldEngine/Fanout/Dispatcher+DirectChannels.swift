@@ -13,6 +13,14 @@ extension Dispatcher {
         _ outgoing: [OutgoingPush], of notification: PushNotification, into commit: inout PageCommit, now: Date
     ) async -> (sent: [OutgoingPush], results: [TransportResult]) {
         let cloudRoutes = transports(of: notification.appID)
+        // A Live Activity's own token goes to APNs, whatever channel its device holds open.
+        if outgoing.contains(where: \.recipient.activityToken) {
+            let viaTokens = outgoing.filter(\.recipient.activityToken)
+            async let tokenResults = cloudRoutes.send(viaTokens, of: notification, now: now)
+            let (sent, results) = await sendWithChannels(
+                outgoing.filter { !$0.recipient.activityToken }, of: notification, into: &commit, now: now)
+            return (viaTokens + sent, await tokenResults + results)
+        }
         let channelOnly = notification.waitsForChannel ? cloudRoutes.tooSmall(for: notification, now: now) : []
         guard let (viaChannel, holders) = await direct.route(outgoing, channelOnly: channelOnly, now: now) else {
             return (outgoing, await cloudRoutes.send(outgoing, of: notification, now: now))

@@ -50,7 +50,8 @@ struct OutcomeRecorder: Sendable {
         _ result: TransportResult, of recipient: Recipient, into commit: inout PageCommit, now: Date
     ) -> Pause? {
         let attempt = recipient.attempts + 1
-        let installationID = recipient.installationID
+        // A Live Activity's token refused or failing says nothing of the installation's own token.
+        let installationID = recipient.activityToken ? nil : recipient.installationID
         tally.add(result.outcome, service: recipient.service)
         var pause: Pause?
         switch result.outcome {

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 
-/// The behaviour of `POST /3/device/<token>` on api.push.apple.com: checks, scripted answers and the request log
-/// behind ``MockAPNsServer``.
+/// The behaviour of api.push.apple.com behind ``MockAPNsServer``: `POST /3/device/<token>` and, for iOS 18's
+/// broadcast channels, `POST /4/broadcasts/apps/<bundle ID>` (``respond(toBroadcast:)``), with their checks,
+/// scripted answers and one request log.
 final class APNsEndpoint: Sendable {
     private struct ErrorBody: Encodable {
         var reason: String
@@ -10,11 +11,14 @@ final class APNsEndpoint: Sendable {
     }
 
     let log = RequestLog<MockAPNsServer.RecordedRequest>()
-    private let verifier: ProviderTokenVerifier
+    let authenticator: APNsAuthenticator
+    /// The channels broadcasts may go to.
+    let channels: APNsChannelRegistry
     private let scripts = TokenScripts<MockAPNsServer.ScriptedResponse>()
 
-    init(credentials: [MockAPNsServer.Credential]) async throws {
-        verifier = try await ProviderTokenVerifier(credentials: credentials)
+    init(credentials: [MockAPNsServer.Credential], channels: APNsChannelRegistry = APNsChannelRegistry()) async throws {
+        authenticator = try await APNsAuthenticator(credentials: credentials)
+        self.channels = channels
     }
 
     func script(token: String, _ response: MockAPNsServer.ScriptedResponse, times: Int?) {
@@ -26,6 +30,7 @@ final class APNsEndpoint: Sendable {
     }
 
     func respond(to request: TestHTTPRequest) async -> TestHTTPResponse {
+        if request.path.hasPrefix(APNsChannelRules.broadcastPathPrefix) { return await respond(toBroadcast: request) }
         let requestedID = request.header("apns-id")
         let apnsID = requestedID.flatMap { APNsRequestRules.isUUID($0) ? $0 : nil } ?? UUID().uuidString
         var record = MockAPNsServer.RecordedRequest(
@@ -92,30 +97,19 @@ final class APNsEndpoint: Sendable {
         return APNsRequestRules.checkPayload(request.body, json: record.json, pushType: pushType)
     }
 
-    /// Authenticates a request and returns the topics its credential may push to.
-    ///
-    /// A request with an `authorization` header is judged by its provider token, whatever the connection; one
-    /// without is judged by the connection's client certificate (NIOSSL has already checked that the mock's CA issued
-    /// it), which covers the app in its subject's UID and that app's push-type topics. With neither, APNs answers
-    /// `MissingProviderToken`.
-    private func authenticate(
+    /// Authenticates a request and returns the topics its credential may push to: a client certificate covers its
+    /// app's push-type topics too (``APNsRequestRules/checkTopic(_:pushType:allowedTopics:)``).
+    func authenticate(
         _ request: TestHTTPRequest, record: inout MockAPNsServer.RecordedRequest
     ) async -> Result<Set<String>, APNsRejection> {
-        let authorization = request.header("authorization")
-        if authorization?.isEmpty ?? true, let certificate = request.clientCertificate {
-            guard let bundleID = TestAPNsCertificate.bundleID(of: certificate) else { return .failure(.badCertificate) }
-            record.authentication = .certificate(bundleID: bundleID)
-            return .success([bundleID])
-        }
-        let (verified, tokenRejection) = await verifier.verify(authorization: authorization, now: Date())
-        record.providerToken = verified?.claims
-        if let tokenRejection { return .failure(tokenRejection) }
-        guard let verified else { return .failure(.invalidProviderToken) }
-        record.authentication = .token(keyID: verified.claims.keyID)
-        return .success(verified.credential.topics)
+        let outcome = await authenticator.authenticate(request)
+        record.providerToken = outcome.claims
+        record.authentication = outcome.authentication
+        return outcome.topics
     }
 
-    private static func errorBody(reason: String, timestamp: Date?) -> [UInt8] {
+    /// The JSON body of an error answer: `{"reason": …}`, with `timestamp` in milliseconds when given.
+    static func errorBody(reason: String, timestamp: Date? = nil) -> [UInt8] {
         let body = ErrorBody(
             reason: reason, timestamp: timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) })
         // Encoding two plain fields cannot fail.

@@ -2,7 +2,8 @@ import Foundation
 import HeraldCore
 
 /// An APNs error answer: the HTTP status and the `reason` string of Apple's "Handling notification responses from
-/// APNs" table.
+/// APNs" table (device pushes) or of its "Handling error responses from Apple Push Notification service" table
+/// (broadcasts and channel management).
 struct APNsRejection: Error, Sendable, Equatable {
     var status: Int
     var reason: String
@@ -26,6 +27,25 @@ struct APNsRejection: Error, Sendable, Equatable {
     static let badPath = APNsRejection(status: 404, reason: "BadPath")
     static let methodNotAllowed = APNsRejection(status: 405, reason: "MethodNotAllowed")
     static let payloadTooLarge = APNsRejection(status: 413, reason: "PayloadTooLarge")
+
+    // Reasons only the broadcast and channel management table lists.
+
+    /// "The `apns-channel-id` header isn’t properly encoded, or it’s greater than the allowed length."
+    static let badChannelID = APNsRejection(status: 400, reason: "BadChannelId")
+    /// "The JSON Request payload contained an unrecognizable attribute."
+    static let badRequestParams = APNsRejection(status: 400, reason: "BadRequestParams")
+    /// "The JSON Request payload is unparseable."
+    static let badRequestPayload = APNsRejection(status: 400, reason: "BadRequestPayload")
+    /// "You have reached the maximum channel limit for your application. Delete channels that you no longer use."
+    static let cannotCreateChannelConfig = APNsRejection(status: 400, reason: "CannotCreateChannelConfig")
+    /// "The `apns-channel-id` header used in the request doesn’t exist."
+    static let channelNotRegistered = APNsRejection(status: 400, reason: "ChannelNotRegistered")
+    /// "The `apns-channel-id` header is missing."
+    static let missingChannelID = APNsRejection(status: 400, reason: "MissingChannelId")
+    /// "The `apns-push-type` attribute is missing."
+    static let missingPushType = APNsRejection(status: 400, reason: "MissingPushType")
+    /// "The bundle IDs parsed from your token or certificate don’t include the topic present in the path."
+    static let topicMismatch = APNsRejection(status: 403, reason: "TopicMismatch")
 }
 
 /// The request checks of APNs' provider API ("Sending notification requests to APNs"), as pure functions of the
@@ -115,13 +135,52 @@ enum APNsRequestRules {
     /// Checks the body's size and shape, given the body parsed as JSON (nil when it is not JSON).
     ///
     /// Apple's reason table has no entry for a body that is not a JSON object, nor for one without `aps`, so those
-    /// get `PayloadEmpty` too: the payload carries no notification. MDM notifications carry `mdm` instead of `aps`.
+    /// get `PayloadEmpty` too: the payload carries no notification. MDM notifications carry `mdm` instead of `aps`;
+    /// Live Activity notifications must also pass ``checkLiveActivity(_:events:)``.
     static func checkPayload(_ body: [UInt8], json: JSONValue?, pushType: String) -> APNsRejection? {
         if body.count > maximumPayloadSize(pushType: pushType) { return .payloadTooLarge }
         guard !body.isEmpty, let object = json?.objectValue else { return .payloadEmpty }
         if pushType == "mdm" { return nil }
-        guard case .object = object["aps"] else { return .payloadEmpty }
+        guard case .object(let aps) = object["aps"] else { return .payloadEmpty }
+        if pushType == "liveactivity" { return checkLiveActivity(aps, events: liveActivityEvents) }
         return nil
+    }
+
+    /// The `event` values of an ActivityKit push notification.
+    static let liveActivityEvents: Set<String> = ["start", "update", "end"]
+
+    /// Checks the `aps` dictionary of an ActivityKit push notification, as Apple's "Starting and updating Live
+    /// Activities with ActivityKit push notifications" describes it:
+    ///
+    /// - `timestamp`: "the current time in seconds since 1970", so an integer number;
+    /// - `event`: `start`, `update` or `end` (`events` narrows them: a broadcast cannot start an activity);
+    /// - `content-state`: an object, required to start and to update; to end, Apple only advises it ("If you end a
+    ///   Live Activity, include the final content state"), so it is checked only when present;
+    /// - to start: "Include an `alert` in the JSON payload" and "Include the `attributes-type` and `attributes`
+    ///   keys".
+    ///
+    /// Neither of Apple's reason tables has an entry for a Live Activity payload that misses one of these, so the
+    /// mock answers `400 PayloadEmpty`, the reason both tables document for a request without a notification payload
+    /// ("The message payload is empty." / "The push notification request didn’t include a notification payload."):
+    /// the payload carries no Live Activity notification. APNs itself may accept such a payload and leave the device
+    /// to drop it; the mock refuses it so that a client's mistake shows in the test that made it.
+    static func checkLiveActivity(_ aps: [String: JSONValue], events: Set<String>) -> APNsRejection? {
+        guard case .number(let timestamp)? = aps["timestamp"], let seconds = timestamp.integerValue, seconds >= 0,
+            case .string(let event)? = aps["event"], events.contains(event)
+        else { return .payloadEmpty }
+        switch aps["content-state"] {
+        case .object?: break
+        case nil where event == "end": break
+        default: return .payloadEmpty
+        }
+        guard event == "start" else { return nil }
+        guard case .string(let attributesType)? = aps["attributes-type"], !attributesType.isEmpty,
+            case .object? = aps["attributes"]
+        else { return .payloadEmpty }
+        switch aps["alert"] {
+        case .string?, .object?: return nil
+        default: return .payloadEmpty
+        }
     }
 
     static func isUUID(_ text: String) -> Bool {

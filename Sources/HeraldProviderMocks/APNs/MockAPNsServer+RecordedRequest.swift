@@ -15,7 +15,7 @@ extension MockAPNsServer {
         public var method: String
         /// The `:path` pseudo-header.
         public var path: String
-        /// The device token from the path, when the path named one.
+        /// The device token from the path, when the path named one (never for a broadcast).
         public var token: String?
         /// The regular headers in arrival order, names lowercased.
         public var headers: [(String, String)]
@@ -32,12 +32,15 @@ extension MockAPNsServer {
         public var status: Int
         /// The `reason` the mock answered with; nil on success.
         public var reason: String?
-        /// The `apns-id` the mock answered with.
+        /// The `apns-id` the mock answered with; for a broadcast, the `apns-request-id`.
         public var apnsID: String
         /// The mock's number for the connection that carried the request, counting from 1.
         public var connectionID: Int
         /// The HTTP/2 stream identifier.
         public var streamID: Int
+        /// The `apns-channel-id` header of a broadcast (`POST /4/broadcasts/apps/<bundle ID>`), as sent; nil for a
+        /// device push.
+        public var channelID: String? = nil
 
         /// The first value of the header `name` (lowercase).
         public func header(_ name: String) -> String? {

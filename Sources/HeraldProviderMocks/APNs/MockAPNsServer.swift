@@ -2,7 +2,8 @@ import HeraldTestSupport
 
 /// A stand-in for APNs (api.push.apple.com) for tests: HTTP/2 over TLS on 127.0.0.1, with APNs' request checks,
 /// provider-token and client-certificate authentication, error reasons and response headers, plus scripts for
-/// device-level answers and connection-level misbehaviour, and a log of every request.
+/// device-level answers and connection-level misbehaviour, and a log of every request. Besides device pushes it takes
+/// broadcasts to the channels of its ``channels`` registry (iOS 18's broadcast push notifications).
 ///
 /// ```swift
 /// let ca = try TestCertificateAuthority()
@@ -34,11 +35,15 @@ public final class MockAPNsServer: MockHTTP2Server {
     /// - Parameters:
     ///   - credentials: The provider keys whose tokens the mock accepts.
     ///   - maxConcurrentStreams: The SETTINGS_MAX_CONCURRENT_STREAMS each connection starts with.
+    ///   - channels: The broadcast channels `POST /4/broadcasts/apps/<bundle ID>` accepts: give the registry of a
+    ///     ``MockAPNsChannelServer`` so that the channels it creates can be broadcast to. By default a registry of the
+    ///     mock's own, empty.
     /// - Throws: When a credential's key is unusable, the certificate cannot be issued, or the port cannot be bound.
     public static func start(
-        ca: TestCertificateAuthority, credentials: [Credential], maxConcurrentStreams: Int = 1000
+        ca: TestCertificateAuthority, credentials: [Credential], maxConcurrentStreams: Int = 1000,
+        channels: APNsChannelRegistry = APNsChannelRegistry()
     ) async throws -> MockAPNsServer {
-        let endpoint = try await APNsEndpoint(credentials: credentials)
+        let endpoint = try await APNsEndpoint(credentials: credentials, channels: channels)
         let server = try await HTTP2TestServer.start(
             tls: try ca.serverTLSConfiguration(acceptingClientCertificates: true),
             maxConcurrentStreams: maxConcurrentStreams
@@ -47,6 +52,9 @@ public final class MockAPNsServer: MockHTTP2Server {
         }
         return MockAPNsServer(server: server, endpoint: endpoint)
     }
+
+    /// The broadcast channels the mock accepts.
+    public var channels: APNsChannelRegistry { endpoint.channels }
 
     // MARK: Recording
 

@@ -41,7 +41,8 @@ public final class ObservedAPNsServer: MockHTTP2Server {
         self.observer = observer
     }
 
-    /// Starts a mock as ``MockAPNsServer/start(ca:credentials:maxConcurrentStreams:)`` does.
+    /// Starts a mock as ``MockAPNsServer/start(ca:credentials:maxConcurrentStreams:channels:)`` does, with no
+    /// broadcast channels.
     /// - Throws: When a credential's key is unusable, the certificate cannot be issued, or the port cannot be bound.
     public static func start(
         ca: TestCertificateAuthority, credentials: [MockAPNsServer.Credential], maxConcurrentStreams: Int = 1000

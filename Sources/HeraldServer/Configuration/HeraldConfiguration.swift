@@ -171,6 +171,7 @@ public struct HeraldConfiguration: Sendable {
         self.providers = providers
         engine = try EngineConfiguration(reader: reader, deliveryLog: providers.mapValues(\.deliveryLog))
         engine.rejectedTokens = providers.mapValues(\.rejectedTokens).filter { $0.value != .invalidate }
+        engine.liveActivityHighPriorityPerHour = providers.mapValues(\.liveActivityHighPriorityPerHour)
         dialects = try DialectSettings(reader: reader, appIDs: appIDs, dialects: HeraldApplication.dialects)
         engine.cleanupPolicies = try Self.lifecyclePolicies(
             reader: reader, appIDs: appIDs, base: engine.cleanupPolicy, dialects: dialects)

@@ -13,6 +13,8 @@ public struct ProviderConfiguration: Sendable {
     public var deliveryLog: EngineConfiguration.DeliveryLog
     /// What a token the provider rejected does to its installation.
     public var rejectedTokens: RejectedTokenRule = .invalidate
+    /// The high-priority Live Activity pushes each activity may have per hour.
+    public var liveActivityHighPriorityPerHour = LiveActivityBudget.defaultPerHour
 
     /// Creates an app's provider settings with none configured.
     public init(deliveryLog: EngineConfiguration.DeliveryLog = .failures) {
@@ -28,6 +30,7 @@ public struct ProviderConfiguration: Sendable {
         }
         deliveryLog = try reader.value(Settings.deliveryLog, app: appID)
         rejectedTokens = try reader.value(Settings.rejectedTokens, app: appID)
+        liveActivityHighPriorityPerHour = try reader.value(Settings.liveActivityHighPriorityPerHour, app: appID)
     }
 
     /// The ledger's settings of an app.
@@ -44,6 +47,12 @@ public struct ProviderConfiguration: Sendable {
             (`engine.max_failures` in a row deactivate it). A token that is gone (APNs 410, FCM `UNREGISTERED`) always \
             invalidates. Installations registered through ArgusAI count it whatever this says (its document: "Log but \
             don't delete on other failures").
+            """)
+        public static let liveActivityHighPriorityPerHour = Setting<Int>(
+            "app.<id>.live_activities.high_priority_per_hour", 0...3600, unit: "pushes",
+            default: LiveActivityBudget.defaultPerHour,
+            """
+            How many Live Activity pushes of one activity go at APNs priority 10 (`"priority": "high"`) in an hour;             past it they go at priority 5 until the hour is over. Apple throttles frequent high-priority updates             and publishes no number, asking that most updates use priority 5; the default follows that advice             (docs/live-activities.md). The same budget decides an Android live update's FCM priority.
             """)
     }
 

@@ -53,6 +53,7 @@ public enum SettingsCatalog {
                 [Server.apps] + AppConfiguration.Settings.all + [
                     Server.registrationsPerMinute, ProviderConfiguration.Settings.deliveryLog,
                     ProviderConfiguration.Settings.rejectedTokens,
+                    ProviderConfiguration.Settings.liveActivityHighPriorityPerHour,
                 ]),
             SettingsSection(
                 "User tokens",

@@ -13,7 +13,15 @@ enum NotificationView {
             members["tokens"] = .number(JSONNumber(tokens.count))
             target = .object(members)
         }
-        return .object([
+        var live: JSONValue?
+        if let activity = notification.liveActivity {
+            live = .object([
+                "id": .string(activity.activityID), "event": .string(activity.event.rawValue),
+                "revision": .number(JSONNumber(activity.revision)),
+                "channel": activity.channel.map(JSONValue.string) ?? .null,
+            ])
+        }
+        var view: [String: JSONValue] = [
             "id": .string(notification.id),
             "app_id": .string(notification.appID),
             "status": .string(notification.status.rawValue),
@@ -30,7 +38,9 @@ enum NotificationView {
             "created_at": InstallationView.timestamp(notification.createdAt),
             "started_at": InstallationView.timestamp(notification.startedAt),
             "completed_at": InstallationView.timestamp(notification.completedAt),
-        ])
+        ]
+        view["live_activity"] = live
+        return .object(view)
     }
 
     static func json(_ entry: LedgerEntry) -> JSONValue {

@@ -22,6 +22,10 @@ extension ProviderConfiguration {
         public var topic: String?
         /// `https://host:port` replacing both Apple hosts (a proxy or a mock).
         public var url: String?
+        /// Whether the app manages iOS 18 broadcast channels (its key has Apple's broadcast capability).
+        public var broadcastChannels = false
+        /// `https://host:port` replacing both of Apple's channel management hosts (a mock in tests).
+        public var channelsURL: String?
         /// PEM trust roots replacing the system's.
         public var caFile: String?
         public var connections: Int
@@ -75,6 +79,17 @@ extension ProviderConfiguration.APNs {
         public static let url = Setting<String?>(
             "app.<id>.apns.url", .url(schemes: ["https"]), defaultText: "Apple's hosts",
             "One host for both environments (a proxy, or a mock in tests).")
+        public static let broadcastChannels = Setting<Bool>(
+            "app.<id>.apns.broadcast_channels", default: false,
+            """
+            Whether `/v1/live-activities/channels` manages iOS 18 broadcast channels through APNs' channel \
+            management service (the app's key needs Apple's broadcast capability). Off, those routes answer \
+            `409 channels_not_enabled`.
+            """)
+        public static let channelsURL = Setting<String?>(
+            "app.<id>.apns.channels_url", .url(schemes: ["https"]),
+            defaultText: "Apple's channel management hosts (api-manage-broadcast[.sandbox].push.apple.com)",
+            "One host for both environments' Live Activity channel management (a proxy, or a mock in tests).")
         public static let caFile = Setting<String?>(
             "app.<id>.apns.ca_file", .path, defaultText: "the system's roots", "PEM trust roots replacing the system's."
         )
@@ -82,8 +97,8 @@ extension ProviderConfiguration.APNs {
             "app.<id>.apns.connections", 1...64, default: 2, "HTTP/2 connections per APNs host.")
         /// Every setting above, in the reference's order.
         public static let all: [any DeclaredSetting] = [
-            keyFile, keyID, teamID, p12File, p12Password, certificateFile, certificateKeyFile, topic, url, caFile,
-            connections,
+            keyFile, keyID, teamID, p12File, p12Password, certificateFile, certificateKeyFile, topic, url,
+            broadcastChannels, channelsURL, caFile, connections,
         ]
     }
 }
@@ -110,6 +125,8 @@ enum APNsSetup: ProviderSetup {
                 topic: try reader.value(Declared.topic, app: appID), url: try reader.value(Declared.url, app: appID),
                 caFile: try reader.value(Declared.caFile, app: appID))
             apns.connections = try reader.value(Declared.connections, app: appID)
+            apns.broadcastChannels = try reader.value(Declared.broadcastChannels, app: appID)
+            apns.channelsURL = try reader.value(Declared.channelsURL, app: appID)
             if keyFile != nil, apns.keyID == nil || apns.teamID == nil {
                 throw HeraldError.invalidConfiguration(
                     "\(prefix).key_id", "and apns.team_id are required with apns.key_file")
@@ -155,11 +172,29 @@ enum APNsSetup: ProviderSetup {
             configuration.requestDuration = EngineMetrics.requestDuration(service: .apns, appID: appID)
             return try APNsClient(configuration: configuration, now: now)
         }
+        func channelClient(_ environment: APNsConfiguration.Environment) throws -> APNsChannelClient {
+            try APNsChannelClient(
+                configuration: APNsConfiguration(
+                    environment: environment, authentication: authentication, trustRoots: roots, connections: 1),
+                now: now)
+        }
+        var channels: (APNsChannelClient?, APNsChannelClient?)
+        if !settings.broadcastChannels {
+            channels = (nil, nil)
+        } else if let url = settings.channelsURL {
+            let (host, port) = try TransportFactory.hostAndPort(url, key: "\(prefix).channels_url")
+            let custom = try channelClient(.custom(host: host, port: port))
+            channels = (custom, custom)
+        } else {
+            channels = (try channelClient(.production), try channelClient(.sandbox))
+        }
         if let url = settings.url {
             let (host, port) = try TransportFactory.hostAndPort(url, key: "\(prefix).url")
             let custom = try client(.custom(host: host, port: port))
-            return APNsTransport(production: custom, sandbox: custom, topic: settings.topic)
+            return APNsTransport(production: custom, sandbox: custom, topic: settings.topic, channels: channels)
         }
-        return APNsTransport(production: try client(.production), sandbox: try client(.sandbox), topic: settings.topic)
+        return APNsTransport(
+            production: try client(.production), sandbox: try client(.sandbox), topic: settings.topic,
+            channels: channels)
     }
 }

@@ -138,6 +138,8 @@ extension MemoryStore.State {
         case .userIDs(let ids): selected = { installation in installation.userID.map { ids.contains($0) } ?? false }
         case .channels(let channels): selected = { !Set($0.channels).isDisjoint(with: channels) }
         case .query(let query): selected = { query.query.matches($0) }
+        // Live Activities are the SQL stores' (`LiveActivityStore`): the memory store has no members.
+        case .liveActivity, .liveActivityChannel: return []
         }
         func inBounds(_ id: String) -> Bool {
             if let after, id <= after { return false }
