@@ -43,6 +43,10 @@ struct LiveActivityTests {
             let android = try await api.register(
                 #"{"platform":"android","token":"\#(Fixtures.fcmToken())","user_id":"ana"}"#)
             let tokens = "/v1/installations/\(iphone)/live-activities"
+            let hook = try await api.call(
+                .post, "/v1/webhooks", body: #"{"url":"https://hooks.example.com/la","events":["*"]}"#)
+            #expect(hook.status == .created)
+            let hookID = try #require(hook.string("id"))
             let stored = try await api.call(
                 .put, tokens + "/push-to-start/DeliveryAttributes", bearer: ServerHarness.clientKey,
                 body: #"{"token":"\#(startToken)"}"#)
@@ -163,6 +167,14 @@ struct LiveActivityTests {
                 .post, "/v1/live-activities/\(id)/updates", body: #"{"event":"update","content_state":{"eta":1}}"#)
             #expect(refused.status == .conflict)
             #expect(refused.errorCode == "live_activity_ended")
+
+            // Each Live Activity push told the app's webhooks what happened, as any notification does; the
+            // dropped activity token invalidated no installation.
+            let events = try await api.call(.get, "/v1/webhooks/\(hookID)/deliveries?limit=100").items.compactMap {
+                $0.objectValue?["type"]
+            }
+            #expect(events.filter { $0 == .string("notification.completed") }.count == 5, "\(events)")
+            #expect(!events.contains(.string("installation.invalidated")), "\(events)")
         }
     }
 
