@@ -140,7 +140,14 @@ extension Dispatcher {
             } else {
                 notification.target.services ?? Set(PushService.allCases)
             }
-        try transports(of: notification.appID).validate(notification, services: services, now: now)
+        let transports = transports(of: notification.appID)
+        try transports.validate(notification, services: services, now: now)
+        // Each language the notification carries must fit, as its default words do.
+        for key in notification.payload.localizations.keys.sorted() {
+            var localized = notification
+            localized.payload = notification.payload.localized(key)
+            try transports.validate(localized, services: services, now: now)
+        }
     }
 }
 

@@ -21,8 +21,11 @@ enum PostgresMigrations {
         ("v9_push_endpoint_topics", v9PushEndpointTopics), ("v10_provider_pause_scope", v10ProviderPauseScope),
         ("v11_fanout_ranges", v11FanoutRanges), ("v12_installation_deliveries", v12InstallationDeliveries),
         ("v13_ha_relay_outcomes", v13HomeAssistantRelayOutcomes), ("v14_webhooks", v14Webhooks),
-        ("v15_live_activities", v15LiveActivities),
+        ("v15_live_activities", v15LiveActivities), ("v16_locale_counts", v16LocaleCounts),
     ]
+
+    /// Of a localized notification's sent deliveries, how many went in each language.
+    static let v16LocaleCounts = "ALTER TABLE notifications ADD COLUMN locale_counts JSONB"
 
     /// Live Activities, as SQLite's v21_live_activities keeps them: each activity with its revision
     /// counter and high-priority budget; each installation's part in it (its activity token sealed like

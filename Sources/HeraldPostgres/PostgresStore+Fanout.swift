@@ -305,7 +305,9 @@ extension PostgresStore {
         // Only a page with a fact a webhook event tells of (a failure, an invalidation, a final status)
         // reads the app's endpoints: one statement more when it has none (PostgresStore+Webhooks).
         let tells = WebhookCommitContext.mayTell(page)
-        if otherEvents.isEmpty && page.pending.isEmpty && page.resolvedPending.isEmpty && !finishesRange {
+        if otherEvents.isEmpty && page.pending.isEmpty && page.resolvedPending.isEmpty && !finishesRange
+            && page.counts.byLocale.isEmpty
+        {
             // The common page (deliveries, the ledger and counts): one statement, its own transaction,
             // unless the app has an endpoint to tell: then the transaction below writes it with its events.
             let alone = try await read { connection -> Bool? in
@@ -318,6 +320,14 @@ extension PostgresStore {
         }
         return try await transaction { connection in
             guard try await connection.rows(held).first == 1 else { return false }
+            for (locale, sent) in page.counts.byLocale {
+                try await connection.run(
+                    """
+                    UPDATE notifications SET locale_counts = coalesce(locale_counts, '{}'::jsonb)
+                        || jsonb_build_object($2::text, coalesce((locale_counts ->> $2::text)::bigint, 0) + $3)
+                    WHERE id = $1
+                    """, [page.notificationID, locale, sent])
+            }
             // Read after the page's update of the notification (its final event's counts) and before
             // the installations' changes and deletions below (what the events say of them).
             let webhooks = tells ? try await self.webhookContext(for: page, connection) : nil

@@ -8,7 +8,8 @@ extension PostgresStore {
     /// The columns a notification is read from.
     static let notificationColumns = """
         id, app_id, status, spec, spec_sealed, idempotency_key, not_before, expires_at, targeted, sent, failed,
-        invalid, skipped_preferences, skipped_expired, rate_limited, opened, created_at, started_at, completed_at
+        invalid, skipped_preferences, skipped_expired, rate_limited, opened, created_at, started_at, completed_at,
+        locale_counts::text AS locale_counts
         """
 
     func sealSpec(_ notification: PushNotification) throws -> (bytes: Data, sealed: Bool) {
@@ -35,6 +36,8 @@ extension PostgresStore {
             requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
         notification.liveActivity = spec.liveActivity
+        notification.counts.byLocale = NotificationCounts.byLocale(
+            stored: try row.get("locale_counts", as: String?.self))
         return notification
     }
 }

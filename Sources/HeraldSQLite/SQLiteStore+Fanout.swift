@@ -353,6 +353,15 @@ extension SQLiteStore {
                     arguments: [page.notificationID, recipient])
             }
             let counts = page.counts
+            for (locale, sent) in counts.byLocale {
+                // A language tag or `default`: letters, digits and hyphens, safe in a JSON path.
+                try db.cachedExecute(
+                    sql: """
+                        UPDATE notifications SET locale_counts = json_set(coalesce(locale_counts, '{}'),
+                            '$."' || ? || '"', coalesce(json_extract(locale_counts, '$."' || ? || '"'), 0) + ?)
+                        WHERE id = ?
+                        """, arguments: [locale, locale, sent, page.notificationID])
+            }
             try db.cachedStatement(
                 sql: """
                     UPDATE notifications SET targeted = targeted + ?, sent = sent + ?, failed = failed + ?,

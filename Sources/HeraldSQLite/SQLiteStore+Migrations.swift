@@ -513,6 +513,10 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v22_locale_counts") { db in
+            // Of a localized notification's sent deliveries, how many went in each language (a JSON object).
+            try db.execute(sql: "ALTER TABLE notifications ADD COLUMN locale_counts TEXT")
+        }
         return migrator
     }
 }

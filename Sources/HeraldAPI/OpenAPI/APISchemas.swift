@@ -29,6 +29,10 @@ package enum APISchemas {
                 "targeted": .integer, "sent": .integer, "failed": .integer, "invalid": .integer,
                 "skipped_preferences": .integer, "skipped_expired": .integer, "rate_limited": .integer,
                 "opened": .integer(description: "installations that reported opening it (POST /v1/opens)"),
+                "by_locale": .object(
+                    description: "a localized notification's sent deliveries by the localization they got "
+                        + "(`default`: the default words)",
+                    additionalProperties: .b(.integer)),
             ])
         return [
             "Error": .object(
@@ -279,6 +283,22 @@ package enum APISchemas {
                         "collapse_id": .string(minLength: 1, maxLength: 64),
                         "ttl": .integer(maximum: (2_419_200, exclusive: false), minimum: (0, exclusive: false)),
                         "overrides": overrides,
+                        "localizations": .object(
+                            description: """
+                                the words in other languages, by BCP 47 tag (de, pt-BR, zh-Hant): each device gets the \
+                                best match for its locale (RFC 4647 lookup after CLDR's likely subtags), else the \
+                                default title, subtitle and body; a field a localization leaves out falls back to the \
+                                default's (docs/content.md)
+                                """,
+                            maxProperties: LocalizedText.maxCount, properties: [:],
+                            additionalProperties: .b(
+                                .object(
+                                    minProperties: 1,
+                                    properties: [
+                                        "title": .string(minLength: 1, maxLength: 1000),
+                                        "subtitle": .string(minLength: 1, maxLength: 1000),
+                                        "body": .string(minLength: 1, maxLength: 4000),
+                                    ], additionalProperties: .a(false)))),
                     ]),
                 "overrides": overrides,
                 "source": label("matched against enabled_sources"),

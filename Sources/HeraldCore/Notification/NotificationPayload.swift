@@ -34,6 +34,9 @@ public struct NotificationPayload: Sendable, Equatable {
     /// `APNS_SANDBOX`), `fcm` (`android`, `apns`, `webpush`, `fcm_options`, `data`, `notification`)
     /// and `webpush` (members of the JSON a service worker receives; `null` removes one).
     public var overrides: [String: JSONValue]
+    /// The words in other languages, by BCP 47 tag: each device gets the best match for its locale
+    /// (``LocaleMatcher``), else the default title, subtitle and body (docs/content.md).
+    public var localizations: [String: LocalizedText] = [:]
 
     /// Creates a payload.
     public init(
@@ -75,6 +78,7 @@ public struct NotificationPayload: Sendable, Equatable {
     static let fields: Set<String> = [
         "title", "subtitle", "body", "badge", "sound", "category", "thread_id", "image", "deep_link", "data",
         "content_available", "mutable_content", "interruption_level", "priority", "collapse_id", "ttl", "overrides",
+        "localizations",
     ]
 
     /// Reads the `payload` object of a send request.
@@ -116,6 +120,9 @@ public struct NotificationPayload: Sendable, Equatable {
                 if let provider = try overrides.object(key) { self.overrides[key] = .object(provider.members) }
             }
         }
+        if let localizations = try reader.object("localizations") {
+            self.localizations = try LocalizedText.parse(localizations)
+        }
         if requiringContent, title == nil, subtitle == nil, body == nil, !contentAvailable, self.data.isEmpty,
             badge == nil,
             self.overrides.isEmpty
@@ -150,6 +157,7 @@ public struct NotificationPayload: Sendable, Equatable {
         object["collapse_id"] = collapseID.map(JSONValue.string)
         object["ttl"] = ttl.map { .number(JSONNumber($0)) }
         if !overrides.isEmpty { object["overrides"] = .object(overrides) }
+        if !localizations.isEmpty { object["localizations"] = .object(localizations.mapValues(\.json)) }
         return .object(object)
     }
 }

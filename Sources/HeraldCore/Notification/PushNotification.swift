@@ -44,6 +44,12 @@ public struct NotificationCounts: Sendable, Equatable {
     public var rateLimited = 0
     /// Installations that reported opening it (`POST /v1/opens`), each counted once.
     public var opened = 0
+    /// Of `sent`, how many went in each localization (its tag, or ``defaultLocale`` for the default
+    /// words); empty for a notification without localizations (docs/content.md).
+    public var byLocale: [String: Int] = [:]
+
+    /// The `byLocale` key of the default words.
+    public static let defaultLocale = "default"
 
     /// Adds what a page of the fan-out counted (every count but `opened`, which pages do not touch).
     public mutating func add(_ page: NotificationCounts) {
@@ -54,6 +60,7 @@ public struct NotificationCounts: Sendable, Equatable {
         skippedPreferences += page.skippedPreferences
         skippedExpired += page.skippedExpired
         rateLimited += page.rateLimited
+        byLocale.merge(page.byLocale, uniquingKeysWith: +)
     }
 
     /// Creates counts.
@@ -73,22 +80,37 @@ public struct NotificationCounts: Sendable, Equatable {
 
     /// Adds another set of counts.
     public static func + (lhs: Self, rhs: Self) -> Self {
-        Self(
+        var sum = Self(
             targeted: lhs.targeted + rhs.targeted, sent: lhs.sent + rhs.sent, failed: lhs.failed + rhs.failed,
             invalid: lhs.invalid + rhs.invalid, skippedPreferences: lhs.skippedPreferences + rhs.skippedPreferences,
             skippedExpired: lhs.skippedExpired + rhs.skippedExpired, rateLimited: lhs.rateLimited + rhs.rateLimited,
             opened: lhs.opened + rhs.opened)
+        sum.byLocale = lhs.byLocale.merging(rhs.byLocale, uniquingKeysWith: +)
+        return sum
     }
 
     /// The counts as the API writes them.
     public var json: JSONValue {
-        .object([
-            "targeted": .number(JSONNumber(targeted)), "sent": .number(JSONNumber(sent)),
-            "failed": .number(JSONNumber(failed)),
-            "invalid": .number(JSONNumber(invalid)), "skipped_preferences": .number(JSONNumber(skippedPreferences)),
-            "skipped_expired": .number(JSONNumber(skippedExpired)), "rate_limited": .number(JSONNumber(rateLimited)),
-            "opened": .number(JSONNumber(opened)),
-        ])
+        .object(
+            [
+                "targeted": .number(JSONNumber(targeted)), "sent": .number(JSONNumber(sent)),
+                "failed": .number(JSONNumber(failed)),
+                "invalid": .number(JSONNumber(invalid)), "skipped_preferences": .number(JSONNumber(skippedPreferences)),
+                "skipped_expired": .number(JSONNumber(skippedExpired)),
+                "rate_limited": .number(JSONNumber(rateLimited)),
+                "opened": .number(JSONNumber(opened)),
+            ].merging(byLocale.isEmpty ? [:] : ["by_locale": .object(byLocale.mapValues { .number(JSONNumber($0)) })]) {
+                first, _ in first
+            })
+    }
+
+    /// Reads stored per-locale counts (a JSON object of integers); empty when there are none.
+    public static func byLocale(stored text: String?) -> [String: Int] {
+        guard let text, case .object(let members)? = try? JSONValue.parse(Array(text.utf8)) else { return [:] }
+        return members.compactMapValues { value in
+            if case .number(let number) = value { return number.integerValue.map(Int.init) }
+            return nil
+        }
     }
 }
 

@@ -81,7 +81,7 @@ extension Dispatcher {
 
         // Devices with a direct channel open — on this node or another — (and direct-only ones) are
         // offered to it first, while the rest go to their providers.
-        let (sent, results) = await sendWithChannels(outgoing, of: notification, into: &commit, now: now)
+        let (sent, results) = try await sendLocalized(outgoing, of: notification, into: &commit, now: now)
         if let live = notification.liveActivity {
             try await settleLiveActivity(
                 live, of: notification, claimed: claimed, results: Array(zip(sent.map(\.recipient), results)))

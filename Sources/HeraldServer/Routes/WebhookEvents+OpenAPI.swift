@@ -25,7 +25,13 @@ enum WebhookEventsDocument {
             [
                 "targeted", "sent", "failed", "invalid", "skipped_preferences", "skipped_expired", "rate_limited",
                 "opened",
-            ].map { ($0, JSONSchema.integer) }))
+            ].map { ($0, JSONSchema.integer) } + [
+                (
+                    "by_locale",
+                    JSONSchema.object(description: "sent by localization", additionalProperties: .b(.integer))
+                        .optionalSchemaObject()
+                )
+            ]))
 
     static func members(_ list: [(String, JSONSchema)]) -> OrderedDictionary<String, JSONSchema> {
         var members: OrderedDictionary<String, JSONSchema> = [:]
