@@ -382,4 +382,111 @@ struct LiveActivityTests {
             #expect(harness.apns.requests.isEmpty)
         }
     }
+
+    @Test(
+        "Every new route: malformed JSON, wrong types, unknown, missing and oversized fields get a 4xx, nothing changed"
+    )
+    func everyRouteRefuses() async throws {
+        let harness = try await EngineHarness(engine: Self.engine)
+        try await harness.run { api in
+            let iphone = try await api.register(#"{"platform":"ios","token":"\#(Fixtures.apnsToken())"}"#)
+            let tokens = "/v1/installations/\(iphone)/live-activities"
+            _ = try await api.call(
+                .put, tokens + "/push-to-start/Score", body: #"{"token":"\#(Fixtures.apnsToken())"}"#)
+            _ = try await api.call(
+                .put, tokens + "/game", body: #"{"attributes_type":"Score","token":"\#(Fixtures.apnsToken())"}"#)
+            #expect(
+                try await api.call(.post, "/v1/live-activities/channels", body: #"{"id":"cup"}"#).status == .created)
+            let long = String(repeating: "T", count: LiveActivityRequest.maxTypeLength + 1)
+            let start = #""target":{"all":true},"attributes_type":"Score","content_state":{},"alert":{"title":"x"}"#
+            let cases: [(HTTPRequest.Method, String, String, String?)] = [
+                (.post, "/v1/live-activities", "{", nil),
+                (.post, "/v1/live-activities", "[]", nil),
+                (
+                    .post, "/v1/live-activities",
+                    #"{"target":"all","attributes_type":"S","content_state":{},"alert":{"title":"x"}}"#, "target"
+                ),
+                (
+                    .post, "/v1/live-activities",
+                    #"{"target":{"all":true},"attributes_type":5,"content_state":{},"alert":{"title":"x"}}"#,
+                    "attributes_type"
+                ),
+                (
+                    .post, "/v1/live-activities",
+                    #"{"target":{"all":true},"attributes_type":"\#(long)","content_state":{},"alert":{"title":"x"}}"#,
+                    "attributes_type"
+                ),
+                (.post, "/v1/live-activities", #"{\#(start),"attributes":"x"}"#, "attributes"),
+                (
+                    .post, "/v1/live-activities",
+                    #"{"target":{"all":true},"attributes_type":"S","content_state":[],"alert":{"title":"x"}}"#,
+                    "content_state"
+                ),
+                (
+                    .post, "/v1/live-activities",
+                    #"{"target":{"all":true},"attributes_type":"S","content_state":{},"alert":"x"}"#, "alert"
+                ),
+                (.post, "/v1/live-activities", #"{\#(start),"stale_date":"soon"}"#, "stale_date"),
+                (.post, "/v1/live-activities", #"{\#(start),"priority":"urgent"}"#, "priority"),
+                (.post, "/v1/live-activities", #"{\#(start),"expiration_interval":0}"#, "expiration_interval"),
+                (.post, "/v1/live-activities", #"{\#(start),"input_push_token":"yes"}"#, "input_push_token"),
+                (.post, "/v1/live-activities/game/updates", "{", nil),
+                (.post, "/v1/live-activities/game/updates", #"{"event":5,"content_state":{}}"#, "event"),
+                (
+                    .post, "/v1/live-activities/game/updates", #"{"event":"update","content_state":"x"}"#,
+                    "content_state"
+                ),
+                (.post, "/v1/live-activities/game/updates", #"{"event":"end","dismissal_date":-1}"#, "dismissal_date"),
+                (.post, "/v1/live-activities/game/updates", #"{"event":"end","target":{"all":true}}"#, "target"),
+                (.post, "/v1/live-activities/game/updates", #"{"event":"end","alert":{"text":"x"}}"#, "alert.text"),
+                (.put, tokens + "/push-to-start/Score", "{", nil),
+                (.put, tokens + "/push-to-start/Score", #"{"token":5}"#, "token"),
+                (.put, tokens + "/push-to-start/Score", "{}", "token"),
+                (.put, tokens + "/push-to-start/Score", #"{"token":"\#(Fixtures.apnsToken())","x":1}"#, "x"),
+                (.put, tokens + "/game", "{", nil),
+                (.put, tokens + "/game", #"{"token":"\#(Fixtures.apnsToken())"}"#, "attributes_type"),
+                (.put, tokens + "/game", #"{"attributes_type":"Score","token":7}"#, "token"),
+                (
+                    .put, tokens + "/game", #"{"attributes_type":"\#(long)","token":"\#(Fixtures.apnsToken())"}"#,
+                    "attributes_type"
+                ),
+                (
+                    .put, tokens + "/a%20b", #"{"attributes_type":"Score","token":"\#(Fixtures.apnsToken())"}"#,
+                    "activity_id"
+                ),
+                (.post, "/v1/live-activities/channels", "{", nil),
+                (.post, "/v1/live-activities/channels", #"{"id":"a b"}"#, "id"),
+                (.post, "/v1/live-activities/channels", #"{"id":"cup"}"#, "id"),
+                (.post, "/v1/live-activities/channels", #"{"message_storage_policy":"all"}"#, "message_storage_policy"),
+                (.post, "/v1/live-activities/channels", #"{"environment":"moon"}"#, "environment"),
+                (.post, "/v1/live-activities/channels", #"{"colour":1}"#, "colour"),
+                (.post, "/v1/live-activities/channels/cup/updates", "{", nil),
+                (.post, "/v1/live-activities/channels/cup/updates", #"{"event":"start","content_state":{}}"#, "event"),
+                (.post, "/v1/live-activities/channels/cup/updates", #"{"event":"update"}"#, "content_state"),
+            ]
+            let before = try await api.call(.get, tokens).json
+            let activity = try await api.call(.get, "/v1/live-activities/game").json
+            let channels = try await api.call(.get, "/v1/live-activities/channels").json
+            let oversized = String(repeating: "d", count: 70_000)
+            for (method, path, body, field) in cases {
+                let answer = try await api.call(method, path, body: body)
+                #expect((400..<500).contains(Int(answer.status.code)), "\(method) \(path) \(body): \(answer.status)")
+                #expect(answer.errorCode != nil, "\(path) \(body)")
+                if let field { #expect(answer.errorField == field, "\(path) \(body): \(answer.errorField ?? "none")") }
+            }
+            for (method, path) in [
+                (HTTPRequest.Method.post, "/v1/live-activities"), (.post, "/v1/live-activities/game/updates"),
+                (.put, tokens + "/push-to-start/Score"), (.put, tokens + "/game"),
+                (.post, "/v1/live-activities/channels"), (.post, "/v1/live-activities/channels/cup/updates"),
+            ] {
+                let answer = try await api.call(method, path, body: #"{"padding":"\#(oversized)"}"#)
+                #expect(answer.status == .contentTooLarge, "\(path): \(answer.status)")
+            }
+            #expect(try await api.call(.get, tokens).json == before, "the tokens unchanged")
+            #expect(try await api.call(.get, "/v1/live-activities/game").json == activity, "the activity unchanged")
+            #expect(try await api.call(.get, "/v1/live-activities/channels").json == channels, "the channels unchanged")
+            #expect(try await api.call(.get, "/v1/notifications").items.isEmpty, "nothing sent")
+            #expect(harness.apns.requests.isEmpty)
+        }
+    }
 }
