@@ -143,12 +143,7 @@ struct LocalizationTests {
     func sns() async throws {
         let moto = try await MotoServer.start()
         defer { moto.stop() }
-        let client = try await SNSFixtures.client(moto)
-        let applications = try await SNSFixtures.applications(client)
-        let transports = AppTransports([
-            SNSTransport(client: client, applications: applications, topic: EngineHarness.topic)
-        ])
-        let server = try await ServerHarness(transports: ["demo": transports])
+        let (server, transports) = try await SNSDeliveryTests.platformServer(moto)
         try await server.run { api in
             _ = try await api.register(
                 #"{"platform":"ios","service":"sns","token":"\#(Fixtures.apnsToken())","locale":"pt-BR"}"#)
@@ -171,5 +166,6 @@ struct LocalizationTests {
             }
         }
         #expect(defaults.sorted() == ["A caminho", "Unterwegs"])
+        await transports.shutdown()
     }
 }

@@ -23,16 +23,21 @@ struct SNSDeliveryTests {
         return (client, transports, try await ServerHarness(transports: ["demo": transports]))
     }
 
-    @Test("iOS sandbox, iOS production and Android endpoints each get their own key, as a JSON string")
-    func publishPerPlatform() async throws {
-        let moto = try await MotoServer.start()
-        defer { moto.stop() }
+    /// The app "demo" delivering through moto's iOS (both environments) and Android platform applications.
+    static func platformServer(_ moto: MotoServer) async throws -> (ServerHarness, AppTransports) {
         let client = try await SNSFixtures.client(moto)
         let applications = try await SNSFixtures.applications(client)
         let transports = AppTransports([
             SNSTransport(client: client, applications: applications, topic: EngineHarness.topic)
         ])
-        let server = try await ServerHarness(transports: ["demo": transports])
+        return (try await ServerHarness(transports: ["demo": transports]), transports)
+    }
+
+    @Test("iOS sandbox, iOS production and Android endpoints each get their own key, as a JSON string")
+    func publishPerPlatform() async throws {
+        let moto = try await MotoServer.start()
+        defer { moto.stop() }
+        let (server, transports) = try await Self.platformServer(moto)
         try await server.run { api in
             let sandbox = Fixtures.apnsToken()
             _ = try await api.register(
