@@ -275,6 +275,26 @@ def main():
     check(all("resolve" in row[6] for row in attempted), f"last errors {[row[6] for row in attempted]}")
     shot("11-webhooks")
 
+    # Templates: the seeded one, then its preview in German with a missing variable, which its strict
+    # mode marks.
+    driver.find_element(By.CSS_SELECTOR, "nav a[data-page=templates]").click()
+    visible("page-templates")
+    templates = wait_rows("templates-table", lambda r: len(r) == 1, "not one template")
+    row = cells(templates[0])
+    check(row[0] == EXPECT["template"] and row[1] == "1" and row[3] == "default, de" and row[4] == "strict",
+          f"template row {row}")
+    templates[0].find_element(By.TAG_NAME, "a").click()
+    visible("preview-form")
+    set_field("preview-variables", '{"name": "Ada"}')
+    set_field("preview-recipient", '{"locale": "de-AT"}')
+    by_id("preview-form").find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    visible("preview-result")
+    check(by_id("preview-localization").text == "de", f"language {by_id('preview-localization').text}")
+    check(by_id("preview-title").text == "Willkommen Ada", f"title {by_id('preview-title').text}")
+    check(by_id("preview-missing").text == "recipient.attributes.first_name",
+          f"missing {by_id('preview-missing').text}")
+    shot("12-template-preview")
+
     # No script error and no Content-Security-Policy violation in the page.
     problems = [entry["message"] for entry in driver.get_log("browser")
                 if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]]

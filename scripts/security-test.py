@@ -36,6 +36,7 @@ random nonexistent id, and the victim's object unchanged afterwards).
 | native | POST/GET /v1/notifications, GET/DELETE /v1/notifications/{id}, GET …/{id}/deliveries | server | app b's server key on a's: like missing; b's targets (ids, users, channels, where) reach none of a's; a's idempotency key is b's own; user/client 403 |
 | native | POST/GET /v1/webhooks, GET/PATCH/DELETE /v1/webhooks/{id}, POST …/{id}/rotate-secret, …/test, …/replay, GET …/deliveries | server | app b's server key on a's: like missing, a's endpoint unchanged; b's list holds none of a's; client and publish keys refused, nothing created; the signing secret not in the database in clear |
 | native | POST /v1/live-activities, GET …/{id}, POST …/{id}/updates; POST/GET /v1/live-activities/channels, DELETE …/{id}, POST …/{id}/updates | server | app b's server key on a's activity: like missing, a's revision unchanged; b's channel list holds none of a's; client, user and publish keys refused, nothing started |
+| native | GET/PUT/DELETE /v1/templates/{name}, GET /v1/templates, POST …/{name}/render; a send's `template` | server | app b's server key on a's template: like missing, a's revision unchanged; b's list holds none of a's; b cannot send with it (`template_not_found`); client and publish keys refused |
 | native | GET /v1/installations/{id}/live-activities, PUT/DELETE …/push-to-start/{type}, PUT/DELETE …/{activity_id} | server, client, user (own) | A on B's installation, app b on a's: like missing, B's tokens unchanged; push-to-start and activity tokens not in the database in clear |
 | native | POST /v1/opens | server, client, user (own) | A for B's installation, app b for a's: like missing, nothing counted; A's open of a notification sent only to B (WARN) |
 | channel | GET /v1/channel, /api/websocket (WebSocket) | channel credential (one installation), user token | A's credential/token cannot subscribe to B's webhook id; forged MAC refused; keys refused |
@@ -1151,6 +1152,43 @@ def webhooks_bola(w: World, s: dict) -> None:
     R.check("webhooks: the refused keys created and deleted nothing", before == after, f"{before} -> {after}")
 
 
+def templates_bola(w: World, s: dict) -> None:
+    """Another app's server key reads, renders, replaces and deletes none of app a's templates, nor sends with
+    them; client and publish keys reach none (docs/content.md, "Templates")."""
+    h = w.h
+    victim = "tpl-" + secrets.token_hex(4)
+    saved = call(h, "PUT", f"/v1/templates/{victim}", w.key("a"), {"title": "Order {{order}}", "body": "a's words"})
+    if not R.check("templates: app a's server key saves a template", saved.status == 201, describe(saved)):
+        return
+    miss = "tpl-" + secrets.token_hex(4)
+
+    def snapshot():
+        return jbody(h.request("GET", f"/v1/templates/{victim}", w.key("a")))
+
+    for method, suffix, body in [("GET", "", None), ("DELETE", "", None), ("POST", "/render", {"variables": {"order": 1}})]:
+        like_missing(f"templates: app b's server key {method} a's template{suffix}",
+                     lambda i, m=method, x=suffix, b=body: call(h, m, f"/v1/templates/{i}{x}", w.key("b"), b),
+                     victim, miss, snapshot)
+    # Names are per app: b's save of the same name is b's own first revision, and a's is untouched.
+    own = call(h, "PUT", f"/v1/templates/{victim}", w.key("b"), {"title": "b's words"})
+    R.check("templates: app b's save of a's name makes b's own", own.status == 201 and jbody(own).get("revision") == 1
+            and snapshot().get("title") == "Order {{order}}", describe(own))
+    call(h, "DELETE", f"/v1/templates/{victim}", w.key("b"))
+    listing = call(h, "GET", "/v1/templates", w.key("b"))
+    R.check("templates: app b's list holds none of a's", listing.status == 200 and victim.encode() not in listing.body,
+            describe(listing))
+    answer = call(h, "POST", "/v1/notifications", w.key("b"), {"target": {"all": True}, "template": {"name": victim}})
+    R.check("templates: app b cannot send with a's template", answer.status == 400
+            and err_code(answer) == "template_not_found", describe(answer))
+    for kind in ("client", "publish"):
+        for method, path, body in [("GET", "/v1/templates", None), ("PUT", f"/v1/templates/{victim}", {"title": "x"}),
+                                   ("DELETE", f"/v1/templates/{victim}", None)]:
+            answer = call(h, method, path, w.key("a", kind), body)
+            R.check(f"templates: app a's {kind} key {method} {path.replace(victim, '{name}')} is refused",
+                    answer.status in (401, 403), describe(answer))
+    R.check("templates: a's template is unchanged", snapshot().get("revision") == 1, str(snapshot()))
+
+
 def live_activities_bola(w: World, s: dict) -> None:
     """Another app's server key reaches none of app a's Live Activities, channels or tokens; another user's
     token none of a user's installation's tokens; client, user and publish keys start nothing
@@ -1725,7 +1763,7 @@ def main() -> int:
         sections = [
             ("credentials", credential_checks), ("native BOLA", native_bola), ("channel BOLA", channel_bola),
             ("ArgusAI BOLA", argus_bola), ("AOVIS BOLA", aovis_bola), ("LeanCloud BOLA", leancloud_bola),
-            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola), ("Live Activities BOLA", live_activities_bola),
+            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola), ("Live Activities BOLA", live_activities_bola), ("templates BOLA", templates_bola),
             ("LeanCloud signatures", leancloud_signatures),
         ]
         for name, function in sections:

@@ -87,6 +87,13 @@ extension Dispatcher {
             requestID: RequestTrace.requestID)
         notification.waitsForChannel = request.waitsForChannel
         notification.liveActivity = request.liveActivity
+        if let template = request.template {
+            guard request.liveActivity == nil else {
+                throw .invalidValue("template", "A Live Activity push takes its content state, not a template.")
+            }
+            guard template.content != nil else { throw .internal("Template \(template.name) was not resolved.") }
+            notification.template = template
+        }
         do {
             try validateSizes(notification, now: now)
         } catch  where request.waitsForChannel && error.code == "payload_too_large" {
@@ -141,12 +148,12 @@ extension Dispatcher {
                 notification.target.services ?? Set(PushService.allCases)
             }
         let transports = transports(of: notification.appID)
-        try transports.validate(notification, services: services, now: now)
-        // Each language the notification carries must fit, as its default words do.
-        for key in notification.payload.localizations.keys.sorted() {
-            var localized = notification
-            localized.payload = notification.payload.localized(key)
-            try transports.validate(localized, services: services, now: now)
+        guard notification.template != nil || !notification.payload.localizations.isEmpty else {
+            return try transports.validate(notification, services: services, now: now)
+        }
+        // Each language the notification carries must fit, its default words first.
+        for language in try Self.languages(of: notification) {
+            try transports.validate(language.notification, services: services, now: now)
         }
     }
 }

@@ -14,6 +14,7 @@ package struct NtfyError: Error, Sendable, Equatable {
 
     static let authenticationLink = "https://ntfy.sh/docs/publish/#authentication"
     static let limitationsLink = "https://ntfy.sh/docs/publish/#limitations"
+    static let templatingLink = "https://ntfy.sh/docs/publish/#message-templating"
 
     package static func invalidTopic(_ detail: String = "topic invalid") -> Self {
         Self(status: .badRequest, code: 40009, error: "invalid request: \(detail)")
@@ -75,6 +76,38 @@ package struct NtfyError: Error, Sendable, Equatable {
         Self(
             status: .tooManyRequests, code: 42909, error: "limit reached: too many auth failures",
             link: limitationsLink)
+    }
+    /// A templated title or message over 4,096 bytes.
+    package static func templatedMessageTooLarge() -> Self {
+        Self(
+            status: .badRequest, code: 40041,
+            error: "invalid request: message or title is too large after replacing template", link: templatingLink)
+    }
+    /// A templated publish whose body is not JSON.
+    package static func templateSourceNotJSON() -> Self {
+        Self(
+            status: .badRequest, code: 40042,
+            error: "invalid request: message body must be JSON if templating is enabled", link: templatingLink)
+    }
+    /// A template that cannot be parsed: for Herald, every inline Go template (`detail` says why),
+    /// appended as ntfy appends the parser's error.
+    package static func templateInvalid(_ detail: String) -> Self {
+        Self(
+            status: .badRequest, code: 40043, error: "invalid request: could not parse template; \(detail)",
+            link: templatingLink)
+    }
+    /// A template that failed while it ran (`github` given an event it does not handle); `detail`
+    /// names the template and part and quotes the failure.
+    package static func templateExecutionFailed(_ detail: String) -> Self {
+        Self(
+            status: .badRequest, code: 40045, error: "invalid request: template execution failed; \(detail)",
+            link: templatingLink)
+    }
+    /// A template name Herald does not serve (ntfy's answer for a name with no template file).
+    package static func templateNotFound(_ detail: String) -> Self {
+        Self(
+            status: .badRequest, code: 40047, error: "invalid request: template file not found; \(detail)",
+            link: templatingLink)
     }
     package static func internalError() -> Self {
         Self(status: .internalServerError, code: 50001, error: "internal server error")

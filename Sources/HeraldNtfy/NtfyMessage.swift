@@ -6,6 +6,8 @@ import HeraldCore
 /// message as the body and `Title`, `Priority`, `Tags`, `Click`, `Attach`, `Icon`, `Actions`,
 /// `Delay`, `Markdown` as header fields, their `X-` forms and short aliases, or query parameters).
 /// As ntfy does, a JSON member wins over the header field and the header over the query parameter.
+/// With `Template` (``NtfyTemplate``), the body is a tool's JSON webhook that a template turns into
+/// the title and message.
 package struct NtfyMessage: Sendable, Equatable {
     package var topic: String
     package var message: String
@@ -43,7 +45,18 @@ package struct NtfyMessage: Sendable, Equatable {
         "attach": ["x-attach", "attach", "a"],
         "markdown": ["x-markdown", "markdown", "md"],
         "icon": ["x-icon", "icon"],
+        "template": ["x-template", "template", "tpl"],
     ]
+
+    /// A parameter by its ntfy name (`"template"`), under any of its ``aliases``, as ntfy reads it:
+    /// the first that is not empty.
+    /// - Parameter parameter: A header field or query parameter by name (lower-case).
+    package static func value(_ name: String, _ parameter: (String) -> String?) -> String? {
+        for alias in aliases[name] ?? [name] {
+            if let found = parameter(alias), !found.isEmpty { return found }
+        }
+        return nil
+    }
 
     /// Reads a publish.
     /// - Parameters:
@@ -52,10 +65,14 @@ package struct NtfyMessage: Sendable, Equatable {
     ///   - parameter: A header field or query parameter by name (lower-case), as the route reads them.
     ///   - now: For `Delay` given as a Unix time.
     /// - Throws: `NtfyError` with ntfy's code: 40009 (topic), 40007 (priority), 40004/40006 (delay),
-    ///   40013/40021 (attach/icon URL), 40017/40024 (JSON body), 40018 (actions), 41301 (too large).
+    ///   40013/40021 (attach/icon URL), 40017/40024 (JSON body), 40018 (actions), 41301 (too large),
+    ///   41303 (a templated body over ``NtfyTemplate/maxBodyBytes``), and the template's
+    ///   (``NtfyTemplate/render(source:title:message:priority:)``).
     package init(
         topic: String?, body: [UInt8], parameter: (String) -> String?, now: Date
     ) throws(NtfyError) {
+        func value(_ name: String) -> String? { Self.value(name, parameter) }
+        let template = NtfyTemplate(value("template"))
         var json: [String: JSONValue] = [:]
         if topic == nil {
             guard body.count <= 2 * Self.maxMessageBytes else { throw .jsonTooLarge() }
@@ -67,14 +84,11 @@ package struct NtfyMessage: Sendable, Equatable {
             }
             guard case .object(let object) = parsed else { throw .notJSONMessage() }
             json = object
+        } else if template != nil {
+            // The body is the webhook's JSON, which ntfy takes up to its JSON limit.
+            guard body.count <= NtfyTemplate.maxBodyBytes else { throw .jsonTooLarge() }
         } else if body.count > Self.maxMessageBytes {
             throw .tooLarge()
-        }
-        func value(_ name: String) -> String? {
-            for alias in Self.aliases[name] ?? [name] {
-                if let found = parameter(alias), !found.isEmpty { return found }
-            }
-            return nil
         }
         func member(_ name: String) throws(NtfyError) -> String? {
             switch json[name] {
@@ -88,7 +102,8 @@ package struct NtfyMessage: Sendable, Equatable {
         if let topic { topicName = topic } else { topicName = try member("topic") ?? "" }
         guard Self.isValidTopic(topicName) else { throw .invalidTopic() }
         self.topic = topicName
-        let text = topic == nil ? try member("message") : String(decoding: body, as: UTF8.self)
+        // An empty body leaves the message to the `Message` parameter, as in ntfy.
+        let text = topic == nil ? try member("message") : body.isEmpty ? nil : String(decoding: body, as: UTF8.self)
         let trimmed = (text ?? value("message") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         message = trimmed.isEmpty ? "triggered" : trimmed
         title = try member("title") ?? value("title")
@@ -100,7 +115,8 @@ package struct NtfyMessage: Sendable, Equatable {
         } else {
             priorityText = try member("priority") ?? value("priority")
         }
-        if let priorityText {
+        // An inline priority template is refused as a template (40043), after the other parameters.
+        if let priorityText, template != .inline || !priorityText.contains("{{") {
             guard let level = Self.priority(priorityText) else { throw .invalidPriority() }
             priority = level
         }
@@ -135,6 +151,18 @@ package struct NtfyMessage: Sendable, Equatable {
             guard seconds >= 10 else { throw .delayTooSmall() }
             guard seconds <= 3 * 86_400 else { throw .delayTooLarge() }
             delay = seconds
+        }
+
+        // As ntfy, the template runs once every other parameter has been read.
+        if let template {
+            // The JSON form has no template member: as ntfy rewrites it to the topic form, the
+            // message it carries is the template's JSON.
+            let source = topic == nil ? Array((text ?? "triggered").utf8) : body
+            let rendered = try template.render(
+                source: source, title: try member("title") ?? value("title"), message: value("message"),
+                priority: priorityText)
+            message = rendered.message.isEmpty ? "triggered" : rendered.message
+            title = rendered.title.isEmpty ? nil : rendered.title
         }
     }
 

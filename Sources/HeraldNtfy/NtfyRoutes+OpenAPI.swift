@@ -41,10 +41,16 @@ extension NtfyRoutes {
         failure(
             400,
             "A topic that is invalid or one of Herald's own path segments (40009), a bad priority (40007), delay "
-                + "(40004-40006), attach or icon URL (40013, 40021), actions (40018), or JSON (40017, 40024)."),
+                + "(40004-40006), attach or icon URL (40013, 40021), actions (40018), or JSON (40017, 40024); with "
+                + "Template: a template Herald does not serve (40047), an inline Go template (40043), a body that is "
+                + "not JSON (40042), an event the template does not handle (40045), or a title or message over "
+                + "4,096 bytes (40041)."),
         failure(401, "No publish key, or not one (40101)."),
         failure(403, "The key is bound to another target, or the app turns ntfy off (40301)."),
-        failure(413, "The message is over 4,096 bytes or the JSON over 8,192 (41301, 41303)."),
+        failure(
+            413,
+            "The message is over 4,096 bytes, the JSON over 8,192, or a templated body over 131,072 or "
+                + "http.max_body_bytes (41301, 41303)."),
         failure(429, "Past app.<id>.ntfy.messages_per_minute for the key (42901), or too many refused keys (42909)."),
         failure(500, "Herald could not take the message (50001)."),
     ]
@@ -82,6 +88,12 @@ extension NtfyRoutes {
             "title", "t", "priority", "prio", "p", "tags", "tag", "ta", "delay", "at", "in", "actions", "action",
             "click", "attach", "a", "markdown", "md", "icon",
         ].map { .text($0, maxLength: 64) }
+        + ["template", "tpl"].map {
+            .text(
+                $0, maxLength: 64,
+                description: "ntfy's message template: github, grafana or alertmanager (the body is that tool's "
+                    + "JSON webhook); yes/1 (inline) only with a title and message without {{ }}")
+        }
 
     static func topicOperation(_ method: HTTPRequest.Method) -> APIOperation {
         APIOperation(
@@ -92,10 +104,14 @@ extension NtfyRoutes {
                 Click, Attach, Icon, Actions, Delay, Markdown (and X-Title, t, p, ta, … or the same as query \
                 parameters) as ntfy reads them. The topic is a channel of the publish key's app; Herald's own first \
                 path segments (v1, sns, ha, up, api, 1.1, message, console, metrics, healthz, readyz, openapi.yaml, \
-                _matrix, …) are not topics here (40009).
+                _matrix, …) are not topics here (40009). With X-Template (Template, Tpl, ?template=, ?tpl=) github, \
+                grafana or alertmanager, the body is that tool's JSON webhook (up to 131,072 bytes) and ntfy's \
+                built-in template makes the title and message. ntfy's templates are Go templates, which Herald does \
+                not run: the three are served as fixed renderers; an inline template ({{…}} in the title, message or \
+                priority with X-Template: yes) is refused (40043), any other name too (40047).
                 """,
             pathParameters: ["topic": .string(pattern: topicPattern)], query: topicQuery,
-            body: .string(format: .other("binary"), maxLength: NtfyMessage.maxMessageBytes), bodyEncoding: .binary,
+            body: .string(format: .other("binary"), maxLength: NtfyTemplate.maxBodyBytes), bodyEncoding: .binary,
             responses: [(200, .json("Accepted: the message.", messageSchema))] + errors)
     }
 }

@@ -9,10 +9,11 @@ import NIOCore
 
 /// ntfy's publish API (what Apprise, scripts and monitoring tools call): the JSON form `POST /`
 /// (or `PUT`) with `{"topic", "message", "title", …}`, and the topic form `PUT`/`POST /<topic>` with
-/// the message as the body and ntfy's header fields. The credential is a publish key
-/// (`Authorization: Bearer`, or Basic with the key as the password, or ntfy's `?auth=`); the
-/// topic is a channel of the key's app (a key bound to a target publishes only there). The
-/// notification goes through the engine like any other; the answer is ntfy's message JSON.
+/// the message as the body and ntfy's header fields, or with `X-Template` a tool's JSON webhook
+/// that one of ntfy's built-in templates turns into the message (``NtfyTemplate``). The credential
+/// is a publish key (`Authorization: Bearer`, or Basic with the key as the password, or ntfy's
+/// `?auth=`); the topic is a channel of the key's app (a key bound to a target publishes only
+/// there). The notification goes through the engine like any other; the answer is ntfy's message JSON.
 package struct NtfyRoutes: Dialect {
     package static let settingsKey = "ntfy"
     package static let name = "ntfy"
@@ -97,21 +98,26 @@ package struct NtfyRoutes: Dialect {
             let publisher = try authenticate(request, query: query)
             let app = settings[publisher.appID] ?? PublishConfiguration()
             guard app.enabled else { throw NtfyError.forbidden() }
+            let parameter: (String) -> String? = { name in
+                if let field = HTTPField.Name(name), let value = request.headers[field] { return value }
+                return query[Substring(name)].map(String.init)
+            }
+            // A templated publish's body is a tool's JSON webhook (NtfyTemplate), taken up to
+            // ntfy's JSON limit within http.max_body_bytes.
+            let templated = topic != nil && NtfyTemplate(NtfyMessage.value("template", parameter)) != nil
+            let limit =
+                topic == nil
+                ? 2 * NtfyMessage.maxMessageBytes
+                : templated ? min(NtfyTemplate.maxBodyBytes, maxBodyBytes) : NtfyMessage.maxMessageBytes
             var body: [UInt8] = []
-            let limit = topic == nil ? 2 * NtfyMessage.maxMessageBytes : NtfyMessage.maxMessageBytes
             for try await buffer in request.body {
                 guard body.count + buffer.readableBytes <= limit else {
-                    throw topic == nil ? NtfyError.jsonTooLarge() : NtfyError.tooLarge()
+                    throw topic == nil || templated ? NtfyError.jsonTooLarge() : NtfyError.tooLarge()
                 }
                 body.append(contentsOf: buffer.readableBytesView)
             }
             let now = now()
-            let message = try NtfyMessage(
-                topic: topic, body: body,
-                parameter: { name in
-                    if let field = HTTPField.Name(name), let value = request.headers[field] { return value }
-                    return query[Substring(name)].map(String.init)
-                }, now: now)
+            let message = try NtfyMessage(topic: topic, body: body, parameter: parameter, now: now)
             let target: NotificationTarget
             switch publisher.target {
             case nil: target = NotificationTarget(audience: .channels([message.topic]))

@@ -22,7 +22,22 @@ enum PostgresMigrations {
         ("v11_fanout_ranges", v11FanoutRanges), ("v12_installation_deliveries", v12InstallationDeliveries),
         ("v13_ha_relay_outcomes", v13HomeAssistantRelayOutcomes), ("v14_webhooks", v14Webhooks),
         ("v15_live_activities", v15LiveActivities), ("v16_locale_counts", v16LocaleCounts),
+        ("v17_templates", v17Templates),
     ]
+
+    /// Each app's named templates at their latest revision, as SQLite's v23_templates keeps them.
+    static let v17Templates = """
+        CREATE TABLE templates (
+            app_id TEXT NOT NULL COLLATE "C",
+            name TEXT NOT NULL COLLATE "C",
+            revision BIGINT NOT NULL,
+            content TEXT NOT NULL,
+            configured BOOLEAN NOT NULL DEFAULT FALSE,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (app_id, name)
+        );
+        """
 
     /// Of a localized notification's sent deliveries, how many went in each language.
     static let v16LocaleCounts = "ALTER TABLE notifications ADD COLUMN locale_counts JSONB"

@@ -36,6 +36,7 @@ extension PostgresStore {
             requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
         notification.liveActivity = spec.liveActivity
+        notification.template = spec.template
         notification.counts.byLocale = NotificationCounts.byLocale(
             stored: try row.get("locale_counts", as: String?.self))
         return notification

@@ -517,6 +517,22 @@ extension SQLiteStore {
             // Of a localized notification's sent deliveries, how many went in each language (a JSON object).
             try db.execute(sql: "ALTER TABLE notifications ADD COLUMN locale_counts TEXT")
         }
+        migrator.registerMigration("v23_templates") { db in
+            // Each app's named templates at their latest revision (docs/content.md, "Templates").
+            try db.execute(
+                sql: """
+                    CREATE TABLE templates (
+                        app_id TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        content TEXT NOT NULL,
+                        configured INTEGER NOT NULL DEFAULT 0,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (app_id, name)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

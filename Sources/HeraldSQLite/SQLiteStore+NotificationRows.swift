@@ -32,6 +32,7 @@ extension SQLiteStore {
             completedAt: date("completed_at"), requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
         notification.liveActivity = spec.liveActivity
+        notification.template = spec.template
         if row.hasColumn("locale_counts") {
             notification.counts.byLocale = NotificationCounts.byLocale(stored: row["locale_counts"])
         }

@@ -84,8 +84,16 @@ public enum HeraldApplication {
             .register(on: api.group("installations"), prefix: InstallationRoutes.prefix, table: &table)
         UserRoutes(store: store, dispatcher: dispatcher).register(
             on: api.group("users"), prefix: "/v1/users", table: &table)
-        NotificationRoutes(store: store, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes, now: now)
-            .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
+        let templates = store as? any TemplateStore
+        NotificationRoutes(
+            store: store, templates: templates, dispatcher: dispatcher, maxBodyBytes: configuration.maxBodyBytes,
+            now: now
+        )
+        .register(on: api.group("notifications"), prefix: NotificationRoutes.prefix, table: &table)
+        if let templates {
+            TemplateRoutes(store: templates, maxBodyBytes: configuration.maxBodyBytes, now: now)
+                .register(on: api.group("templates"), prefix: TemplateRoutes.prefix, table: &table)
+        }
         OpenRoutes(store: store, maxBodyBytes: configuration.maxBodyBytes, now: now)
             .register(on: api.group("opens"), prefix: OpenRoutes.prefix, table: &table)
         if let webhooks = store as? any WebhookStore {

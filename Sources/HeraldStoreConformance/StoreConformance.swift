@@ -72,7 +72,7 @@ public enum StoreConformance {
     public static let cases: [StoreConformanceCase] =
         EngineConformance.cases.map(StoreConformanceCase.init)
         + registry + cleanup + consoleSessions + ledger + opens + events + insights + ranges + QueryCases.cases
-        + ListingCases.cases + webhooks + liveActivities
+        + ListingCases.cases + webhooks + liveActivities + templates
 }
 
 /// The cases of the engine's contract (``EngineStore``): what the engine relies on of a store, and

@@ -95,6 +95,10 @@ struct Serve: AsyncParsableCommand {
             try await ConfiguredWebhooks.apply(
                 configuration.configuredWebhooks, appIDs: apps.appIDs, store: webhooks, now: Date(), logger: logger)
         }
+        if let templates = store as? any TemplateStore {
+            try await ConfiguredTemplates.apply(
+                configuration.configuredTemplates, appIDs: apps.appIDs, store: templates, now: Date(), logger: logger)
+        }
         let dispatcher = Dispatcher(
             store: store, transports: try TransportFactory.make(configuration.providers),
             configuration: configuration.engine, logger: logger)

@@ -52,6 +52,12 @@ struct SettingsCatalogTests {
         #expect(configuration.providers["shop"]?.sns?.credentials?.sessionToken == "session-token")
         #expect(configuration.apps.first?.userTokens.introspection != nil)
         #expect(configuration.configuredWebhooks.map(\.id) == ["crm"])
+        #expect(
+            configuration.configuredTemplates.map(\.content)
+                == [
+                    TemplateContent(
+                        title: "Welcome {{name}}", localizations: ["de": LocalizedText(title: "Willkommen {{name}}")])
+                ])
         let read = recorder.keys
         let undeclared = read.filter { SettingsCatalog.setting(matching: $0) == nil }.map { $0.joined(separator: ".") }
         #expect(
@@ -108,6 +114,10 @@ struct SettingsCatalogTests {
             key(AppConfiguration.WebhookSettings.events.named("crm")): ConfigValue(
                 .stringArray(["*"]), isSecret: false),
             key(AppConfiguration.WebhookSettings.secret.named("crm")): text(WebhookSecret.generate().value),
+            key(AppConfiguration.TemplateSettings.names): ConfigValue(.stringArray(["welcome"]), isSecret: false),
+            key(AppConfiguration.TemplateSettings.title.named("welcome")): text("Welcome {{name}}"),
+            key(AppConfiguration.TemplateSettings.localizations.named("welcome")): text(
+                #"{"de": {"title": "Willkommen {{name}}"}}"#),
         ]
     }
 }

@@ -51,6 +51,13 @@ struct ConsoleBrowserTests {
             "POST", "\(address)/v1/webhooks", bearer: serverKey,
             json: #"{"id":"crm","url":"https://hooks.invalid/herald","events":["*"]}"#)
         #expect(hook.status == 201, "\(hook.body)")
+        // A template in two languages, for the preview.
+        let template = try await request(
+            "PUT", "\(address)/v1/templates/welcome", bearer: serverKey,
+            json:
+                #"{"strict":true,"title":"Welcome {{name}}","body":"Hi {{recipient.attributes.first_name}}","localizations":{"de":{"title":"Willkommen {{name}}"}}}"#
+        )
+        #expect(template.status == 201, "\(template.body)")
         let aliceToken = Fixtures.apnsToken()
         let bobToken = Fixtures.apnsToken()
         let carolToken = Fixtures.apnsToken()
@@ -81,7 +88,7 @@ struct ConsoleBrowserTests {
             {"total": 4, "user": ["alice", 2], "channel": ["news", 3], "platform": ["android", 1], "invalid": 1,
              "history": "\(alice)", "history_outcomes": ["delivered"], "users": "alice, bob", "users_count": 3,
              "users_ios": 2, "failure_reason": "BadDeviceToken", "provider": "apns", "webhook": "crm",
-             "webhook_backlog": 3,
+             "webhook_backlog": 3, "template": "welcome",
              "webhook_types": ["delivery.failed", "installation.invalidated", "notification.completed"]}
             """
         let screenshots =
@@ -106,6 +113,7 @@ struct ConsoleBrowserTests {
         for page in [
             "01-sign-in", "02-installations", "03-installations-invalid", "04-history", "05-send-device",
             "06-send-query", "07-notifications", "08-health", "09-dialects", "10-signed-out", "11-webhooks",
+            "12-template-preview",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(page).png"), "no screenshot \(page)")
         }

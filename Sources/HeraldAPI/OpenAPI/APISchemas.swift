@@ -167,6 +167,10 @@ package enum APISchemas {
                             "id": .string, "event": .choice(LiveActivityPush.Event.self), "revision": .integer,
                             "channel": .nullableString(description: "the broadcast channel's APNs id"),
                         ]),
+                    "template": .object(
+                        requiring: ["name", "revision"],
+                        description: "the template its words are rendered from, at the revision it was accepted with",
+                        ["name": .string, "revision": .integer(nullable: true)]),
                 ]),
             "NotificationList": list(of: "Notification"),
             "Delivery": .object(
@@ -237,6 +241,26 @@ package enum APISchemas {
             ])
     }
 
+    /// A payload's or a template's words in other languages.
+    package static var localizations: JSONSchema {
+        .object(
+            description: """
+                the words in other languages, by BCP 47 tag (de, pt-BR, zh-Hant): each device gets the \
+                best match for its locale (RFC 4647 lookup after CLDR's likely subtags), else the \
+                default title, subtitle and body; a field a localization leaves out falls back to the \
+                default's (docs/content.md)
+                """,
+            maxProperties: LocalizedText.maxCount, properties: [:],
+            additionalProperties: .b(
+                .object(
+                    minProperties: 1,
+                    properties: [
+                        "title": .string(minLength: 1, maxLength: 1000),
+                        "subtitle": .string(minLength: 1, maxLength: 1000),
+                        "body": .string(minLength: 1, maxLength: 4000),
+                    ], additionalProperties: .a(false))))
+    }
+
     package static var sendRequest: JSONSchema {
         let list = { (maxLength: Int) in
             JSONSchema.strings(minItems: 1, maxItems: NotificationTarget.maxListCount, maxLength: maxLength)
@@ -258,11 +282,24 @@ package enum APISchemas {
                         + "(null removes one)"),
             ])
         return .object(
-            requiring: ["target", "payload"], closed: true,
+            requiring: ["target"], closed: true,
             [
                 "target": .ref("NotificationTarget"),
+                "template": .object(
+                    requiring: ["name"], closed: true,
+                    description: """
+                        the app's template the words come from (docs/content.md, "Templates"), rendered for each \
+                        device with these variables, payload.data and the device's profile; the payload then gives \
+                        no title, subtitle, body or localizations
+                        """,
+                    [
+                        "name": .string(
+                            minLength: 1, maxLength: NotificationTemplate.maxNameLength, pattern: "^[A-Za-z0-9._-]+$"),
+                        "variables": .anyObject(description: "the values the template names at its top level"),
+                    ]),
                 "payload": .object(
                     closed: true,
+                    description: "required unless a template gives the words",
                     [
                         "title": .string(minLength: 1, maxLength: 1000),
                         "subtitle": .string(minLength: 1, maxLength: 1000),
@@ -283,22 +320,7 @@ package enum APISchemas {
                         "collapse_id": .string(minLength: 1, maxLength: 64),
                         "ttl": .integer(maximum: (2_419_200, exclusive: false), minimum: (0, exclusive: false)),
                         "overrides": overrides,
-                        "localizations": .object(
-                            description: """
-                                the words in other languages, by BCP 47 tag (de, pt-BR, zh-Hant): each device gets the \
-                                best match for its locale (RFC 4647 lookup after CLDR's likely subtags), else the \
-                                default title, subtitle and body; a field a localization leaves out falls back to the \
-                                default's (docs/content.md)
-                                """,
-                            maxProperties: LocalizedText.maxCount, properties: [:],
-                            additionalProperties: .b(
-                                .object(
-                                    minProperties: 1,
-                                    properties: [
-                                        "title": .string(minLength: 1, maxLength: 1000),
-                                        "subtitle": .string(minLength: 1, maxLength: 1000),
-                                        "body": .string(minLength: 1, maxLength: 4000),
-                                    ], additionalProperties: .a(false)))),
+                        "localizations": localizations,
                     ]),
                 "overrides": overrides,
                 "source": label("matched against enabled_sources"),

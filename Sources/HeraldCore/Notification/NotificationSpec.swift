@@ -12,6 +12,7 @@ public struct NotificationSpec: Sendable, Equatable {
     public var requestID: String?
     public var waitsForChannel: Bool
     public var liveActivity: LiveActivityPush?
+    public var template: TemplateUse?
 
     /// The spec of a notification.
     public init(_ notification: PushNotification) {
@@ -24,6 +25,7 @@ public struct NotificationSpec: Sendable, Equatable {
         requestID = notification.requestID
         waitsForChannel = notification.waitsForChannel
         liveActivity = notification.liveActivity
+        template = notification.template
     }
 
     /// Reads a stored spec.
@@ -38,7 +40,9 @@ public struct NotificationSpec: Sendable, Equatable {
             }
             self.target = try NotificationTarget(parsing: target, stored: true)
             let live = spec.members["live_activity"]
-            self.payload = try NotificationPayload(parsing: payload, requiringContent: live == nil)
+            let template = spec.members["template"]
+            self.payload = try NotificationPayload(
+                parsing: payload, requiringContent: live == nil && template == nil)
             source = try spec.string("source")
             category = try spec.string("category")
             pushTime = try spec.string("push_time")
@@ -48,6 +52,7 @@ public struct NotificationSpec: Sendable, Equatable {
             liveActivity = try spec.members["live_activity"].map { (value) throws(HeraldError) in
                 try LiveActivityPush(stored: value)
             }
+            self.template = try template.map { (value) throws(HeraldError) in try TemplateUse(stored: value) }
         } catch let error as HeraldError {
             throw error
         } catch {
@@ -67,6 +72,7 @@ public struct NotificationSpec: Sendable, Equatable {
         spec["request_id"] = requestID.map(JSONValue.string)
         if waitsForChannel { spec["waits_for_channel"] = .bool(true) }
         spec["live_activity"] = liveActivity?.json
+        spec["template"] = template?.json
         let bytes = JSONValue.object(spec).serialized()
         if target.holdsTokens { return (try cipher.seal(bytes), true) }
         return (bytes, false)

@@ -146,6 +146,9 @@ public struct PushNotification: Sendable, Equatable {
     /// The Live Activity this notification starts, updates or ends, when it is a Live Activity push
     /// (docs/live-activities.md): sent to activity and push-to-start tokens, in revision order.
     public var liveActivity: LiveActivityPush?
+    /// The template its words are rendered from, at the revision it was accepted with
+    /// (docs/content.md, "Templates").
+    public var template: TemplateUse?
 
     /// The category preferences filter on: `category` when set, else `payload.category` (which is
     /// also the APNs category, so a sender whose APNs category is not the event's kind sets both).

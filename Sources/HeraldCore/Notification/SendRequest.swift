@@ -46,6 +46,9 @@ public struct SendRequest: Sendable, Equatable {
     public var knownAddresses: [InstallationAddress]?
     /// The Live Activity the notification starts, updates or ends (its revision is the store's).
     public var liveActivity: LiveActivityPush?
+    /// The template its words come from (the API's `template`); the route resolves its revision
+    /// before the engine accepts it.
+    public var template: TemplateUse?
 
     /// Creates a send request.
     public init(
@@ -67,7 +70,7 @@ public struct SendRequest: Sendable, Equatable {
     /// The members of a native send body.
     public static let fields: Set<String> = [
         "target", "payload", "overrides", "source", "category", "push_time", "expiration_time", "expiration_interval",
-        "respect_preferences", "dry_run", "idempotency_key",
+        "respect_preferences", "dry_run", "idempotency_key", "template",
     ]
     /// Sources and categories are at most this many characters.
     public static let maxLabelLength = 256
@@ -85,10 +88,25 @@ public struct SendRequest: Sendable, Equatable {
         try reader.rejectUnknown(allowed: Self.fields)
         guard let targetValue = reader.members["target"], targetValue != .null else { throw .missingField("target") }
         let target = try NotificationTarget(parsing: targetValue)
-        guard let payloadValue = reader.members["payload"], payloadValue != .null else {
+        let template = try reader.members["template"].map { (value) throws(HeraldError) in
+            try TemplateUse(parsing: value)
+        }
+        var payload: NotificationPayload
+        if let payloadValue = reader.members["payload"], payloadValue != .null {
+            payload = try NotificationPayload(parsing: payloadValue, requiringContent: template == nil)
+        } else if template != nil {
+            payload = NotificationPayload()
+        } else {
             throw .missingField("payload")
         }
-        var payload = try NotificationPayload(parsing: payloadValue)
+        if template != nil {
+            // The template's words are the notification's: the payload carries the rest.
+            for field in ["title", "subtitle", "body", "localizations"] where Self.payload(reader, has: field) {
+                throw .invalidValue(
+                    "payload.\(field)", code: "template_conflict",
+                    "A send with a template takes its words from the template: leave out payload.\(field).")
+            }
+        }
         if let overrides = try reader.object("overrides") {
             guard payload.overrides.isEmpty else {
                 throw .invalidValue(
@@ -120,6 +138,12 @@ public struct SendRequest: Sendable, Equatable {
             expiration = .after(seconds: seconds)
         }
         idempotencyKey = try Self.idempotencyKey(reader, header: headerKey)
+        self.template = template
+    }
+
+    private static func payload(_ reader: JSONObjectReader, has field: String) -> Bool {
+        guard case .object(let members)? = reader.members["payload"], let value = members[field] else { return false }
+        return value != .null
     }
 
     /// A body's `idempotency_key` and the `Idempotency-Key` header, which must agree when both are given.

@@ -9,6 +9,9 @@ extension Dispatcher {
     func sendLocalized(
         _ outgoing: [OutgoingPush], of notification: PushNotification, into commit: inout PageCommit, now: Date
     ) async throws -> (sent: [OutgoingPush], results: [TransportResult]) {
+        if let template = notification.template {
+            return try await sendTemplated(outgoing, of: notification, use: template, into: &commit, now: now)
+        }
         let localizations = notification.payload.localizations
         guard !localizations.isEmpty else {
             return await sendWithChannels(outgoing, of: notification, into: &commit, now: now)

@@ -66,6 +66,8 @@ public struct HeraldConfiguration: Sendable {
     public var webhookLease: Duration = .seconds(300)
     /// The webhook endpoints of every app kept in the configuration (`app.<id>.webhooks`).
     public var configuredWebhooks: [ConfiguredWebhook] = []
+    /// The templates kept in the configuration (`app.<id>.templates`), of every app.
+    public var configuredTemplates: [ConfiguredTemplate] = []
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -156,6 +158,7 @@ public struct HeraldConfiguration: Sendable {
         }
         self.registrationsPerMinute = registrationsPerMinute
         configuredWebhooks = try appIDs.flatMap { try ConfiguredWebhook.read(appID: $0, reader: reader) }
+        configuredTemplates = try appIDs.flatMap { try ConfiguredTemplate.read(appID: $0, reader: reader) }
         for endpoint in configuredWebhooks {
             do {
                 _ = try webhooks.check(url: endpoint.url)

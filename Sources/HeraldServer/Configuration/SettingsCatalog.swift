@@ -59,6 +59,10 @@ public enum SettingsCatalog {
                 "User tokens",
                 introduction: "The `app.default.jwt.*` keys configure user tokens of the generated `default` app.",
                 UserTokenConfiguration.Settings.all),
+            SettingsSection(
+                "Templates",
+                introduction: "Templates kept in the configuration (docs/content.md, \"Templates\").",
+                AppConfiguration.TemplateSettings.all),
             SettingsSection("Session introspection", IntrospectionConfiguration.Settings.all),
             SettingsSection("APNs", ProviderConfiguration.APNs.Settings.all),
             SettingsSection("FCM", ProviderConfiguration.FCM.Settings.all),

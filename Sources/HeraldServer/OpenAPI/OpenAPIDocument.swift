@@ -19,7 +19,7 @@ enum OpenAPIDocument {
         }
         var schemas: OrderedDictionary<OpenAPI.ComponentKey, JSONSchema> = [:]
         // The native schemas (the webhooks' beside them), then each dialect's, in the order of their settings keys.
-        var named = [APISchemas.native, WebhookRoutes.schemas, LiveActivityRoutes.schemas]
+        var named = [APISchemas.native, WebhookRoutes.schemas, LiveActivityRoutes.schemas, TemplateRoutes.schemas]
         for dialect in HeraldApplication.dialects.sorted(by: { $0.settingsKey < $1.settingsKey }) {
             named.append(dialect.schemas)
         }

@@ -107,6 +107,11 @@ public struct ConfigurationReloader: Service {
                         configuration.configuredWebhooks, appIDs: apps.appIDs, store: webhooks, now: now(),
                         logger: logger)
                 }
+                if let templates = store as? any TemplateStore {
+                    try await ConfiguredTemplates.apply(
+                        configuration.configuredTemplates, appIDs: apps.appIDs, store: templates, now: now(),
+                        logger: logger)
+                }
             } catch {
                 for app in transports.values { await app.shutdown() }
                 throw error

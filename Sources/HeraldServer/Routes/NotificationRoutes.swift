@@ -9,6 +9,8 @@ import Logging
 /// The native send API: `/v1/notifications` (server key only).
 struct NotificationRoutes: Sendable {
     let store: any DispatchStore & NotificationRecords
+    /// Where a send's template is looked up (nil: a store without templates refuses one).
+    let templates: (any TemplateStore)?
     let dispatcher: Dispatcher
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
@@ -23,9 +25,18 @@ struct NotificationRoutes: Sendable {
 
     @Sendable func send(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let appID = try Self.server(context)
-        let send = try SendRequest(
+        var send = try SendRequest(
             parsing: try await request.jsonBody(limit: maxBodyBytes),
             idempotencyKeyHeader: request.headers[.idempotencyKey])
+        if let use = send.template {
+            // The revision it is accepted with is the one it keeps (docs/content.md, "Templates").
+            guard let template = try await templates?.template(appID: appID, name: use.name) else {
+                throw HeraldError.invalidValue(
+                    "template.name", code: "template_not_found", "The app has no template named \(use.name).")
+            }
+            send.template?.revision = template.revision
+            send.template?.content = template.content
+        }
         switch try await dispatcher.submit(send, appID: appID) {
         case .accepted(let notification, let created):
             if created {

@@ -40,6 +40,12 @@ enum NotificationView {
             "completed_at": InstallationView.timestamp(notification.completedAt),
         ]
         view["live_activity"] = live
+        if let template = notification.template {
+            view["template"] = .object([
+                "name": .string(template.name),
+                "revision": template.revision.map { .number(JSONNumber($0)) } ?? .null,
+            ])
+        }
         return .object(view)
     }
 

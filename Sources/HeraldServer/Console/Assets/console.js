@@ -96,7 +96,7 @@ async function signOut() {
 
 // MARK: Pages
 
-const pages = ["sign-in", "installations", "history", "send", "notifications", "health", "webhooks", "dialects"];
+const pages = ["sign-in", "installations", "history", "send", "notifications", "health", "webhooks", "templates", "dialects"];
 
 function show(page) {
   for (const name of pages) $("page-" + name).hidden = name !== page;
@@ -121,6 +121,7 @@ function route() {
   if (page === "notifications") loadNotifications();
   if (page === "health") loadHealth();
   if (page === "webhooks") loadWebhooks(params.get("endpoint"));
+  if (page === "templates") loadTemplates(params.get("name"));
   if (page === "dialects") loadDialects();
 }
 
@@ -451,6 +452,60 @@ async function loadWebhookAttempts(id) {
   $("webhook-attempts-card").hidden = false;
 }
 
+// Templates: the app's templates, and a preview of one rendered with sample values (nothing is sent).
+
+async function loadTemplates(selected) {
+  const body = $("templates-table").tBodies[0];
+  body.replaceChildren();
+  $("preview-form").hidden = true;
+  try {
+    const page = await api("GET", "/v1/templates");
+    for (const template of page.data) {
+      const link = el("a", { href: "#/templates?name=" + encodeURIComponent(template.name) }, template.name);
+      const languages = ["default"].concat(Object.keys(template.localizations || {}));
+      body.append(el("tr", { "data-name": template.name },
+        el("td", {}, link, template.configured ? " " : "", template.configured ? badge("configured") : ""),
+        el("td", { class: "num" }, template.revision),
+        el("td", {}, el("code", {}, template.title || "–")),
+        el("td", {}, languages.join(", ")),
+        el("td", {}, template.strict ? badge("strict") : "lenient"),
+        el("td", {}, when(template.updated_at))));
+    }
+    $("templates-empty").hidden = page.data.length > 0;
+    if (selected && page.data.some((template) => template.name === selected)) {
+      $("preview-name").textContent = selected;
+      $("preview-result").hidden = true;
+      $("preview-error").hidden = true;
+      $("preview-form").hidden = false;
+    }
+  } catch (error) { toast(error.message); }
+}
+
+async function preview(event) {
+  event.preventDefault();
+  $("preview-error").hidden = true;
+  $("preview-result").hidden = true;
+  try {
+    const body = {
+      variables: JSON.parse($("preview-variables").value || "{}"),
+      recipient: JSON.parse($("preview-recipient").value || "{}"),
+    };
+    const locale = $("preview-locale").value.trim();
+    if (locale) body.locale = locale;
+    const name = $("preview-name").textContent;
+    const rendered = await api("POST", "/v1/templates/" + encodeURIComponent(name) + "/render", body);
+    $("preview-localization").textContent = rendered.localization || "default";
+    for (const field of ["title", "subtitle", "body"]) $("preview-" + field).textContent = rendered[field] ?? "–";
+    $("preview-data").textContent = JSON.stringify(rendered.data);
+    $("preview-missing").replaceChildren(...(rendered.missing.length
+      ? rendered.missing.map((name) => badge(name, rendered.strict ? "bad" : "")) : ["none"]));
+    $("preview-result").hidden = false;
+  } catch (error) {
+    $("preview-error").textContent = error.message;
+    $("preview-error").hidden = false;
+  }
+}
+
 async function loadDialects() {
   try {
     const overview = await api("GET", "/console/api/overview");
@@ -480,6 +535,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("search-form").addEventListener("submit", (event) => searchInstallations(event, false));
   $("installations-more").addEventListener("click", () => searchInstallations(null, true));
   $("send-form").addEventListener("submit", send);
+  $("preview-form").addEventListener("submit", preview);
   for (const input of document.querySelectorAll("input[name=mode]")) input.addEventListener("change", modeChanged);
   $("send-audience").addEventListener("change", modeChanged);
   for (const id of ["send-installation", "send-value", "send-platforms"]) {
