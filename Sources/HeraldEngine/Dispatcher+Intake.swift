@@ -87,6 +87,14 @@ extension Dispatcher {
             requestID: RequestTrace.requestID)
         notification.waitsForChannel = request.waitsForChannel
         notification.liveActivity = request.liveActivity
+        if request.updatable {
+            guard request.liveActivity == nil else {
+                throw .invalidValue("updatable", "A Live Activity is updated through its own revisions.")
+            }
+            notification.updatable = true
+            notification.payload.collapseID =
+                request.payload.collapseID ?? PushNotification.replacementKey(for: notification.id)
+        }
         if let template = request.template {
             guard request.liveActivity == nil else {
                 throw .invalidValue("template", "A Live Activity push takes its content state, not a template.")

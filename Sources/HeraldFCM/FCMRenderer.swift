@@ -60,6 +60,8 @@ package struct FCMRenderer: Sendable {
         if let badge { androidNotification["notification_count"] = .number(JSONNumber(badge)) }
         if let category = payload.category { androidNotification["click_action"] = .string(category) }
         if let thread = payload.threadID { androidNotification["tag"] = .string(thread) }
+        // An updatable notification's tag is its replacement key: its next revision replaces it on screen.
+        if notification.updatable, let key = payload.collapseID { androidNotification["tag"] = .string(key) }
         var ttl = payload.ttl
         if let expiresAt = notification.expiresAt { ttl = max(0, Int(expiresAt.timeIntervalSince(now))) }
         var android = FCMMessage.Android(

@@ -35,6 +35,7 @@ extension PostgresStore {
             startedAt: try row.date("started_at"), completedAt: try row.date("completed_at"),
             requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
+        notification.updatable = spec.updatable
         notification.liveActivity = spec.liveActivity
         notification.template = spec.template
         notification.counts.byLocale = NotificationCounts.byLocale(

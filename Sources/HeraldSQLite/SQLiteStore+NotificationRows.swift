@@ -31,6 +31,7 @@ extension SQLiteStore {
             createdAt: date("created_at") ?? Date(timeIntervalSince1970: 0), startedAt: date("started_at"),
             completedAt: date("completed_at"), requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
+        notification.updatable = spec.updatable
         notification.liveActivity = spec.liveActivity
         notification.template = spec.template
         if row.hasColumn("locale_counts") {

@@ -167,6 +167,7 @@ package enum APISchemas {
                             "id": .string, "event": .choice(LiveActivityPush.Event.self), "revision": .integer,
                             "channel": .nullableString(description: "the broadcast channel's APNs id"),
                         ]),
+                    "updatable": .boolean(description: "sent with a replacement key (its payload.collapse_id)"),
                     "template": .object(
                         requiring: ["name", "revision"],
                         description: "the template its words are rendered from, at the revision it was accepted with",
@@ -332,6 +333,12 @@ package enum APISchemas {
                 "respect_preferences": .boolean(defaultValue: true),
                 "dry_run": .boolean,
                 "idempotency_key": .string(minLength: 1, maxLength: SendRequest.maxIdempotencyKeyLength),
+                "updatable": .boolean(
+                    description: """
+                        send it with a replacement key on every provider (payload.collapse_id, default \
+                        herald-<id>): APNs apns-collapse-id, FCM collapse_key and android.notification.tag, Web Push \
+                        Topic and the payload's tag, the direct channel's tag (docs/content.md)
+                        """),
             ])
     }
 }

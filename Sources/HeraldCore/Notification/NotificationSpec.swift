@@ -11,6 +11,7 @@ public struct NotificationSpec: Sendable, Equatable {
     /// The request that created the notification (`X-Request-Id`), carried into its jobs' logs.
     public var requestID: String?
     public var waitsForChannel: Bool
+    public var updatable: Bool
     public var liveActivity: LiveActivityPush?
     public var template: TemplateUse?
 
@@ -24,6 +25,7 @@ public struct NotificationSpec: Sendable, Equatable {
         respectPreferences = notification.respectPreferences
         requestID = notification.requestID
         waitsForChannel = notification.waitsForChannel
+        updatable = notification.updatable
         liveActivity = notification.liveActivity
         template = notification.template
     }
@@ -49,6 +51,7 @@ public struct NotificationSpec: Sendable, Equatable {
             respectPreferences = try spec.bool("respect_preferences") ?? true
             requestID = try spec.string("request_id")
             waitsForChannel = try spec.bool("waits_for_channel") ?? false
+            updatable = try spec.bool("updatable") ?? false
             liveActivity = try spec.members["live_activity"].map { (value) throws(HeraldError) in
                 try LiveActivityPush(stored: value)
             }
@@ -71,6 +74,7 @@ public struct NotificationSpec: Sendable, Equatable {
         spec["push_time"] = pushTime.map(JSONValue.string)
         spec["request_id"] = requestID.map(JSONValue.string)
         if waitsForChannel { spec["waits_for_channel"] = .bool(true) }
+        if updatable { spec["updatable"] = .bool(true) }
         spec["live_activity"] = liveActivity?.json
         spec["template"] = template?.json
         let bytes = JSONValue.object(spec).serialized()

@@ -149,6 +149,13 @@ public struct PushNotification: Sendable, Equatable {
     /// The template its words are rendered from, at the revision it was accepted with
     /// (docs/content.md, "Templates").
     public var template: TemplateUse?
+    /// Sent with a replacement key (its `payload.collapseID`, by default ``replacementKey(for:)``) on
+    /// every provider, so a later change replaces it on the device (docs/content.md, "Updating and
+    /// deleting").
+    public var updatable = false
+
+    /// The replacement key of an updatable notification that gives no `collapse_id`.
+    public static func replacementKey(for id: String) -> String { "herald-\(id)" }
 
     /// The category preferences filter on: `category` when set, else `payload.category` (which is
     /// also the APNs category, so a sender whose APNs category is not the event's kind sets both).

@@ -49,6 +49,8 @@ public struct SendRequest: Sendable, Equatable {
     /// The template its words come from (the API's `template`); the route resolves its revision
     /// before the engine accepts it.
     public var template: TemplateUse?
+    /// Send it with a replacement key, so it can be changed or removed on the devices later.
+    public var updatable = false
 
     /// Creates a send request.
     public init(
@@ -70,7 +72,7 @@ public struct SendRequest: Sendable, Equatable {
     /// The members of a native send body.
     public static let fields: Set<String> = [
         "target", "payload", "overrides", "source", "category", "push_time", "expiration_time", "expiration_interval",
-        "respect_preferences", "dry_run", "idempotency_key", "template",
+        "respect_preferences", "dry_run", "idempotency_key", "template", "updatable",
     ]
     /// Sources and categories are at most this many characters.
     public static let maxLabelLength = 256
@@ -139,6 +141,7 @@ public struct SendRequest: Sendable, Equatable {
         }
         idempotencyKey = try Self.idempotencyKey(reader, header: headerKey)
         self.template = template
+        updatable = try reader.bool("updatable") ?? false
     }
 
     private static func payload(_ reader: JSONObjectReader, has field: String) -> Bool {

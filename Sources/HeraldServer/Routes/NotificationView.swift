@@ -40,6 +40,7 @@ enum NotificationView {
             "completed_at": InstallationView.timestamp(notification.completedAt),
         ]
         view["live_activity"] = live
+        if notification.updatable { view["updatable"] = .bool(true) }
         if let template = notification.template {
             view["template"] = .object([
                 "name": .string(template.name),
