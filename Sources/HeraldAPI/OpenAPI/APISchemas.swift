@@ -256,9 +256,9 @@ package enum APISchemas {
                 .object(
                     minProperties: 1,
                     properties: [
-                        "title": .string(minLength: 1, maxLength: 1000),
-                        "subtitle": .string(minLength: 1, maxLength: 1000),
-                        "body": .string(minLength: 1, maxLength: 4000),
+                        "title": JSONSchema.string(minLength: 1, maxLength: 1000).optionalSchemaObject(),
+                        "subtitle": JSONSchema.string(minLength: 1, maxLength: 1000).optionalSchemaObject(),
+                        "body": JSONSchema.string(minLength: 1, maxLength: 4000).optionalSchemaObject(),
                     ], additionalProperties: .a(false))))
     }
 
