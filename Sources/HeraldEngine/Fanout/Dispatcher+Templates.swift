@@ -47,6 +47,15 @@ extension Dispatcher {
         into commit: inout PageCommit, now: Date
     ) async throws -> (sent: [OutgoingPush], results: [TransportResult]) {
         let template = try use.compiled()
+        // A template in one language that does not name the recipient renders the same for every
+        // device: once, without reading the devices, and without per-language counts.
+        let shared = template.render(
+            key: nil, variables: use.variables, data: notification.payload.data, recipient: nil)
+        if template.localizationKeys.isEmpty, !shared.usesRecipient {
+            var rendered = notification
+            rendered.payload = shared.applied(to: notification.payload)
+            return await sendWithChannels(outgoing, of: rendered, into: &commit, now: now)
+        }
         let ids = outgoing.compactMap(\.recipient.installationID)
         var installations: [String: Installation] = [:]
         for installation in try await store.installations(appID: notification.appID, ids: ids) {
