@@ -20,14 +20,13 @@ public protocol NotificationCenterRemoving: AnyObject {
 // Removing a notification Herald sent (`DELETE /v1/notifications/{id}/delivered`, docs/content.md
 // "Updating and deleting"). An updatable notification reaches iOS with its replacement key as
 // `apns-collapse-id`, which iOS makes the notification request's identifier. Its removal is a
-// background push `{"aps": {"content-available": 1}, "herald": {"id": …, "remove": "<key>"}}`, which
+// background push `{"aps": {"content-available": 1}, "herald_remove": "<key>", "herald": {"id": …}}`, which
 // the app hands to ``HeraldClient/handleRemoval(_:center:)``. iOS wakes an app for a background push
 // when it sees fit, so a removal is best effort: the notification stays if the app is not woken.
 extension HeraldClient {
     /// The replacement key a removal names, from a push's `userInfo`; nil for any other push.
     public static func removalKey(in userInfo: [AnyHashable: Any]) -> String? {
-        guard let herald = userInfo["herald"] as? [String: Any], let key = herald["remove"] as? String, !key.isEmpty
-        else { return nil }
+        guard let key = userInfo["herald_remove"] as? String, !key.isEmpty else { return nil }
         return key
     }
 

@@ -28,6 +28,7 @@ extension Dispatcher {
             }
             return .dryRun(audience: try await store.count(request.target, appID: appID))
         }
+        if notification.revision?.number == 1 { try await createRevisionCounter(for: notification, now: now) }
         let lease = handoffLease(for: notification, now: now)
         let stored: (notification: PushNotification, created: Bool)
         do {
@@ -91,9 +92,15 @@ extension Dispatcher {
             guard request.liveActivity == nil else {
                 throw .invalidValue("updatable", "A Live Activity is updated through its own revisions.")
             }
+            if case .tokens = request.target.audience {
+                throw .invalidValue(
+                    "target.tokens", code: "invalid_target",
+                    "An updatable notification goes to installations: Herald keeps them as its recipients.")
+            }
             notification.updatable = true
             notification.payload.collapseID =
                 request.payload.collapseID ?? PushNotification.replacementKey(for: notification.id)
+            notification.revision = request.revision ?? NotificationRevision(of: notification.id, number: 1)
         }
         if let template = request.template {
             guard request.liveActivity == nil else {

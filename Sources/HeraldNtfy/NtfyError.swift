@@ -109,6 +109,20 @@ package struct NtfyError: Error, Sendable, Equatable {
             status: .badRequest, code: 40047, error: "invalid request: template file not found; \(detail)",
             link: templatingLink)
     }
+    static let updatingLink = "https://ntfy.sh/docs/publish/#updating-deleting-notifications"
+
+    /// A sequence id that is not 1 to 64 of `A-Z a-z 0-9 _ -`.
+    package static func invalidSequenceID() -> Self {
+        Self(
+            status: .badRequest, code: 40049, error: "invalid request: sequence ID invalid", link: updatingLink)
+    }
+    /// A clear or delete of a sequence the app never published (ntfy would publish the event anyway;
+    /// Herald has nothing on any device to act on).
+    package static func sequenceNotFound() -> Self {
+        Self(
+            status: .notFound, code: 40401, error: "page not found: no message with this sequence ID",
+            link: updatingLink)
+    }
     package static func internalError() -> Self {
         Self(status: .internalServerError, code: 50001, error: "internal server error")
     }

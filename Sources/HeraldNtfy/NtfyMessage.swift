@@ -22,6 +22,9 @@ package struct NtfyMessage: Sendable, Equatable {
     package var markdown: Bool
     /// Seconds from now to deliver at (ntfy's `Delay`, 10 s to 3 days).
     package var delay: Int?
+    /// The sequence a message updates (ntfy's `sequence_id`): the path's second segment, the
+    /// `X-Sequence-ID` header, or the JSON member (docs/dialects/ntfy.md, "Updating and deleting").
+    package var sequenceID: String?
 
     /// The largest message ntfy keeps as text (a larger one would be an attachment, which Herald does not keep).
     package static let maxMessageBytes = 4_096
@@ -46,6 +49,7 @@ package struct NtfyMessage: Sendable, Equatable {
         "markdown": ["x-markdown", "markdown", "md"],
         "icon": ["x-icon", "icon"],
         "template": ["x-template", "template", "tpl"],
+        "sequence_id": ["x-sequence-id", "sequence-id", "sid"],
     ]
 
     /// A parameter by its ntfy name (`"template"`), under any of its ``aliases``, as ntfy reads it:
@@ -69,7 +73,7 @@ package struct NtfyMessage: Sendable, Equatable {
     ///   41303 (a templated body over ``NtfyTemplate/maxBodyBytes``), and the template's
     ///   (``NtfyTemplate/render(source:title:message:priority:)``).
     package init(
-        topic: String?, body: [UInt8], parameter: (String) -> String?, now: Date
+        topic: String?, sequenceID path: String? = nil, body: [UInt8], parameter: (String) -> String?, now: Date
     ) throws(NtfyError) {
         func value(_ name: String) -> String? { Self.value(name, parameter) }
         let template = NtfyTemplate(value("template"))
@@ -102,6 +106,10 @@ package struct NtfyMessage: Sendable, Equatable {
         if let topic { topicName = topic } else { topicName = try member("topic") ?? "" }
         guard Self.isValidTopic(topicName) else { throw .invalidTopic() }
         self.topic = topicName
+        // The path's, then the JSON member, then the header and query forms (ntfy's sequence ids
+        // follow its topic rule).
+        if let path { sequenceID = path } else { sequenceID = try member("sequence_id") ?? value("sequence_id") }
+        if let sequenceID, !Self.isValidTopic(sequenceID) { throw .invalidSequenceID() }
         // An empty body leaves the message to the `Message` parameter, as in ntfy.
         let text = topic == nil ? try member("message") : body.isEmpty ? nil : String(decoding: body, as: UTF8.self)
         let trimmed = (text ?? value("message") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -225,6 +233,18 @@ package struct NtfyMessage: Sendable, Equatable {
             priority: level >= 3 ? .high : .normal)
         var request = SendRequest(target: target, payload: payload, source: source, respectPreferences: true)
         if let delay { request.pushTime = .instant(now.addingTimeInterval(TimeInterval(delay))) }
+        if let sequenceID {
+            // A message of a sequence can be updated, cleared and deleted: it carries the sequence's key.
+            request.updatable = true
+            request.payload.collapseID = Self.replacementKey(topic: topic, sequenceID: sequenceID)
+        }
         return request
+    }
+
+    /// The replacement key of a sequence on the devices: `ntfy-<topic>-<sequence id>`, or, when that is
+    /// over the 64 bytes APNs takes, `ntfy-` and a hash of both.
+    package static func replacementKey(topic: String, sequenceID: String) -> String {
+        let key = "ntfy-\(topic)-\(sequenceID)"
+        return key.utf8.count <= 64 ? key : "ntfy-" + SecretFingerprint.of("\(topic)/\(sequenceID)")
     }
 }

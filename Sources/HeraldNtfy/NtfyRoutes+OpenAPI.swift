@@ -33,6 +33,16 @@ extension NtfyRoutes {
             "priority": .integer(maximum: (5, exclusive: false), minimum: (1, exclusive: false)),
             "tags": .array(items: .string()), "click": .string(), "icon": .string(),
             "actions": .any(description: "the actions as published"), "content_type": .choice("text/markdown"),
+            "sequence_id": .string(description: "the sequence it updates, when it is not the message's own id"),
+        ])
+
+    /// The event a clear or delete answers with.
+    static let actionSchema = JSONSchema.object(
+        requiring: ["id", "time", "event", "topic", "sequence_id"],
+        [
+            "id": .string(description: "the removal's notification id (GET /v1/notifications/{id})"),
+            "time": .integer(), "expires": .integer(), "event": .choice("message_clear", "message_delete"),
+            "topic": .string(), "sequence_id": .string(),
         ])
 
     static let topicPattern = "^[-_A-Za-z0-9]{1,64}$"
@@ -76,6 +86,9 @@ extension NtfyRoutes {
                     "click": .string(), "attach": .string(), "filename": .string(), "icon": .string(),
                     "actions": .array(items: .anyObject()), "markdown": .boolean(), "delay": .string(),
                     "email": .string(), "call": .string(), "cache": .string(), "firebase": .string(),
+                    "sequence_id": .string(
+                        description: "updates the earlier message of this sequence (docs/dialects/ntfy.md)",
+                        pattern: topicPattern),
                 ]),
             responses: [(200, .json("Accepted: the message.", messageSchema))] + errors)
     }
@@ -88,6 +101,9 @@ extension NtfyRoutes {
             "title", "t", "priority", "prio", "p", "tags", "tag", "ta", "delay", "at", "in", "actions", "action",
             "click", "attach", "a", "markdown", "md", "icon",
         ].map { .text($0, maxLength: 64) }
+        + ["x-sequence-id", "sequence-id", "sid"].map {
+            .text($0, maxLength: 64, description: "the sequence the message updates (1-64 of A-Z a-z 0-9 _ -)")
+        }
         + ["template", "tpl"].map {
             .text(
                 $0, maxLength: 64,
@@ -113,5 +129,56 @@ extension NtfyRoutes {
             pathParameters: ["topic": .string(pattern: topicPattern)], query: topicQuery,
             body: .string(format: .other("binary"), maxLength: NtfyTemplate.maxBodyBytes), bodyEncoding: .binary,
             responses: [(200, .json("Accepted: the message.", messageSchema))] + errors)
+    }
+
+    static let sequenceErrors: [(Int, APIResponse)] = [
+        failure(400, "A topic or sequence id that is invalid (40009, 40049)."),
+        failure(401, "No publish key, or not one (40101)."),
+        failure(403, "The key is bound to another target, or the app turns ntfy off (40301)."),
+        failure(404, "No message of the app has this sequence id, or it was deleted already (40401)."),
+        failure(429, "Past app.<id>.ntfy.messages_per_minute for the key (42901), or too many refused keys (42909)."),
+        failure(500, "Herald could not take the request (50001)."),
+    ]
+
+    static let sequenceParameters: [String: JSONSchema] = [
+        "topic": .string(pattern: topicPattern), "sequence": .string(pattern: topicPattern),
+    ]
+
+    static func sequenceOperation(_ method: HTTPRequest.Method) -> APIOperation {
+        APIOperation(
+            method, "/{topic}/{sequence}", tags: ["ntfy"],
+            summary: "ntfy: publish the body as a message of a sequence (curl -d \"…\" host/topic/sequence).",
+            description: """
+                The topic form with a sequence id: the first message of a sequence is an updatable notification; a \
+                later one changes it on the devices it went to (its next revision, with the same replacement key \
+                ntfy-<topic>-<sequence id>). The message's own id (the answer's id) also names its sequence. The \
+                header form (X-Sequence-ID, Sequence-ID, SID) and the JSON member sequence_id do the same.
+                """,
+            pathParameters: sequenceParameters, query: topicQuery,
+            body: .string(format: .other("binary"), maxLength: NtfyTemplate.maxBodyBytes), bodyEncoding: .binary,
+            responses: [(200, .json("Accepted: the message.", messageSchema))] + errors)
+    }
+
+    static func clearOperation(_ method: HTTPRequest.Method, _ path: String) -> APIOperation {
+        APIOperation(
+            method, path, tags: ["ntfy"],
+            summary: "ntfy: clear a sequence's notification (ntfy marks it read and dismisses it).",
+            description: """
+                Herald removes the sequence's notification from the devices: a data message the app acts on, \
+                clear_notification on the direct channel, or a cancel when it is not sent yet \
+                (docs/content.md, "Updating and deleting").
+                """,
+            pathParameters: sequenceParameters,
+            query: [.text("auth", maxLength: 256, description: "the Authorization value, base64url")],
+            responses: [(200, .json("Removed: ntfy's message_clear event.", actionSchema))] + sequenceErrors)
+    }
+
+    static func deleteOperation(_ method: HTTPRequest.Method, _ path: String) -> APIOperation {
+        APIOperation(
+            method, path, tags: ["ntfy"],
+            summary: "ntfy: delete a sequence's notification from the devices (or cancel it before its time).",
+            pathParameters: sequenceParameters,
+            query: [.text("auth", maxLength: 256, description: "the Authorization value, base64url")],
+            responses: [(200, .json("Removed: ntfy's message_delete event.", actionSchema))] + sequenceErrors)
     }
 }

@@ -55,7 +55,9 @@ package struct NtfyRoutes: Dialect {
         for method in [HTTPRequest.Method.post, .put] {
             table.on(router.group(), prefix: "", Self.jsonOperation(method), use: publishJSON)
             table.on(router.group(), prefix: "", Self.topicOperation(method), use: publishToTopic)
+            table.on(router.group(), prefix: "", Self.sequenceOperation(method), use: publishToSequence)
         }
+        registerSequenceActions(on: router, table: &table)
     }
 
     /// Refused credentials from an address past `http.auth_failures_per_minute`: ntfy's `42909`.
@@ -82,17 +84,28 @@ package struct NtfyRoutes: Dialect {
 
     /// `PUT`/`POST /<topic>`: the topic form.
     @Sendable func publishToTopic(_ request: Request, context: HeraldRequestContext) async -> Response {
-        let topic = context.parameters.get("topic") ?? ""
-        guard NtfyMessage.isValidTopic(topic), !Self.reservedTopics.contains(topic.lowercased()) else {
-            return NtfyError.invalidTopic(
-                Self.reservedTopics.contains(topic.lowercased())
-                    ? "topic invalid (reserved: Herald serves /\(topic) itself)" : "topic invalid"
-            ).response()
+        do {
+            return await publish(request, topic: try Self.topic(context), context: context)
+        } catch {
+            return error.response()
         }
-        return await publish(request, topic: topic, context: context)
     }
 
-    private func publish(_ request: Request, topic: String?, context: HeraldRequestContext) async -> Response {
+    /// The path's topic: ntfy's topic rule, and not one of Herald's own first segments.
+    /// - Throws: `NtfyError` `40009`.
+    static func topic(_ context: HeraldRequestContext) throws(NtfyError) -> String {
+        let topic = context.parameters.get("topic") ?? ""
+        guard NtfyMessage.isValidTopic(topic), !reservedTopics.contains(topic.lowercased()) else {
+            throw NtfyError.invalidTopic(
+                reservedTopics.contains(topic.lowercased())
+                    ? "topic invalid (reserved: Herald serves /\(topic) itself)" : "topic invalid")
+        }
+        return topic
+    }
+
+    func publish(
+        _ request: Request, topic: String?, sequence: String? = nil, context: HeraldRequestContext
+    ) async -> Response {
         do {
             let query = request.uri.queryParameters
             let publisher = try authenticate(request, query: query)
@@ -117,22 +130,26 @@ package struct NtfyRoutes: Dialect {
                 body.append(contentsOf: buffer.readableBytesView)
             }
             let now = now()
-            let message = try NtfyMessage(topic: topic, body: body, parameter: parameter, now: now)
-            let target: NotificationTarget
-            switch publisher.target {
-            case nil: target = NotificationTarget(audience: .channels([message.topic]))
-            case .channel(let channel)?:
-                guard channel == message.topic else { throw NtfyError.forbidden() }
-                target = PublishKey.Target.channel(channel).notificationTarget
-            case let bound?: target = bound.notificationTarget
-            }
-            var send = message.sendRequest(to: target, source: Self.source, now: now)
+            let message = try NtfyMessage(
+                topic: topic, sequenceID: sequence, body: body, parameter: parameter, now: now)
+            var send = message.sendRequest(
+                to: try Self.target(of: publisher, topic: message.topic), source: Self.source, now: now)
             send.dialect = Self.settingsKey
-            let notification: PushNotification
-            switch try await Publishing.publish(
-                send, appID: publisher.appID, bucket: "ntfy:\(publisher.appID):\(publisher.fingerprint)",
-                perMinute: app.messagesPerMinute, store: store, dispatcher: dispatcher, now: now)
+            if let retryAfter = try await Publishing.spend(
+                bucket: publisher.bucket, perMinute: app.messagesPerMinute, store: store, now: now)
             {
+                return NtfyError.tooManyRequests().response(retryAfter: retryAfter)
+            }
+            let notification: PushNotification
+            switch try await Publishing.accepting({
+                if let sequence = message.sequenceID {
+                    return try await publish(send, sequence: sequence, topic: message.topic, appID: publisher.appID)
+                }
+                guard case .accepted(let accepted, _) = try await dispatcher.submit(send, appID: publisher.appID) else {
+                    throw HeraldError.internal("The engine answered a send with a dry run.")
+                }
+                return accepted
+            }) {
             case .accepted(let accepted): notification = accepted
             case .limited(let retryAfter): return NtfyError.tooManyRequests().response(retryAfter: retryAfter)
             case .tooLarge(let reason):
@@ -158,7 +175,7 @@ package struct NtfyRoutes: Dialect {
     /// KEY`; `Authorization: Basic` with the key as the password (any user name, or none); or
     /// `?auth=` holding the whole `Authorization` value in base64url.
     /// - Throws: `NtfyError` `40101` for none, or a key that is not a publish key.
-    private func authenticate(_ request: Request, query: Parameters) throws(NtfyError) -> PublishCaller {
+    func authenticate(_ request: Request, query: Parameters) throws(NtfyError) -> PublishCaller {
         var authorization = request.headers[.authorization]
         if let auth = query[Substring("auth")].map(String.init) {
             authorization = Base64URL.decode(auth.trimmingCharacters(in: CharacterSet(charactersIn: "=")))
@@ -186,6 +203,21 @@ package struct NtfyRoutes: Dialect {
         var appID: String
         var target: PublishKey.Target?
         var fingerprint: String
+
+        /// The key's allowance of messages a minute.
+        var bucket: String { "ntfy:\(appID):\(fingerprint)" }
+    }
+
+    /// Who a message to `topic` goes to: the topic's channel, or the key's own target.
+    /// - Throws: `NtfyError` `40301` for a key bound to another channel.
+    static func target(of publisher: PublishCaller, topic: String) throws(NtfyError) -> NotificationTarget {
+        switch publisher.target {
+        case nil: return NotificationTarget(audience: .channels([topic]))
+        case .channel(let channel)?:
+            guard channel == topic else { throw NtfyError.forbidden() }
+            return PublishKey.Target.channel(channel).notificationTarget
+        case let bound?: return bound.notificationTarget
+        }
     }
 
     /// ntfy's answer to a publish: the message as its subscribers get it, with the notification's
@@ -204,7 +236,14 @@ package struct NtfyRoutes: Dialect {
         body["icon"] = message.icon.map(JSONValue.string)
         body["actions"] = message.actions
         if message.markdown { body["content_type"] = .string("text/markdown") }
-        return Response(
+        // ntfy leaves out a sequence id that is the message's own id.
+        if let sequence = message.sequenceID, sequence != notification.id { body["sequence_id"] = .string(sequence) }
+        return json(body)
+    }
+
+    /// One JSON object and a newline, as ntfy writes it.
+    static func json(_ body: [String: JSONValue]) -> Response {
+        Response(
             status: .ok, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: JSONValue.object(body).serialized() + [0x0A])))
     }

@@ -12,13 +12,13 @@ extension PostgresStore {
             try await connection.changes(
                 """
                 INSERT INTO live_activities (app_id, id, attributes_type, revision, last_timestamp, created_at,
-                    updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (app_id, id) DO NOTHING
+                    updated_at, dismissal_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (app_id, id) DO NOTHING
                 """,
                 [
                     activity.appID, activity.id, activity.attributesType, activity.revision,
                     Int(activity.createdAt.timeIntervalSince1970), activity.createdAt.timeIntervalSince1970,
-                    activity.updatedAt.timeIntervalSince1970,
+                    activity.updatedAt.timeIntervalSince1970, activity.dismissalAt?.timeIntervalSince1970,
                 ]) > 0
         }
     }
@@ -156,7 +156,7 @@ extension PostgresStore {
                     """
                     SELECT m.activity_id, a.attributes_type, m.token_suffix, m.updated_at FROM live_activity_members m
                     JOIN live_activities a ON a.app_id = m.app_id AND a.id = m.activity_id
-                    WHERE m.installation_id = $1 ORDER BY m.activity_id
+                    WHERE m.installation_id = $1 AND m.activity_id NOT LIKE '#%' ORDER BY m.activity_id
                     """, [installationID])
             )
         }
@@ -170,14 +170,17 @@ extension PostgresStore {
     }
 
     public func claimLiveActivitySends(
-        appID: String, activityID: String, attributesType: String, revision: Int, start: Bool,
+        appID: String, activityID: String, attributesType: String, revision: Int, tokens: LiveActivityClaimTokens,
         installationIDs: [String], services: [String: PushService], now: Date, until: Date
     ) async throws -> [String: LiveActivityClaim] {
         guard !installationIDs.isEmpty else { return [:] }
         // In id order: two nodes claiming for overlapping installations lock their rows in one order.
         let ids = Set(installationIDs).sorted()
+        let start = tokens == .pushToStart
         let decisions = try await transaction { connection -> [String: LiveActivitySendDecision] in
             var startTokens: [String: [UInt8]] = [:]
+            // A notification's revision sent to a target makes each recipient a member.
+            var joining = tokens.joinsAll ? ids : []
             if start {
                 for row in try await connection.rows(
                     """
@@ -189,15 +192,15 @@ extension PostgresStore {
                 }
                 // The start makes each recipient it goes to a member: an APNs one through its
                 // push-to-start token, another through its installation's token.
-                let joining = ids.filter { startTokens[$0] != nil || (services[$0] ?? .apns) != .apns }
-                if !joining.isEmpty {
-                    try await connection.run(
-                        """
-                        INSERT INTO live_activity_members (app_id, activity_id, installation_id, updated_at)
-                        SELECT $1, $2, joining.id, $4 FROM unnest($3::text[]) AS joining (id) ORDER BY joining.id
-                        ON CONFLICT DO NOTHING
-                        """, [appID, activityID, joining, now.timeIntervalSince1970])
-                }
+                joining = ids.filter { startTokens[$0] != nil || tokens.ownToken(services[$0] ?? .apns) }
+            }
+            if !joining.isEmpty {
+                try await connection.run(
+                    """
+                    INSERT INTO live_activity_members (app_id, activity_id, installation_id, updated_at)
+                    SELECT $1, $2, joining.id, $4 FROM unnest($3::text[]) AS joining (id) ORDER BY joining.id
+                    ON CONFLICT DO NOTHING
+                    """, [appID, activityID, joining, now.timeIntervalSince1970])
             }
             // Locked until the commit: a node claiming another revision for one of them waits, then
             // reads the revision and claim this one wrote.
@@ -213,7 +216,8 @@ extension PostgresStore {
                 let own = try row.get("token_sealed", as: Data?.self).map(Array.init)
                 decisions[id] = .member(
                     revision: revision, sentRevision: try row.get("sent_revision"),
-                    sendingUntil: try row.date("sending_until"), now: now, service: services[id] ?? .apns,
+                    sendingUntil: try row.date("sending_until"), now: now,
+                    ownToken: tokens.ownToken(services[id] ?? .apns),
                     sealed: start ? startTokens[id] : own)
             }
             let granted = decisions.compactMap { id, decision in decision.sends ? id : nil }.sorted()
@@ -273,7 +277,8 @@ extension PostgresStore {
             try await connection.rows(
                 """
                 WITH gone AS (
-                    DELETE FROM live_activities WHERE ended_at IS NOT NULL AND dismissal_at < $1
+                    DELETE FROM live_activities
+                    WHERE (ended_at IS NOT NULL OR id LIKE '\(NotificationRevision.counterPrefix)%') AND dismissal_at < $1
                     RETURNING app_id, id)
                 SELECT count(*) AS n FROM live_activity_members m
                 JOIN gone ON m.app_id = gone.app_id AND m.activity_id = gone.id

@@ -36,6 +36,7 @@ extension PostgresStore {
             requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
         notification.updatable = spec.updatable
+        notification.revision = spec.revision
         notification.liveActivity = spec.liveActivity
         notification.template = spec.template
         notification.counts.byLocale = NotificationCounts.byLocale(

@@ -133,6 +133,28 @@ extension PostgresStore: DispatchLedger {
         return try await read { connection in try await connection.rows(query, binds) }.map(decodeNotification)
     }
 
+    public func notification(appID: String, idempotencyKey: String) async throws -> PushNotification? {
+        let rows = try await read { connection in
+            try await connection.rows(
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE app_id = $1 AND idempotency_key = $2",
+                [appID, idempotencyKey])
+        }
+        return try rows.first.map(decodeNotification)
+    }
+
+    public func replaceScheduledNotification(_ notification: PushNotification) async throws -> Bool {
+        let spec = try sealSpec(notification)
+        return try await read { connection in
+            try await connection.changes(
+                """
+                    UPDATE notifications SET spec = $1, spec_sealed = $2 WHERE app_id = $3 AND id = $4 AND status = 'scheduled'
+                AND NOT EXISTS (
+                    SELECT 1 FROM jobs WHERE kind = 'notification' AND reference = notifications.id AND locked_by IS NOT NULL)
+                """,
+                [spec.bytes, spec.sealed, notification.appID, notification.id]) > 0
+        }
+    }
+
     public func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification? {
         try await transaction { connection in
             guard

@@ -10,13 +10,14 @@ extension SQLiteStore {
             try db.execute(
                 sql: """
                     INSERT INTO live_activities (app_id, id, attributes_type, revision, last_timestamp, created_at,
-                        updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                        updated_at, dismissal_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                     """,
                 arguments: [
                     activity.appID, activity.id, activity.attributesType, activity.revision,
                     Int(activity.createdAt.timeIntervalSince1970),
                     activity.createdAt.timeIntervalSince1970, activity.updatedAt.timeIntervalSince1970,
+                    activity.dismissalAt?.timeIntervalSince1970,
                 ])
             return db.changesCount > 0
         }
@@ -160,7 +161,7 @@ extension SQLiteStore {
                 sql: """
                     SELECT m.activity_id, a.attributes_type, m.token_suffix, m.updated_at FROM live_activity_members m
                     JOIN live_activities a ON a.app_id = m.app_id AND a.id = m.activity_id
-                    WHERE m.installation_id = ? ORDER BY m.activity_id
+                    WHERE m.installation_id = ? AND m.activity_id NOT LIKE '#%' ORDER BY m.activity_id
                     """, arguments: [installationID]
             ).map { row in
                 LiveActivityTokenInfo(
@@ -172,14 +173,17 @@ extension SQLiteStore {
     }
 
     public func claimLiveActivitySends(
-        appID: String, activityID: String, attributesType: String, revision: Int, start: Bool,
+        appID: String, activityID: String, attributesType: String, revision: Int, tokens: LiveActivityClaimTokens,
         installationIDs: [String], services: [String: PushService], now: Date, until: Date
     ) async throws -> [String: LiveActivityClaim] {
         guard !installationIDs.isEmpty else { return [:] }
         let ids = Set(installationIDs).sorted()
+        let start = tokens == .pushToStart
         let marks = Self.placeholders(ids.count)
         let decisions = try await write { db -> [String: LiveActivitySendDecision] in
             var startTokens: [String: Data] = [:]
+            // A notification's revision sent to a target makes each recipient a member.
+            var joining = tokens.joinsAll ? ids : []
             if start {
                 for row in try Row.fetchAll(
                     db,
@@ -192,13 +196,14 @@ extension SQLiteStore {
                 }
                 // The start makes each recipient it goes to a member: an APNs one through its
                 // push-to-start token, another through its installation's token.
-                for id in ids where startTokens[id] != nil || (services[id] ?? .apns) != .apns {
-                    try db.cachedExecute(
-                        sql: """
-                            INSERT INTO live_activity_members (app_id, activity_id, installation_id, updated_at)
-                            VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
-                            """, arguments: [appID, activityID, id, now.timeIntervalSince1970])
-                }
+                joining = ids.filter { startTokens[$0] != nil || tokens.ownToken(services[$0] ?? .apns) }
+            }
+            for id in joining {
+                try db.cachedExecute(
+                    sql: """
+                        INSERT INTO live_activity_members (app_id, activity_id, installation_id, updated_at)
+                        VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
+                        """, arguments: [appID, activityID, id, now.timeIntervalSince1970])
             }
             var decisions: [String: LiveActivitySendDecision] = [:]
             for row in try Row.fetchAll(
@@ -213,7 +218,7 @@ extension SQLiteStore {
                 decisions[id] = .member(
                     revision: revision, sentRevision: row["sent_revision"],
                     sendingUntil: (row["sending_until"] as Double?).map(Date.init(timeIntervalSince1970:)), now: now,
-                    service: services[id] ?? .apns, sealed: sealed.map(Array.init))
+                    ownToken: tokens.ownToken(services[id] ?? .apns), sealed: sealed.map(Array.init))
             }
             for (id, decision) in decisions where decision.sends {
                 try db.cachedExecute(
@@ -260,16 +265,21 @@ extension SQLiteStore {
 
     public func forgetDismissedLiveActivities(before cutoff: Date) async throws -> Int {
         try await write { db in
-            let condition = "ended_at IS NOT NULL AND dismissal_at < ?"
+            // An updatable notification's counter has its dismissal from the start: it goes when the
+            // notification's record does.
+            func condition(_ table: String) -> String {
+                "(\(table)ended_at IS NOT NULL OR \(table)id LIKE '\(NotificationRevision.counterPrefix)%') "
+                    + "AND \(table)dismissal_at < ?"
+            }
             let members =
                 try Int.fetchOne(
                     db,
                     sql: """
                         SELECT count(*) FROM live_activity_members m JOIN live_activities a
-                            ON a.app_id = m.app_id AND a.id = m.activity_id WHERE a.\(condition)
+                            ON a.app_id = m.app_id AND a.id = m.activity_id WHERE \(condition("a."))
                         """, arguments: [cutoff.timeIntervalSince1970]) ?? 0
             try db.execute(
-                sql: "DELETE FROM live_activities WHERE \(condition)", arguments: [cutoff.timeIntervalSince1970])
+                sql: "DELETE FROM live_activities WHERE \(condition(""))", arguments: [cutoff.timeIntervalSince1970])
             return members
         }
     }

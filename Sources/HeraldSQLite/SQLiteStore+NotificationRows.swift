@@ -32,6 +32,7 @@ extension SQLiteStore {
             completedAt: date("completed_at"), requestID: spec.requestID)
         notification.waitsForChannel = spec.waitsForChannel
         notification.updatable = spec.updatable
+        notification.revision = spec.revision
         notification.liveActivity = spec.liveActivity
         notification.template = spec.template
         if row.hasColumn("locale_counts") {

@@ -98,6 +98,29 @@ extension SQLiteStore: DispatchLedger {
         }
     }
 
+    public func notification(appID: String, idempotencyKey: String) async throws -> PushNotification? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM notifications WHERE app_id = ? AND idempotency_key = ?"),
+                arguments: [appID, idempotencyKey]
+            ).map(self.decodeNotification)
+        }
+    }
+
+    public func replaceScheduledNotification(_ notification: PushNotification) async throws -> Bool {
+        let spec = try sealSpec(notification)
+        return try await durableWrite { db in
+            try db.cachedExecute(
+                sql: """
+                    UPDATE notifications SET spec = ?, spec_sealed = ? WHERE app_id = ? AND id = ? AND status = 'scheduled'
+                    AND NOT EXISTS (
+                        SELECT 1 FROM jobs WHERE kind = 'notification' AND reference = notifications.id AND locked_by IS NOT NULL)
+                    """,
+                arguments: [spec.bytes, spec.sealed, notification.appID, notification.id])
+            return db.changesCount > 0
+        }
+    }
+
     public func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification? {
         try await durableWrite { db in
             guard

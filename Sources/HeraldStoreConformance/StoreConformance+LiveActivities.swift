@@ -195,7 +195,7 @@ extension StoreConformance {
             #expect(try await store.createLiveActivity(liveActivity("order-1", type: "Delivery")))
             let services: [String: PushService] = [phone.id: .apns, bare.id: .apns, android.id: .fcm]
             let claims = try await store.claimLiveActivitySends(
-                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 1, start: true,
+                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 1, tokens: .pushToStart,
                 installationIDs: [phone.id, bare.id, android.id], services: services, now: now, until: at(30))
             #expect(claims == [phone.id: .send(token: startToken), android.id: .send(token: nil), bare.id: .noToken])
             // The iPhone without a push-to-start token for the type was not sent the start: it takes no part.
@@ -210,25 +210,25 @@ extension StoreConformance {
 
             // The start again (a page sent twice) goes again, the same way.
             let again = try await store.claimLiveActivitySends(
-                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 1, start: true,
+                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 1, tokens: .pushToStart,
                 installationIDs: [phone.id, android.id], services: services, now: at(1), until: at(31))
             #expect(again == [phone.id: .send(token: startToken), android.id: .send(token: nil)])
             // An update before the app reported the activity's token has none on APNs; it holds no claim.
             try await store.releaseLiveActivitySends(
                 appID: "a", activityID: "order-1", revision: 1, installationIDs: [phone.id, android.id])
             let early = try await store.claimLiveActivitySends(
-                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 2, start: false,
+                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 2, tokens: .activity,
                 installationIDs: [phone.id, bare.id, android.id], services: services, now: at(2), until: at(32))
             #expect(early == [phone.id: .noToken, bare.id: .noToken, android.id: .send(token: nil)])
             let activityToken = Fixtures.apnsToken()
             try await join(phone, "order-1", token: activityToken, type: "Delivery", at: at(3), in: store)
             let reported = try await store.claimLiveActivitySends(
-                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 3, start: false,
+                appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 3, tokens: .activity,
                 installationIDs: [phone.id], services: services, now: at(3), until: at(33))
             #expect(reported == [phone.id: .send(token: activityToken)])
             #expect(
                 try await store.claimLiveActivitySends(
-                    appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 4, start: false,
+                    appID: "a", activityID: "order-1", attributesType: "Delivery", revision: 4, tokens: .activity,
                     installationIDs: [], services: services, now: at(4), until: at(34)
                 ).isEmpty)
         },
@@ -247,7 +247,7 @@ extension StoreConformance {
                 _ revision: Int, _ ids: [String], at seconds: TimeInterval
             ) async throws -> [String: LiveActivityClaim] {
                 try await store.claimLiveActivitySends(
-                    appID: "a", activityID: "game", attributesType: "Delivery", revision: revision, start: false,
+                    appID: "a", activityID: "game", attributesType: "Delivery", revision: revision, tokens: .activity,
                     installationIDs: ids, services: services, now: at(seconds), until: at(seconds + 30))
             }
             #expect(try await claim(3, both, at: 0) == [phone.id: .send(token: token), android.id: .send(token: nil)])
@@ -271,7 +271,7 @@ extension StoreConformance {
             // Another activity's claims are its own.
             try await join(phone, "other", token: token, in: store)
             let other = try await store.claimLiveActivitySends(
-                appID: "a", activityID: "other", attributesType: "Delivery", revision: 2, start: false,
+                appID: "a", activityID: "other", attributesType: "Delivery", revision: 2, tokens: .activity,
                 installationIDs: both, services: services, now: at(37), until: at(67))
             #expect(other == [phone.id: .send(token: token), android.id: .noToken])
         },
@@ -296,7 +296,7 @@ extension StoreConformance {
                     group.addTask {
                         try await store.claimLiveActivitySends(
                             appID: "a", activityID: "game", attributesType: "Delivery", revision: revision,
-                            start: false, installationIDs: [phone.id], services: [phone.id: .apns], now: now,
+                            tokens: .activity, installationIDs: [phone.id], services: [phone.id: .apns], now: now,
                             until: at(30))[phone.id]
                     }
                 }
@@ -393,6 +393,49 @@ extension StoreConformance {
                     "late", "running",
                 ])
             #expect(try await store.forgetDismissedLiveActivities(before: at(500)) == 0)
+        },
+        .init(
+            "updatable notifications: a revision sent to a target makes members of every service, through their own tokens",
+            keeping: LiveActivityRecords.self
+        ) { store in
+            let phone = try await register(ios(), in: store)
+            let android = try await register(android(), in: store)
+            let browser = try await register(web(), in: store)
+            let counter = NotificationRevision.counterID("n1")
+            var record = liveActivity(counter, type: "")
+            record.dismissalAt = at(100)
+            #expect(try await store.createLiveActivity(record))
+            let services: [String: PushService] = [phone.id: .apns, android.id: .fcm, browser.id: .webpush]
+            func claim(
+                _ revision: Int, joining: Bool, _ ids: [String], at seconds: TimeInterval
+            ) async throws -> [String: LiveActivityClaim] {
+                try await store.claimLiveActivitySends(
+                    appID: "a", activityID: counter, attributesType: "", revision: revision,
+                    tokens: .installation(joining: joining), installationIDs: ids, services: services,
+                    now: at(seconds), until: at(seconds + 30))
+            }
+            // To the members only, before anyone joined: nobody.
+            #expect(try await claim(1, joining: false, [phone.id], at: 0) == [phone.id: .noToken])
+            let first = try await claim(1, joining: true, [phone.id, android.id, browser.id], at: 0)
+            #expect(
+                first == [phone.id: .send(token: nil), android.id: .send(token: nil), browser.id: .send(token: nil)])
+            #expect(
+                try await resolveAll(.init(audience: .liveActivity(counter)), in: store)
+                    == [phone.id, android.id, browser.id].sorted())
+            // The counter is no Live Activity of the installation's.
+            #expect(try await store.liveActivityTokens(installationID: phone.id).isEmpty)
+            // The claim rule is the Live Activities' one.
+            #expect(try await claim(2, joining: false, [phone.id], at: 1) == [phone.id: .busy(until: at(30))])
+            try await store.releaseLiveActivitySends(
+                appID: "a", activityID: counter, revision: 1, installationIDs: [phone.id, android.id, browser.id])
+            #expect(
+                try await claim(2, joining: false, [phone.id, android.id], at: 2)
+                    == [phone.id: .send(token: nil), android.id: .send(token: nil)])
+            #expect(try await claim(1, joining: true, [phone.id], at: 3) == [phone.id: .superseded])
+            // The counter goes at its dismissal, without an end, and its members with it.
+            #expect(try await store.forgetDismissedLiveActivities(before: at(100)) == 0)
+            #expect(try await store.forgetDismissedLiveActivities(before: at(101)) == 3)
+            #expect(try await store.liveActivity(appID: "a", id: counter) == nil)
         },
         .init(
             "live activities: channels are created, listed oldest first, read and deleted; an id is taken once",

@@ -25,7 +25,7 @@ struct RemovalClientTests {
     func removal() throws {
         let center = RecordingCenter()
         let push = try Self.userInfo(
-            #"{"aps":{"content-available":1},"herald":{"id":"01j-change","remove":"herald-01j-sent"}}"#)
+            #"{"aps":{"content-available":1},"herald_remove":"herald-01j-sent","herald":{"id":"01j-change"}}"#)
         #expect(HeraldClient.removalKey(in: push) == "herald-01j-sent")
         #expect(HeraldClient.handleRemoval(push, center: center))
         #expect(center.delivered == [["herald-01j-sent"]])
@@ -36,9 +36,9 @@ struct RemovalClientTests {
         "Any other push is left alone",
         arguments: [
             #"{"aps":{"alert":{"title":"Score","body":"1:0"}},"herald":{"id":"01j-sent"}}"#,
-            #"{"aps":{"content-available":1},"herald":{"id":"01j","remove":""}}"#,
-            #"{"aps":{"content-available":1},"herald":{"id":"01j","remove":7}}"#,
-            #"{"aps":{"content-available":1},"remove":"herald-01j"}"#,
+            #"{"aps":{"content-available":1},"herald_remove":"","herald":{"id":"01j"}}"#,
+            #"{"aps":{"content-available":1},"herald_remove":7,"herald":{"id":"01j"}}"#,
+            #"{"aps":{"content-available":1},"herald":{"id":"01j","remove":"herald-01j"}}"#,
         ])
     func otherPushes(_ json: String) throws {
         let center = RecordingCenter()

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderMocks
 import HeraldServer
 import HeraldServerTestSupport
 import HeraldTestSupport
@@ -76,6 +77,67 @@ struct NtfyClientTests {
                         ])
                     ]))
             #expect(pushes.contains { $0["aps"]?["alert"]?["body"] == .string("Backup successful 😀") })
+        }
+    }
+
+    @Test(
+        "ntfy's documented sequence ids with curl: published, updated by the path and the header, cleared and deleted on the device, by the message id too"
+    )
+    func sequences() async throws {
+        try await PublishingHarness.withServer(channels: Self.topics) { harness, host, token in
+            let bearer = "Authorization: Bearer \(ServerHarness.publishKey)"
+            // Each request's pushes are sent before the next request (a revision never overtakes).
+            func curl(_ arguments: [String]) async throws -> [String: JSONValue] {
+                let (body, status) = try await PublishingHarness.curl(["-H", bearer] + arguments)
+                #expect(status == 200, "curl \(arguments.joined(separator: " ")): \(body)")
+                _ = try await harness.drain()
+                return try JSONValue.parse(Array(body.utf8)).objectValue ?? [:]
+            }
+            // docs.ntfy.sh/publish, "Updating + deleting notifications": the host replaced, a key added.
+            let first = try await curl(["-d", "Downloading file...", "\(host)/mytopic/my-download-123"])
+            #expect(first["sequence_id"] == .string("my-download-123"))
+            let update = try await curl(["-d", "Download 50% ...", "\(host)/mytopic/my-download-123"])
+            #expect(update["id"] != first["id"], "the update is a message (a revision) of its own")
+            let header = try await curl(
+                ["-H", "X-Sequence-ID: my-download-123", "-d", "Download complete", "\(host)/mytopic"])
+            #expect(header["sequence_id"] == .string("my-download-123"))
+            let key = "ntfy-mytopic-my-download-123"
+            var pushes = try await PublishingHarness.pushes(harness, to: token)
+            #expect(
+                pushes.map { $0["aps"]?["alert"]?["body"] } == [
+                    .string("Downloading file..."), .string("Download 50% ..."), .string("Download complete"),
+                ])
+            #expect(harness.apns.requests.allSatisfy { $0.header("apns-collapse-id") == key })
+            let cleared = try await curl(["-X", "PUT", "\(host)/mytopic/my-download-123/clear"])
+            #expect(cleared["event"] == .string("message_clear"))
+            #expect(cleared["sequence_id"] == .string("my-download-123"))
+            pushes = try await PublishingHarness.pushes(harness, to: token)
+            #expect(pushes.last?[NotificationRevision.removalDataKey] == .string(key), "the removal names the key")
+            // Cleared: deleting finds nothing left on the devices.
+            let (gone, status) = try await PublishingHarness.curl(
+                ["-H", bearer, "-X", "DELETE", "\(host)/mytopic/my-download-123"])
+            #expect(status == 404, "\(gone)")
+            #expect(gone.contains("40401"))
+            // Published again, the sequence comes back: a new notification.
+            let again = try await curl(["-d", "Downloading again...", "\(host)/mytopic/my-download-123"])
+            #expect(again["id"] != first["id"])
+            let deleted = try await curl(["-X", "DELETE", "\(host)/mytopic/my-download-123"])
+            #expect(deleted["event"] == .string("message_delete"))
+
+            // The message id as the sequence id, and the JSON form's sequence_id.
+            let own = try await curl(
+                [host, "-d", #"{"topic":"alerts","message":"Door open","sequence_id":"door"}"#])
+            let ownID = try #require(own["id"]?.stringValue)
+            _ = try await curl(["-d", "Door closed", "\(host)/alerts/\(ownID)"])
+            pushes = try await PublishingHarness.pushes(harness, to: token)
+            #expect(
+                pushes.suffix(2).map { $0["aps"]?["alert"]?["body"] } == [.string("Door open"), .string("Door closed")])
+            #expect(harness.apns.requests.last?.header("apns-collapse-id") == "ntfy-alerts-door")
+
+            let (invalid, invalidStatus) = try await PublishingHarness.curl(
+                ["-H", bearer, "-H", "X-Sequence-ID: not valid!", "-d", "x", "\(host)/mytopic"])
+            #expect(invalidStatus == 400)
+            #expect(invalid.contains("40049"), "\(invalid)")
         }
     }
 

@@ -47,7 +47,9 @@ struct UpdatableNotificationTests {
         }
     }
 
-    @Test("Web Push: the Topic header and the payload's tag; the direct channel: the event's tag")
+    @Test(
+        "Web Push: the Topic header and the payload's tag, the removal's herald_remove; the direct channel: the event's tag, the removal's clear_notification"
+    )
     func webPushAndDirect() async throws {
         let harness = try await WebPushDeliveryTests.Harness()
         try await harness.run { api in
@@ -55,11 +57,18 @@ struct UpdatableNotificationTests {
             _ = try await api.register(#"{"platform":"web","subscription":\#(subscription.json)}"#)
             let id = try await api.send(#"{"target":{"all":true},"updatable":true,"payload":{"title":"Score"}}"#)
             try await harness.server.dispatcher.runDueJobs()
-            let request = try #require(harness.service.requests.first)
+            let changed = try await api.call(.patch, "/v1/notifications/\(id)", body: #"{"payload":{"title":"2:0"}}"#)
+            #expect(changed.status == .accepted)
+            try await harness.server.dispatcher.runDueJobs()
+            #expect(try await api.call(.delete, "/v1/notifications/\(id)/delivered").status == .accepted)
+            try await harness.server.dispatcher.runDueJobs()
             let key = "herald-\(id)"
-            #expect(request.header("topic") == WebPushTopic.derive(fromCollapseID: key))
-            let body = try JSONValue.parse(try #require(request.plaintext))
-            #expect(body.objectValue?["tag"] == .string(key), "the service worker replaces by tag")
+            #expect(
+                harness.service.requests.allSatisfy { $0.header("topic") == WebPushTopic.derive(fromCollapseID: key) })
+            let bodies = try harness.service.requests.map { try JSONValue.parse(try #require($0.plaintext)) }
+            #expect(bodies.map { $0.objectValue?["title"] } == [.string("Score"), .string("2:0"), nil])
+            #expect(bodies.allSatisfy { $0.objectValue?["tag"] == .string(key) }, "the service worker replaces by tag")
+            #expect(bodies.last?.objectValue?["data"]?.objectValue?["herald_remove"] == .string(key))
         }
         let engine = try await EngineHarness()
         try await engine.live { api, port in
@@ -72,6 +81,11 @@ struct UpdatableNotificationTests {
             let id = try await api.send(#"{"target":{"all":true},"updatable":true,"payload":{"body":"1:0"}}"#)
             _ = try await engine.drain()
             #expect(await channel.next()?["event"]?["data"]?["tag"] == .string("herald-\(id)"))
+            #expect(try await api.call(.delete, "/v1/notifications/\(id)/delivered").status == .accepted)
+            _ = try await engine.drain()
+            let removal = await channel.next()?["event"]
+            #expect(removal?["message"] == .string("clear_notification"))
+            #expect(removal?["data"]?["tag"] == .string("herald-\(id)"))
             _ = await channel.close()
         }
     }

@@ -607,3 +607,80 @@ extension MultiNodeTests {
         return number.integerValue.map(Int.init)
     }
 }
+
+extension MultiNodeTests {
+    @Test(
+        "An updatable notification to 200 devices changed through the other node while its first send is going, and again, first attempts failing for a fifth of the devices: no device is sent an older revision after a newer one, and each is sent the last"
+    )
+    func revisionsAcrossNodes() async throws {
+        let cluster = try await Cluster.start(
+            pageSize: 20, lease: 3, engine: ["range_size: 40", "retry:", "    base_ms: 200", "    cap_seconds: 1"])
+        let tokens = (0..<200).map { _ in Fixtures.apnsToken() }
+        for (index, token) in tokens.enumerated() {
+            // A slow provider: the revisions overlap on the wire; a fifth fail first and are retried.
+            if index.isMultiple(of: 5) {
+                cluster.apns.script(
+                    token: token, .error(status: 500, reason: "InternalServerError", after: .milliseconds(30)), times: 1
+                )
+            }
+            cluster.apns.script(token: token, .success(after: .milliseconds(30)))
+        }
+        try await cluster.importDevices(tokens)
+        let first = try await cluster.node()
+        let serverKey = try await first.process.line(startingWith: "server key: ")
+        let nodes = [first, try await cluster.node()]
+        defer {
+            for node in nodes where node.process.process.isRunning {
+                kill(node.process.process.processIdentifier, SIGKILL)
+            }
+        }
+        let sent = try await request(
+            "POST", "\(nodes[0].address)/v1/notifications", bearer: serverKey,
+            json: #"{"target":{"all":true},"updatable":true,"payload":{"body":"revision 1"}}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        try await waitUntil("the first send under way", timeout: .seconds(60), every: .milliseconds(10)) {
+            cluster.apns.requests.count >= 10
+        }
+        var revisions = [id]
+        for (number, node) in [(2, nodes[1]), (3, nodes[0])] {
+            let changed = try await request(
+                "PATCH", "\(node.address)/v1/notifications/\(id)", bearer: serverKey,
+                json: #"{"payload":{"body":"revision \#(number)"}}"#)
+            #expect(changed.status == 202, "\(changed.body)")
+            let record = try JSONSerialization.jsonObject(with: Data(changed.body.utf8)) as? [String: Any]
+            #expect((record?["revision"] as? [String: Any])?["number"] as? Int == number, "\(changed.body)")
+            revisions.append(try #require(record?["id"] as? String))
+            try await Task.sleep(for: .milliseconds(150))
+        }
+        for revision in revisions {
+            _ = try await doneRecord(of: revision, at: nodes[1].address, key: serverKey, timeout: .seconds(300))
+        }
+        // In the order the mock received them: per device, revision numbers never go down.
+        var sentTo: [String: [Int]] = [:]
+        var delivered: [String: Int] = [:]
+        for request in cluster.apns.requests {
+            guard let token = request.token,
+                case .string(let body)? = request.json?.objectValue?["aps"]?.objectValue?["alert"]?.objectValue?["body"],
+                let number = Int(body.dropFirst("revision ".count))
+            else { continue }
+            sentTo[token, default: []].append(number)
+            if request.status == 200 { delivered[token] = number }
+        }
+        var patterns: [[Int]: Int] = [:]
+        for token in tokens {
+            let numbers = sentTo[token] ?? []
+            patterns[numbers, default: 0] += 1
+            #expect(numbers == numbers.sorted(), "\(token.suffix(8)): \(numbers)")
+            #expect(delivered[token] == 3, "\(token.suffix(8)): \(numbers)")
+        }
+        // What each device was sent, in order, and how many devices were sent that (printed, not asserted on).
+        print("revisions across nodes: \(patterns.sorted { $0.value > $1.value })")
+        for node in nodes {
+            node.process.process.terminate()
+            #expect(try await node.process.exitStatus() == 0)
+        }
+        try await cluster.finish()
+    }
+}

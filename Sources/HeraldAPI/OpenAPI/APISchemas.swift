@@ -145,6 +145,7 @@ package enum APISchemas {
                     "muted_until": .dateTime(nullable: true),
                 ]),
             "SendRequest": sendRequest,
+            "NotificationChange": notificationChange,
             "NotificationTarget": notificationTarget,
             "Notification": .object(
                 requiring: ["id", "app_id", "status", "counts", "created_at"],
@@ -168,6 +169,16 @@ package enum APISchemas {
                             "channel": .nullableString(description: "the broadcast channel's APNs id"),
                         ]),
                     "updatable": .boolean(description: "sent with a replacement key (its payload.collapse_id)"),
+                    "revision": .object(
+                        requiring: ["of", "number"],
+                        description: """
+                            an updatable notification's place among its revisions: 1 for the send itself, the next \
+                            for each change or removal (docs/content.md, "Updating and deleting")
+                            """,
+                        [
+                            "of": .string(description: "the id of the updatable notification (revision 1)"),
+                            "number": .integer, "removal": .boolean(description: "it removes the notification"),
+                        ]),
                     "template": .object(
                         requiring: ["name", "revision"],
                         description: "the template its words are rendered from, at the revision it was accepted with",
@@ -262,13 +273,8 @@ package enum APISchemas {
                     ], additionalProperties: .a(false))))
     }
 
-    package static var sendRequest: JSONSchema {
-        let list = { (maxLength: Int) in
-            JSONSchema.strings(minItems: 1, maxItems: NotificationTarget.maxListCount, maxLength: maxLength)
-        }
-        let label = { (description: String) in
-            JSONSchema.string(description: description, minLength: 1, maxLength: SendRequest.maxLabelLength)
-        }
+    /// The content members of a send, which a change (`PATCH /v1/notifications/{id}`) takes too.
+    package static var sendContent: [(String, JSONSchema)] {
         let overrides = JSONSchema.object(
             closed: true,
             [
@@ -282,63 +288,82 @@ package enum APISchemas {
                     description: "members of the JSON the service worker receives, merged over the rendered ones "
                         + "(null removes one)"),
             ])
+        let members: KeyValuePairs<String, JSONSchema> = [
+            "template": .object(
+                requiring: ["name"], closed: true,
+                description: """
+                    the app's template the words come from (docs/content.md, "Templates"), rendered for each \
+                    device with these variables, payload.data and the device's profile; the payload then gives \
+                    no title, subtitle, body or localizations
+                    """,
+                [
+                    "name": .string(
+                        minLength: 1, maxLength: NotificationTemplate.maxNameLength, pattern: "^[A-Za-z0-9._-]+$"),
+                    "variables": .anyObject(description: "the values the template names at its top level"),
+                ]),
+            "payload": .object(
+                closed: true,
+                description: "required unless a template gives the words",
+                [
+                    "title": .string(minLength: 1, maxLength: 1000),
+                    "subtitle": .string(minLength: 1, maxLength: 1000),
+                    "body": .string(minLength: 1, maxLength: 4000),
+                    "badge": .one(of: [
+                        .integer(maximum: (999_999, exclusive: false), minimum: (0, exclusive: false)),
+                        .choice("increment"),
+                    ]),
+                    "sound": .string(minLength: 1, maxLength: 256),
+                    "category": .string(minLength: 1, maxLength: 256),
+                    "thread_id": .string(minLength: 1, maxLength: 256),
+                    "image": .string(minLength: 1, maxLength: 2048),
+                    "deep_link": .string(minLength: 1, maxLength: 2048),
+                    "data": .anyObject(),
+                    "content_available": .boolean, "mutable_content": .boolean,
+                    "interruption_level": .choice(InterruptionLevel.self),
+                    "priority": .choice(NotificationPayload.Priority.self),
+                    "collapse_id": .string(minLength: 1, maxLength: 64),
+                    "ttl": .integer(maximum: (2_419_200, exclusive: false), minimum: (0, exclusive: false)),
+                    "overrides": overrides,
+                    "localizations": localizations,
+                ]),
+            "overrides": overrides,
+        ]
+        return members.map { ($0.key, $0.value) }
+    }
+
+    package static var sendRequest: JSONSchema {
+        let label = { (description: String) in
+            JSONSchema.string(description: description, minLength: 1, maxLength: SendRequest.maxLabelLength)
+        }
+        let more: KeyValuePairs<String, JSONSchema> = [
+            "source": label("matched against enabled_sources"),
+            "category": label("matched against enabled_categories; default payload.category"),
+            "push_time": .string(description: "RFC 3339; without an offset, each device's local time"),
+            "expiration_time": .dateTime(),
+            "expiration_interval": .integer(
+                maximum: (SendRequest.maxExpirationInterval, exclusive: false), minimum: (1, exclusive: false)),
+            "respect_preferences": .boolean(defaultValue: true),
+            "dry_run": .boolean,
+            "idempotency_key": .string(minLength: 1, maxLength: SendRequest.maxIdempotencyKeyLength),
+            "updatable": .boolean(
+                description: """
+                    send it with a replacement key on every provider (payload.collapse_id, default \
+                    herald-<id>): APNs apns-collapse-id, FCM collapse_key and android.notification.tag, Web Push \
+                    Topic and the payload's tag, the direct channel's tag (docs/content.md)
+                    """),
+        ]
         return .object(
             requiring: ["target"], closed: true,
-            [
-                "target": .ref("NotificationTarget"),
-                "template": .object(
-                    requiring: ["name"], closed: true,
-                    description: """
-                        the app's template the words come from (docs/content.md, "Templates"), rendered for each \
-                        device with these variables, payload.data and the device's profile; the payload then gives \
-                        no title, subtitle, body or localizations
-                        """,
-                    [
-                        "name": .string(
-                            minLength: 1, maxLength: NotificationTemplate.maxNameLength, pattern: "^[A-Za-z0-9._-]+$"),
-                        "variables": .anyObject(description: "the values the template names at its top level"),
-                    ]),
-                "payload": .object(
-                    closed: true,
-                    description: "required unless a template gives the words",
-                    [
-                        "title": .string(minLength: 1, maxLength: 1000),
-                        "subtitle": .string(minLength: 1, maxLength: 1000),
-                        "body": .string(minLength: 1, maxLength: 4000),
-                        "badge": .one(of: [
-                            .integer(maximum: (999_999, exclusive: false), minimum: (0, exclusive: false)),
-                            .choice("increment"),
-                        ]),
-                        "sound": .string(minLength: 1, maxLength: 256),
-                        "category": .string(minLength: 1, maxLength: 256),
-                        "thread_id": .string(minLength: 1, maxLength: 256),
-                        "image": .string(minLength: 1, maxLength: 2048),
-                        "deep_link": .string(minLength: 1, maxLength: 2048),
-                        "data": .anyObject(),
-                        "content_available": .boolean, "mutable_content": .boolean,
-                        "interruption_level": .choice(InterruptionLevel.self),
-                        "priority": .choice(NotificationPayload.Priority.self),
-                        "collapse_id": .string(minLength: 1, maxLength: 64),
-                        "ttl": .integer(maximum: (2_419_200, exclusive: false), minimum: (0, exclusive: false)),
-                        "overrides": overrides,
-                        "localizations": localizations,
-                    ]),
-                "overrides": overrides,
-                "source": label("matched against enabled_sources"),
-                "category": label("matched against enabled_categories; default payload.category"),
-                "push_time": .string(description: "RFC 3339; without an offset, each device's local time"),
-                "expiration_time": .dateTime(),
-                "expiration_interval": .integer(
-                    maximum: (SendRequest.maxExpirationInterval, exclusive: false), minimum: (1, exclusive: false)),
-                "respect_preferences": .boolean(defaultValue: true),
-                "dry_run": .boolean,
-                "idempotency_key": .string(minLength: 1, maxLength: SendRequest.maxIdempotencyKeyLength),
-                "updatable": .boolean(
-                    description: """
-                        send it with a replacement key on every provider (payload.collapse_id, default \
-                        herald-<id>): APNs apns-collapse-id, FCM collapse_key and android.notification.tag, Web Push \
-                        Topic and the payload's tag, the direct channel's tag (docs/content.md)
-                        """),
-            ])
+            members: [("target", .ref("NotificationTarget"))] + sendContent + more.map { ($0.key, $0.value) })
+    }
+
+    /// A change of an updatable notification: a send's content, which replaces the notification's whole.
+    package static var notificationChange: JSONSchema {
+        .object(
+            closed: true,
+            description: """
+                the notification's new content, as a send gives it (docs/content.md, "Updating and deleting"); \
+                its target, schedule, category and replacement key stay (payload.collapse_id cannot change)
+                """, members: sendContent)
     }
 }

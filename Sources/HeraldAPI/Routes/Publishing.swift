@@ -21,16 +21,32 @@ package enum Publishing {
         _ send: SendRequest, appID: String, bucket: String, perMinute: Int, store: any HeraldStore,
         dispatcher: Dispatcher, now: Date
     ) async throws -> Outcome {
-        if case .limited(let retryAfter) = try await store.acquireToken(
-            bucket: bucket, capacity: perMinute, per: 60, now: now)
-        {
+        if let retryAfter = try await spend(bucket: bucket, perMinute: perMinute, store: store, now: now) {
             return .limited(retryAfter: retryAfter)
         }
-        do {
+        return try await accepting {
             guard case .accepted(let notification, _) = try await dispatcher.submit(send, appID: appID) else {
                 throw HeraldError.internal("The engine answered a send with a dry run.")
             }
-            return .accepted(notification)
+            return notification
+        }
+    }
+
+    /// Spends one of the key's messages of the minute. - Returns: nil, or the seconds to wait when none is left.
+    package static func spend(bucket: String, perMinute: Int, store: any HeraldStore, now: Date) async throws -> Int? {
+        if case .limited(let retryAfter) = try await store.acquireToken(
+            bucket: bucket, capacity: perMinute, per: 60, now: now)
+        {
+            return retryAfter
+        }
+        return nil
+    }
+
+    /// What the engine made of a message: accepted, or too large for the providers.
+    /// - Throws: The engine's errors but a payload too large.
+    package static func accepting(_ work: () async throws -> PushNotification) async throws -> Outcome {
+        do {
+            return .accepted(try await work())
         } catch let error as HeraldError where error.kind == .payloadTooLarge || error.code == "payload_too_large" {
             return .tooLarge(error.message)
         }

@@ -30,17 +30,18 @@ public enum LiveActivitySendDecision: Sendable {
     }
 
     /// The decision for an installation taking part, from its part's row: the claim rule, then its
-    /// token — none needed off APNs; for APNs, `sealed` (the push-to-start token for a start, else the
-    /// activity token). Without one nothing goes, so nothing is claimed and a later revision need not wait.
+    /// token — none needed when it is sent through its own (`ownToken`); else `sealed` (the
+    /// push-to-start token for a start, else the activity token). Without one nothing goes, so
+    /// nothing is claimed and a later revision need not wait.
     public static func member(
-        revision: Int, sentRevision: Int, sendingUntil: Date?, now: Date, service: PushService, sealed: [UInt8]?
+        revision: Int, sentRevision: Int, sendingUntil: Date?, now: Date, ownToken: Bool, sealed: [UInt8]?
     ) -> Self {
         if let refused = LiveActivityClaimRule.decide(
             revision: revision, sentRevision: sentRevision, sendingUntil: sendingUntil, now: now)
         {
             return .refused(refused)
         }
-        if service != .apns { return .send(sealed: nil) }
+        if ownToken { return .send(sealed: nil) }
         if let sealed { return .send(sealed: sealed) }
         return .refused(.noToken)
     }
@@ -61,4 +62,25 @@ public enum LiveActivitySendDecision: Sendable {
         }
         return claims
     }
+}
+
+/// Which token a claim sends each installation, and who joins the record by it.
+public enum LiveActivityClaimTokens: Sendable, Equatable {
+    /// A Live Activity's start: an APNs installation through its push-to-start token for the
+    /// attributes type, another through its own; each it goes to becomes a member.
+    case pushToStart
+    /// A Live Activity's update or end: members only, an APNs one through its activity token.
+    case activity
+    /// A revision of an updatable notification: every installation through its own token. Sent to
+    /// a target (`joining`), each it goes to becomes a member; sent to the members, only they.
+    case installation(joining: Bool)
+
+    /// Whether an installation of `service` is sent through its own token.
+    public func ownToken(_ service: PushService) -> Bool {
+        if case .installation = self { return true }
+        return service != .apns
+    }
+
+    /// Whether installations the claim goes to become members without a push-to-start token.
+    public var joinsAll: Bool { self == .installation(joining: true) }
 }

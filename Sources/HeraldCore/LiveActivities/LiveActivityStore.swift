@@ -192,11 +192,12 @@ public protocol LiveActivityStore: Sendable {
     /// An installation's push-to-start tokens and activities, as lists show them.
     func liveActivityTokens(installationID: String) async throws -> [LiveActivityTokenInfo]
 
-    /// Claims the sending of one revision of an activity to installations (the `start`: revision 1,
-    /// through their push-to-start tokens for the type, making them members). A claim granted holds
-    /// the installation until `until` or ``releaseLiveActivitySends(appID:activityID:revision:installationIDs:)``.
+    /// Claims the sending of one revision of an activity (or an updatable notification's counter) to
+    /// installations, through the tokens `tokens` names (a start: revision 1, through their
+    /// push-to-start tokens for the type, making them members). A claim granted holds the
+    /// installation until `until` or ``releaseLiveActivitySends(appID:activityID:revision:installationIDs:)``.
     func claimLiveActivitySends(
-        appID: String, activityID: String, attributesType: String, revision: Int, start: Bool,
+        appID: String, activityID: String, attributesType: String, revision: Int, tokens: LiveActivityClaimTokens,
         installationIDs: [String], services: [String: PushService], now: Date, until: Date
     ) async throws -> [String: LiveActivityClaim]
 

@@ -12,6 +12,7 @@ public struct NotificationSpec: Sendable, Equatable {
     public var requestID: String?
     public var waitsForChannel: Bool
     public var updatable: Bool
+    public var revision: NotificationRevision?
     public var liveActivity: LiveActivityPush?
     public var template: TemplateUse?
 
@@ -26,6 +27,7 @@ public struct NotificationSpec: Sendable, Equatable {
         requestID = notification.requestID
         waitsForChannel = notification.waitsForChannel
         updatable = notification.updatable
+        revision = notification.revision
         liveActivity = notification.liveActivity
         template = notification.template
     }
@@ -43,8 +45,11 @@ public struct NotificationSpec: Sendable, Equatable {
             self.target = try NotificationTarget(parsing: target, stored: true)
             let live = spec.members["live_activity"]
             let template = spec.members["template"]
+            revision = try spec.members["revision"].map { (value) throws(HeraldError) in
+                try NotificationRevision(stored: value)
+            }
             self.payload = try NotificationPayload(
-                parsing: payload, requiringContent: live == nil && template == nil)
+                parsing: payload, requiringContent: live == nil && template == nil && revision?.removal != true)
             source = try spec.string("source")
             category = try spec.string("category")
             pushTime = try spec.string("push_time")
@@ -75,6 +80,7 @@ public struct NotificationSpec: Sendable, Equatable {
         spec["request_id"] = requestID.map(JSONValue.string)
         if waitsForChannel { spec["waits_for_channel"] = .bool(true) }
         if updatable { spec["updatable"] = .bool(true) }
+        spec["revision"] = revision?.json
         spec["live_activity"] = liveActivity?.json
         spec["template"] = template?.json
         let bytes = JSONValue.object(spec).serialized()

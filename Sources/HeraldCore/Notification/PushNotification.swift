@@ -153,6 +153,8 @@ public struct PushNotification: Sendable, Equatable {
     /// every provider, so a later change replaces it on the device (docs/content.md, "Updating and
     /// deleting").
     public var updatable = false
+    /// An updatable notification's place among its revisions (revision 1 for the first send).
+    public var revision: NotificationRevision?
 
     /// The replacement key of an updatable notification that gives no `collapse_id`.
     public static func replacementKey(for id: String) -> String { "herald-\(id)" }

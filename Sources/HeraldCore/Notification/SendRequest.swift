@@ -51,6 +51,9 @@ public struct SendRequest: Sendable, Equatable {
     public var template: TemplateUse?
     /// Send it with a replacement key, so it can be changed or removed on the devices later.
     public var updatable = false
+    /// A later revision of an updatable notification (the engine's, never a caller's): nil makes a
+    /// new updatable notification revision 1 of itself.
+    public var revision: NotificationRevision?
 
     /// Creates a send request.
     public init(

@@ -26,6 +26,15 @@ public protocol NotificationRecords: Sendable {
     /// becomes `canceled`. Returns the notification as stored afterwards, nil when there is none.
     func cancelNotification(appID: String, id: String, now: Date) async throws -> PushNotification?
 
+    /// The app's notification stored with an idempotency key (a dialect that keys its messages by
+    /// one of its own ids: ntfy's sequence ids), whatever its age.
+    func notification(appID: String, idempotencyKey: String) async throws -> PushNotification?
+
+    /// Stores new content for a notification still waiting for its push time (status `scheduled`):
+    /// its target, payload and template as `notification` has them. Returns false, changing
+    /// nothing, when it is no longer scheduled or a worker holds its job (its time came).
+    func replaceScheduledNotification(_ notification: PushNotification) async throws -> Bool
+
     /// A page of a notification's ledger in order of record, optionally with one outcome.
     func deliveries(
         notificationID: String, outcome: DeliveryRecord.Outcome?, page: PageRequest

@@ -7,6 +7,13 @@ enum ChannelEvent {
     /// The event for one device.
     static func render(_ notification: PushNotification, badge: Int?) -> [String: JSONValue] {
         let payload = notification.payload
+        if notification.revision?.removal == true, let key = payload.collapseID {
+            // Home Assistant's command, which its apps (and a service worker) act on by tag.
+            return [
+                "message": .string("clear_notification"),
+                "data": .object(["tag": .string(key), "notification_id": .string(notification.id)]),
+            ]
+        }
         var data = payload.data
         data["url"] = payload.deepLink.map(JSONValue.string)
         data["image"] = payload.image.map(JSONValue.string)

@@ -24,9 +24,10 @@ extension Dispatcher {
         defer { recorder.tally.emit(appID: notification.appID) }
         var recipients = await recordSettlements(recipients, of: notification, into: &commit, now: now)
         var claimed: [String] = []
-        if let live = notification.liveActivity {
-            (recipients, claimed) = try await claimLiveActivity(
-                recipients, live, of: notification, into: &commit, now: now)
+        let claim = revisionClaim(of: notification)
+        if let claim {
+            (recipients, claimed) = try await claimRevision(
+                recipients, claim, of: notification, into: &commit, now: now)
         }
         var stored = preferences ?? [:]
         if preferences == nil, notification.respectPreferences {
@@ -58,9 +59,7 @@ extension Dispatcher {
             outgoing.append(OutgoingPush(recipient: recipient, badge: nil, soundEnabled: soundEnabled))
         }
         guard !outgoing.isEmpty else {
-            if let live = notification.liveActivity {
-                try await settleLiveActivity(live, of: notification, claimed: claimed, results: [])
-            }
+            if let claim { try await settleRevision(claim, of: notification, claimed: claimed, results: []) }
             return
         }
 
@@ -82,9 +81,9 @@ extension Dispatcher {
         // Devices with a direct channel open — on this node or another — (and direct-only ones) are
         // offered to it first, while the rest go to their providers.
         let (sent, results) = try await sendLocalized(outgoing, of: notification, into: &commit, now: now)
-        if let live = notification.liveActivity {
-            try await settleLiveActivity(
-                live, of: notification, claimed: claimed, results: Array(zip(sent.map(\.recipient), results)))
+        if let claim {
+            try await settleRevision(
+                claim, of: notification, claimed: claimed, results: Array(zip(sent.map(\.recipient), results)))
         }
         for pause in record(results, of: sent, recorder: recorder, into: &commit, now: now) {
             do {

@@ -58,6 +58,32 @@ extension NotificationRoutes {
         summary: "Cancel a scheduled, queued or sending notification (what was sent stays sent).",
         responses: [(200, .json("The canceled notification.", .ref("Notification")))] + .errors(401, 403, 404, 409))
 
+    static let changeOperation = APIOperation(
+        .patch, prefix + "/{id}",
+        summary: """
+            Change an updatable notification's content (docs/content.md, "Updating and deleting"): in place while \
+            it waits for its push time (200), else by its next revision, re-rendered and sent with the same \
+            replacement key to the devices it went to (202, a notification of its own). The id may be any \
+            revision's.
+            """,
+        body: .ref("NotificationChange"),
+        responses: [
+            (200, .json("Changed where it waits for its push time.", .ref("Notification"))),
+            (202, .json("The next revision, accepted.", .ref("Notification"))),
+        ] + .errors(400, 401, 403, 404, 409, 413))
+
+    static let removeDeliveredOperation = APIOperation(
+        .delete, prefix + "/{id}/delivered",
+        summary: """
+            Remove an updatable notification from the devices: what is not sent yet is canceled (200 for one \
+            that waits for its push time), and the devices it went to are sent a removal, its next revision \
+            (202): a data message with herald_remove, clear_notification on the direct channel.
+            """,
+        responses: [
+            (200, .json("Canceled before its push time.", .ref("Notification"))),
+            (202, .json("The removal, accepted.", .ref("Notification"))),
+        ] + .errors(401, 403, 404, 409))
+
     static let deliveriesParameters: [QueryParameter] = [
         .choice("outcome", DeliveryRecord.Outcome.self), .limit, .cursor,
     ]

@@ -20,6 +20,8 @@ struct NotificationRoutes: Sendable {
         table.on(group, prefix: prefix, Self.listOperation, use: list)
         table.on(group, prefix: prefix, Self.readOperation, use: read)
         table.on(group, prefix: prefix, Self.cancelOperation, use: cancel)
+        table.on(group, prefix: prefix, Self.changeOperation, use: change)
+        table.on(group, prefix: prefix, Self.removeDeliveredOperation, use: removeDelivered)
         table.on(group, prefix: prefix, Self.deliveriesOperation, use: deliveries)
     }
 
@@ -28,15 +30,7 @@ struct NotificationRoutes: Sendable {
         var send = try SendRequest(
             parsing: try await request.jsonBody(limit: maxBodyBytes),
             idempotencyKeyHeader: request.headers[.idempotencyKey])
-        if let use = send.template {
-            // The revision it is accepted with is the one it keeps (docs/content.md, "Templates").
-            guard let template = try await templates?.template(appID: appID, name: use.name) else {
-                throw HeraldError.invalidValue(
-                    "template.name", code: "template_not_found", "The app has no template named \(use.name).")
-            }
-            send.template?.revision = template.revision
-            send.template?.content = template.content
-        }
+        if let use = send.template { send.template = try await resolved(use, appID: appID) }
         switch try await dispatcher.submit(send, appID: appID) {
         case .accepted(let notification, let created):
             if created {
@@ -93,6 +87,41 @@ struct NotificationRoutes: Sendable {
         return .json(NotificationView.json(canceled))
     }
 
+    @Sendable func change(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let appID = try Self.server(context)
+        let id = try Self.id(context)
+        var change = try NotificationChange(parsing: try await request.jsonBody(limit: maxBodyBytes))
+        if let use = change.template { change.template = try await resolved(use, appID: appID) }
+        return Self.response(try await dispatcher.changeNotification(change, id: id, appID: appID))
+    }
+
+    @Sendable func removeDelivered(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let appID = try Self.server(context)
+        return Self.response(try await dispatcher.removeNotification(id: try Self.id(context), appID: appID))
+    }
+
+    /// A change or removal: the notification changed in place or canceled (200), or its next
+    /// revision (202, a notification of its own).
+    private static func response(_ outcome: RevisionOutcome) -> Response {
+        switch outcome {
+        case .replaced(let notification), .canceled(let notification):
+            .json(NotificationView.json(notification), status: .ok)
+        case .revised(let notification): .json(NotificationView.json(notification), status: .accepted)
+        }
+    }
+
+    /// A send's template at its current revision, the one the notification keeps (docs/content.md, "Templates").
+    private func resolved(_ use: TemplateUse, appID: String) async throws -> TemplateUse {
+        guard let template = try await templates?.template(appID: appID, name: use.name) else {
+            throw HeraldError.invalidValue(
+                "template.name", code: "template_not_found", "The app has no template named \(use.name).")
+        }
+        var use = use
+        use.revision = template.revision
+        use.content = template.content
+        return use
+    }
+
     @Sendable func deliveries(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let found = try await notification(context)
         let query = try ListQuery(request.uri.queryParameters, declared: Self.deliveriesParameters)
@@ -110,10 +139,16 @@ struct NotificationRoutes: Sendable {
 
     private func notification(_ context: HeraldRequestContext) async throws -> PushNotification {
         let appID = try Self.server(context)
-        guard let id = context.parameters.get("id"), id.count <= 64,
-            let notification = try await store.notification(appID: appID, id: id)
-        else { throw HeraldError.notFound("Notification") }
+        guard let notification = try await store.notification(appID: appID, id: try Self.id(context)) else {
+            throw HeraldError.notFound("Notification")
+        }
         return notification
+    }
+
+    /// The path's notification id (an id longer than any Herald makes names none).
+    private static func id(_ context: HeraldRequestContext) throws(HeraldError) -> String {
+        guard let id = context.parameters.get("id"), id.count <= 64 else { throw HeraldError.notFound("Notification") }
+        return id
     }
 
     /// Sending and reading notifications takes the server key.

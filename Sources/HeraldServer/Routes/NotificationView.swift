@@ -41,6 +41,7 @@ enum NotificationView {
         ]
         view["live_activity"] = live
         if notification.updatable { view["updatable"] = .bool(true) }
+        view["revision"] = notification.revision?.json
         if let template = notification.template {
             view["template"] = .object([
                 "name": .string(template.name),
