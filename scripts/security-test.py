@@ -1189,6 +1189,70 @@ def templates_bola(w: World, s: dict) -> None:
     R.check("templates: a's template is unchanged", snapshot().get("revision") == 1, str(snapshot()))
 
 
+def revisions_bola(w: World, s: dict) -> None:
+    """Another app's server key changes and removes none of app a's updatable notifications, through the native
+    API or ntfy's sequence ids; client and publish keys reach none (docs/content.md, "Updating and deleting")."""
+    h = w.h
+    sent = call(h, "POST", "/v1/notifications", w.key("a"),
+                {"target": {"all": True}, "updatable": True, "payload": {"title": "a's words"}})
+    victim = (jbody(sent) or {}).get("id")
+    if not R.check("revisions: app a's server key sends an updatable notification", sent.status == 202 and victim,
+                   describe(sent)):
+        return
+    miss = missing_like(victim)
+
+    def snapshot():
+        return notification_state(h, w, victim)
+
+    def settled(notification_id: str) -> None:
+        """Waits until the notification's delivery is over, so that its record holds still."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = notification_state(h, w, notification_id)
+            if isinstance(state, dict) and state.get("status") not in ("queued or sending", "scheduled"):
+                return
+            time.sleep(0.1)
+
+    settled(victim)
+
+    like_missing("revisions: app b's server key PATCH a's notification",
+                 lambda i: call(h, "PATCH", f"/v1/notifications/{i}", w.key("b"), {"payload": {"title": "b's"}}),
+                 victim, miss, snapshot)
+    like_missing("revisions: app b's server key DELETE a's notification from the devices",
+                 lambda i: call(h, "DELETE", f"/v1/notifications/{i}/delivered", w.key("b")), victim, miss, snapshot)
+    for kind in ("client", "publish"):
+        for method, path, body in [("PATCH", f"/v1/notifications/{victim}", {"payload": {"title": "x"}}),
+                                   ("DELETE", f"/v1/notifications/{victim}/delivered", None)]:
+            answer = call(h, method, path, w.key("a", kind), body)
+            R.check(f"revisions: app a's {kind} key {method} {path.replace(victim, '{id}')} is refused",
+                    answer.status in (401, 403), describe(answer))
+    # ntfy: app a's sequence; app b's publish key finds none of it (its own sequence of the name is b's).
+    a, b = h.app("a"), h.app("b")
+    sequence = "seq-" + secrets.token_hex(4)
+    first = call(h, "PUT", f"/alerts/{sequence}", {"Authorization": f"Bearer {used(a.publish_key)}"}, b"a's message")
+    first_id = (jbody(first) or {}).get("id")
+    if not R.check("revisions: app a's publish key starts a sequence", first.status == 200 and first_id,
+                   describe(first)):
+        return
+
+    def sequence_state():
+        return notification_state(h, w, first_id)
+
+    settled(first_id)
+    before = sequence_state()
+    for method, path in [("DELETE", f"/alerts/{sequence}"), ("PUT", f"/alerts/{sequence}/clear")]:
+        answer = call(h, method, path, {"Authorization": f"Bearer {used(b.publish_key)}"})
+        R.check(f"revisions: app b's publish key {method} {path.replace(sequence, '{sequence}')} finds nothing (404 40401)",
+                answer.status == 404 and (jbody(answer) or {}).get("code") == 40401, describe(answer))
+    other = call(h, "PUT", f"/alerts/{sequence}", {"Authorization": f"Bearer {used(b.publish_key)}"}, b"b's message")
+    R.check("revisions: app b's publish of the same sequence id is b's own message",
+            other.status == 200 and (jbody(other) or {}).get("id") != first_id, describe(other))
+    R.check("revisions: app a's sequence is unchanged", sequence_state() == before, str(sequence_state()))
+    answer = call(h, "DELETE", f"/alerts/{sequence}", {"Authorization": f"Bearer {used(a.alerts_publish_key)}"})
+    R.check("revisions: app a's own key (bound to alerts) deletes its sequence", answer.status == 200
+            and (jbody(answer) or {}).get("event") == "message_delete", describe(answer))
+
+
 def live_activities_bola(w: World, s: dict) -> None:
     """Another app's server key reaches none of app a's Live Activities, channels or tokens; another user's
     token none of a user's installation's tokens; client, user and publish keys start nothing
@@ -1763,7 +1827,7 @@ def main() -> int:
         sections = [
             ("credentials", credential_checks), ("native BOLA", native_bola), ("channel BOLA", channel_bola),
             ("ArgusAI BOLA", argus_bola), ("AOVIS BOLA", aovis_bola), ("LeanCloud BOLA", leancloud_bola),
-            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola), ("Live Activities BOLA", live_activities_bola), ("templates BOLA", templates_bola),
+            ("HA relay BOLA", relay_bola), ("Matrix BOLA", matrix_bola), ("ntfy BOLA", ntfy_bola), ("Gotify BOLA", gotify_bola), ("SNS BOLA", sns_bola), ("console BOLA", console_bola), ("webhooks BOLA", webhooks_bola), ("Live Activities BOLA", live_activities_bola), ("templates BOLA", templates_bola), ("revisions BOLA", revisions_bola),
             ("LeanCloud signatures", leancloud_signatures),
         ]
         for name, function in sections:

@@ -210,6 +210,10 @@ enum FaultProvider: String, Sendable {
 /// One cell of the matrix: a fresh app and mocks, the fault injected before the broadcast, the other provider's
 /// deliveries awaited while it is on, then the fault cleared and the broadcast awaited to `done`.
 struct FaultScenario {
+    /// The longest a fault is given to have its effect: a ceiling for a loaded machine (CI runs six test
+    /// streams on two cores), not a timing the test asserts.
+    static let faultWait: Duration = .seconds(120)
+
     let faulted: FaultProvider
     let other: FaultProvider
     let fault: ProviderFaultTests.Fault
@@ -358,7 +362,7 @@ struct FaultScenario {
         switch fault {
         case .serverErrors, .tooManyRequests:
             // Every device refused at least three times.
-            try await waitUntil("three refusals per device") {
+            try await waitUntil("three refusals per device", timeout: Self.faultWait) {
                 let counts = harness.failureCounts(faulted)
                 return keys.allSatisfy { counts[$0, default: 0] >= 3 }
             }
@@ -366,25 +370,27 @@ struct FaultScenario {
             // Every device refused once, and a round more: a provider-wide pause lets a page of the waiting devices
             // through when it ends (those it held back before those it refused), so this takes a few pauses; a
             // device left waiting for good would time this out (the starvation check).
-            try await waitUntil("every device refused, and a second round") {
+            try await waitUntil("every device refused, and a second round", timeout: Self.faultWait) {
                 harness.failureCounts(faulted).keys.count >= keys.count && harness.log(faulted).count > keys.count
             }
         case .goAwayStorm, .connectionResets:
             // The storm goes on while every device gets its notification: delivery under the fault itself.
-            try await waitUntil("every device delivered through the storm") {
+            try await waitUntil("every device delivered through the storm", timeout: Self.faultWait) {
                 harness.delivered(faulted).isSuperset(of: keys)
             }
         case .stall:
             // Herald has its connections (stalled) and its requests time out at least twice on them.
-            try await waitUntil("stalled connections") { harness.connectionCount(faulted) > connectionsBefore }
+            try await waitUntil("stalled connections", timeout: Self.faultWait) {
+                harness.connectionCount(faulted) > connectionsBefore
+            }
             try await Task.sleep(until: injected + FaultHarness.requestTimeout * 3)
         case .untrustedCertificate:
-            try await waitUntil("three refused handshakes") {
+            try await waitUntil("three refused handshakes", timeout: Self.faultWait) {
                 harness.connectionCount(faulted) >= connectionsBefore + 3
             }
         case .down:
             // Nothing reaches the mock: the ledger shows every device's failed attempt (retrying).
-            try await waitUntil("a failed attempt per device") {
+            try await waitUntil("a failed attempt per device", timeout: Self.faultWait) {
                 let failed = try await harness.ledger(api, notification: notification)
                     .filter { $0.outcome == "retrying" }.map(\.installationID)
                 return installations.isSubset(of: Set(failed))
