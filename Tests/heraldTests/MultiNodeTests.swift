@@ -148,7 +148,7 @@ struct MultiNodeTests {
     static let metricsToken = "metrics-token-0123456789"
 
     @Test(
-        "Three nodes work one broadcast to 6,000 devices (HERALD_RANGED_DEVICES) in 30 ranges, each node a share; a node killed with kill -9 mid-way: the others finish its ranges, every device served, duplicates within one page per range it held"
+        "Three nodes work one broadcast to 6,000 devices (HERALD_RANGED_DEVICES) in 30 ranges, each node a share; a node killed with kill -9 mid-way: the others finish its ranges, every device served, duplicates within one page per range it held (and per job a starved survivor lost)"
     )
     func rangedBroadcastAcrossNodes() async throws {
         let devices = Self.rangedDevices
@@ -210,8 +210,10 @@ struct MultiNodeTests {
         let renewalsFailed = survivors.map {
             nodes[$0].process.text.components(separatedBy: "lease not renewed").count - 1
         }
+        // Each job taken over — a range the killed node held, or one a starved survivor's lease lost — may
+        // send its page in flight again: at most a page each.
         #expect(
-            duplicates <= held * Self.pageSize,
+            duplicates <= (held + locksLost.reduce(0, +)) * Self.pageSize,
             """
             \(duplicates) duplicates, \(held) ranges held by the killed node, jobs lost by the survivors \(locksLost), \
             renewals failed \(renewalsFailed)
